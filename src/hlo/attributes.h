@@ -1,0 +1,119 @@
+// Typed instruction attributes: the ones passes reason about.
+//
+// Everything an instruction carries that no pass interprets is kept verbatim
+// as a RawAttribute (name and value text) so that printing round-trips.
+#ifndef HLOVERLAP_HLO_ATTRIBUTES_H_
+#define HLOVERLAP_HLO_ATTRIBUTES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+
+namespace hloverlap {
+
+using DimensionVector = absl::InlinedVector<int64_t, 4>;
+
+// `slice={[0:8:2], [1:4]}`: one range per dimension.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t limit = 0;
+  int64_t stride = 1;
+  bool operator==(const SliceRange&) const = default;
+};
+
+// `padding=0_0x1_2_1` of the pad instruction: per dimension low, high,
+// interior.
+struct PaddingDim {
+  int64_t low = 0;
+  int64_t high = 0;
+  int64_t interior = 0;
+  bool operator==(const PaddingDim&) const = default;
+};
+
+// Dot dimension numbers (`lhs_batch_dims={0}, lhs_contracting_dims={2}, ...`).
+struct DotDimensionNumbers {
+  DimensionVector lhs_batch_dims;
+  DimensionVector lhs_contracting_dims;
+  DimensionVector rhs_batch_dims;
+  DimensionVector rhs_contracting_dims;
+  bool operator==(const DotDimensionNumbers&) const = default;
+};
+
+enum class ComparisonDirection : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+std::string_view ComparisonDirectionName(ComparisonDirection d);  // "LT"
+
+// Replica groups in the three text formats XLA uses:
+//   kExplicit: {{0,1},{2,3}} (an empty list {} means one group of everyone)
+//   kIota:     [num_groups,group_size]<=[reshape dims]T(perm)
+//   kMesh:     mesh['a'=2,'b'=2] {'b'} (kept verbatim; expanded lazily)
+// The format is preserved for printing; Groups() expands any of them.
+struct ReplicaGroups {
+  enum class Format : uint8_t { kNone, kExplicit, kIota, kMesh };
+  Format format = Format::kNone;
+  std::vector<std::vector<int64_t>> explicit_groups;  // kExplicit
+  int64_t iota_num_groups = 0;                        // kIota
+  int64_t iota_group_size = 0;
+  DimensionVector iota_reshape_dims;
+  DimensionVector iota_transpose_perm;  // empty = identity
+  std::string mesh_text;                // kMesh: the text after '='
+
+  bool present() const { return format != Format::kNone; }
+  // The groups as explicit device/replica id lists. An empty result means
+  // "all participants in one group" ({} in text). kMesh groups are expanded
+  // from mesh_text when it can be understood, else nullopt.
+  std::optional<std::vector<std::vector<int64_t>>> Groups() const;
+  // Size of each group, or nullopt when unknown / empty list.
+  std::optional<int64_t> GroupSize() const;
+  // Text as printed after `replica_groups=`.
+  std::string ToString() const;
+  bool operator==(const ReplicaGroups&) const = default;
+};
+
+// `metadata={op_type="..." op_name="..." source_file="..." source_line=N ...}`
+struct OpMetadata {
+  std::string op_type;
+  std::string op_name;
+  std::string source_file;
+  int64_t source_line = 0;
+  int64_t source_end_line = 0;
+  int64_t source_column = 0;
+  int64_t source_end_column = 0;
+  std::string profile_type;  // verbatim braces text, e.g. "{1,2}"
+  std::string deduplicated_name;
+  std::string scheduling_name;
+  int64_t stack_frame_id = 0;
+  std::string metadata_payload;
+  bool empty() const;
+  bool operator==(const OpMetadata&) const = default;
+};
+
+// `frontend_attributes={key="value",other={raw braces}}`. Entries stay in
+// text order; the printer sorts keys as XLA does.
+struct FrontendAttribute {
+  std::string key;
+  std::string value;  // unescaped string value, or raw text when is_raw
+  bool is_raw = false;  // printed as a brace blob instead of a quoted string
+  bool operator==(const FrontendAttribute&) const = default;
+};
+using FrontendAttributes = std::vector<FrontendAttribute>;
+// Value of key, or nullptr.
+const FrontendAttribute* FindFrontendAttribute(const FrontendAttributes& attrs,
+                                               std::string_view key);
+// Sets or replaces key.
+void SetFrontendAttribute(FrontendAttributes& attrs, std::string_view key,
+                          std::string value, bool is_raw = false);
+
+// An attribute no pass interprets, kept as its text: `name=value`.
+struct RawAttribute {
+  std::string name;
+  std::string value;  // exactly as written (balanced braces, quotes kept)
+  bool operator==(const RawAttribute&) const = default;
+};
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_HLO_ATTRIBUTES_H_

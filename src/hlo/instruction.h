@@ -1,0 +1,187 @@
+// HLO instructions.
+//
+// An Instruction is owned by its Computation. It has an opcode, a result
+// shape, an ordered operand list (with a users list kept in sync), called
+// computations, control predecessors/successors, and attributes.
+//
+// Attributes passes reason about are typed (InstructionAttributes below);
+// everything else is kept verbatim in `raw` so printing round-trips.
+//
+// Called computations by opcode (order matters):
+//   while              {condition, body}
+//   conditional        {true, false} (pred selector) or branches (s32)
+//   call, map, reduce, reduce-window, scatter, sort, all-reduce(-start),
+//   reduce-scatter, scan, fusion, async-start     {to_apply / calls}
+//   select-and-scatter {select, scatter}
+//   custom-call        called_computations={...} (any number)
+#ifndef HLOVERLAP_HLO_INSTRUCTION_H_
+#define HLOVERLAP_HLO_INSTRUCTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "hlo/attributes.h"
+#include "hlo/literal.h"
+#include "hlo/opcode.h"
+#include "hlo/shape.h"
+
+namespace hloverlap {
+
+class Computation;
+
+// Typed attributes. A field is meaningful only for the opcodes listed.
+struct InstructionAttributes {
+  // dimensions={...}: broadcast, transpose, reduce, reverse, concatenate,
+  // sort, map, all-gather(-start), reduce-scatter, all-to-all,
+  // get/set-dimension-size, scan.
+  DimensionVector dimensions;
+  bool has_dimensions = false;  // printed only when present in the input
+
+  int64_t tuple_index = 0;        // get-tuple-element index=
+  int64_t parameter_number = 0;   // parameter(N)
+  int64_t iota_dimension = 0;     // iota iota_dimension=
+  std::vector<SliceRange> slice;  // slice slice=
+  DimensionVector dynamic_slice_sizes;  // dynamic-slice dynamic_slice_sizes=
+  std::vector<PaddingDim> padding;      // pad padding=
+  DotDimensionNumbers dot;              // dot, ragged-dot, scaled-dot
+  ComparisonDirection comparison_direction = ComparisonDirection::kEq;
+  std::string comparison_type;  // compare type= (empty = default for type)
+
+  // Collectives.
+  std::optional<int64_t> channel_id;
+  ReplicaGroups replica_groups;
+  bool use_global_device_ids = false;
+  bool constrain_layout = false;
+  std::vector<std::pair<int64_t, int64_t>> source_target_pairs;  // c-permute
+
+  std::string fusion_kind;         // fusion kind= (kLoop, kInput, ...)
+  std::string custom_call_target;  // custom-call custom_call_target=
+  // conditional printed with branch_computations={...} (s32 selector) rather
+  // than true_computation=/false_computation=.
+  bool branch_computations_form = false;
+  bool is_composite = false;  // call is_composite=true
+
+  std::unique_ptr<Literal> literal;  // constant
+
+  OpMetadata metadata;
+  FrontendAttributes frontend_attributes;
+  std::string backend_config;  // raw text: JSON blob or unescaped string
+  bool backend_config_is_raw = true;  // printed as {...} blob vs "string"
+  std::string sharding;        // raw text of sharding={...}, braces included
+
+  // Attributes no pass interprets, in input order, printed verbatim.
+  std::vector<RawAttribute> raw;
+};
+
+class Instruction {
+ public:
+  Instruction(Opcode opcode, std::string name, Shape shape);
+  Instruction(const Instruction&) = delete;
+  Instruction& operator=(const Instruction&) = delete;
+
+  Opcode opcode() const { return opcode_; }
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  const Shape& shape() const { return shape_; }
+  Shape& mutable_shape() { return shape_; }
+  void set_shape(Shape shape) { shape_ = std::move(shape); }
+  Computation* parent() const { return parent_; }
+
+  // Unique id within the module, assigned when added to a computation; stable
+  // for the instruction's lifetime (used for deterministic ordering/hashing).
+  int64_t unique_id() const { return unique_id_; }
+
+  // --- Operands and users -------------------------------------------------
+  absl::Span<Instruction* const> operands() const { return operands_; }
+  Instruction* operand(int64_t i) const { return operands_[i]; }
+  int64_t operand_count() const { return operands_.size(); }
+  // Users, each once, in the order they started using this instruction.
+  const std::vector<Instruction*>& users() const { return users_; }
+  int64_t user_count() const { return users_.size(); }
+  bool IsUserOf(const Instruction* operand) const;
+
+  void AppendOperand(Instruction* operand);
+  // Replaces operand i, updating users of the old and new operand.
+  void ReplaceOperandWith(int64_t i, Instruction* new_operand);
+  // Replaces every occurrence of old_operand among the operands.
+  void ReplaceOperandsWith(Instruction* old_operand, Instruction* new_operand);
+  // Replaces this instruction in all its users' operand lists (and as the
+  // computation root) with `other`. Shapes must be compatible.
+  absl::Status ReplaceAllUsesWith(Instruction* other);
+  // Drops all operands (unregistering this from their users).
+  void DetachOperands();
+
+  // --- Control dependencies -----------------------------------------------
+  const std::vector<Instruction*>& control_predecessors() const {
+    return control_predecessors_;
+  }
+  const std::vector<Instruction*>& control_successors() const {
+    return control_successors_;
+  }
+  // `this` must run after `predecessor`. Idempotent.
+  void AddControlPredecessor(Instruction* predecessor);
+  void RemoveControlPredecessor(Instruction* predecessor);
+  // Removes every control edge into and out of this instruction.
+  void DropAllControlDependencies();
+
+  // --- Called computations ------------------------------------------------
+  const std::vector<Computation*>& called_computations() const {
+    return called_computations_;
+  }
+  std::vector<Computation*>& mutable_called_computations() {
+    return called_computations_;
+  }
+  // while only.
+  Computation* while_condition() const { return called_computations_[0]; }
+  Computation* while_body() const { return called_computations_[1]; }
+  // Single callee of call/fusion/reduce/all-reduce/async-start/..., or null.
+  Computation* to_apply() const {
+    return called_computations_.empty() ? nullptr : called_computations_[0];
+  }
+
+  // --- Attributes ---------------------------------------------------------
+  const InstructionAttributes& attrs() const { return attrs_; }
+  InstructionAttributes& mutable_attrs() { return attrs_; }
+  const OpMetadata& metadata() const { return attrs_.metadata; }
+  const DimensionVector& dimensions() const { return attrs_.dimensions; }
+  int64_t tuple_index() const { return attrs_.tuple_index; }
+  int64_t parameter_number() const { return attrs_.parameter_number; }
+  const Literal* literal() const { return attrs_.literal.get(); }
+  // Raw attribute text by name, or nullptr.
+  const RawAttribute* FindRawAttribute(std::string_view name) const;
+
+  // Copies attributes, called computations and metadata (not operands, users,
+  // control edges or name) from `other`.
+  void CopyAttributesFrom(const Instruction& other);
+
+  // The line as printed (without indentation or ROOT), for diagnostics.
+  std::string ToString() const;
+
+ private:
+  friend class Computation;
+
+  Opcode opcode_;
+  std::string name_;
+  Shape shape_;
+  Computation* parent_ = nullptr;
+  int64_t unique_id_ = -1;
+  absl::InlinedVector<Instruction*, 3> operands_;
+  std::vector<Instruction*> users_;
+  std::vector<Instruction*> control_predecessors_;
+  std::vector<Instruction*> control_successors_;
+  std::vector<Computation*> called_computations_;
+  InstructionAttributes attrs_;
+
+  void AddUser(Instruction* user);
+  void RemoveUserIfUnused(Instruction* user);
+};
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_HLO_INSTRUCTION_H_

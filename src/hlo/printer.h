@@ -1,0 +1,43 @@
+// HLO text printer: the current default XLA style.
+//
+// `HloModule name, attrs...`, stack frame tables, then each computation as
+//   [ENTRY ]%name (p: shape, ...) -> shape {
+//     %x = f32[8]{0} add(%a, %b), metadata={...}
+//     ROOT %t = (f32[8]{0}) tuple(%x)
+//   }
+// with `%` names, no operand shapes, `/*index=N*/` before every 5th operand,
+// explicit get-tuple-element lines (no compact GTE), generic async-start
+// with calls= (no async syntax sugar), and all constant values (elided
+// constants print as {...}). XLA's parser accepts the output.
+#ifndef HLOVERLAP_HLO_PRINTER_H_
+#define HLOVERLAP_HLO_PRINTER_H_
+
+#include <string>
+
+#include "hlo/module.h"
+
+namespace hloverlap {
+
+struct PrintOptions {
+  bool print_metadata = true;
+  bool print_backend_config = true;
+  // Print constants with more than this many elements as {...}; -1 = never.
+  int64_t elide_constants_above = -1;
+};
+
+std::string PrintModule(const Module& module, const PrintOptions& options = {});
+void AppendModule(const Module& module, std::string& out,
+                  const PrintOptions& options = {});
+void AppendComputation(const Computation& computation, std::string& out,
+                       const PrintOptions& options = {});
+// One instruction line without indentation or ROOT.
+void AppendInstruction(const Instruction& instruction, std::string& out,
+                       const PrintOptions& options = {});
+
+// C-escapes a string as XLA does (\n \t \" \\, octal for non-printable and
+// non-ASCII bytes) and appends it with surrounding double quotes.
+void AppendQuotedString(std::string_view s, std::string& out);
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_HLO_PRINTER_H_

@@ -165,6 +165,7 @@ class Instruction {
 
  private:
   friend class Computation;
+  friend class Module;
 
   Opcode opcode_;
   std::string name_;

@@ -1,0 +1,174 @@
+#include "hlo/clone.h"
+
+#include <functional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/absl_compat.h"
+
+namespace hloverlap {
+
+std::unique_ptr<Instruction> CloneInstruction(
+    const Instruction& instruction, std::string name,
+    absl::Span<Instruction* const> new_operands) {
+  auto clone = std::make_unique<Instruction>(
+      instruction.opcode(), std::move(name), instruction.shape());
+  clone->CopyAttributesFrom(instruction);
+  for (Instruction* op : new_operands) clone->AppendOperand(op);
+  return clone;
+}
+
+namespace {
+
+// Copies the instructions of `src` into `dst` (operands and control edges
+// remapped). Names come from `rename`; computations called are mapped with
+// `computation_map` when present there.
+absl::Status CopyInstructions(
+    const Computation& src, Computation& dst,
+    const std::function<std::string(const Instruction&)>& rename,
+    const absl::flat_hash_map<const Computation*, Computation*>&
+        computation_map,
+    Module* channel_source) {
+  absl::flat_hash_map<const Instruction*, Instruction*> map;
+  map.reserve(src.instruction_count());
+  for (Instruction* inst : src.MakeInstructionPostOrder()) {
+    std::vector<Instruction*> ops;
+    ops.reserve(inst->operand_count());
+    for (Instruction* op : inst->operands()) {
+      auto it = map.find(op);
+      if (it == map.end()) {
+        return absl::InternalError(absl::StrCat(
+            "CloneComputation ", src.name(), ": operand ", op->name(), " of ",
+            inst->name(), " is not in the computation"));
+      }
+      ops.push_back(it->second);
+    }
+    auto clone = CloneInstruction(*inst, rename(*inst), ops);
+    for (Computation*& c : clone->mutable_called_computations()) {
+      auto it = computation_map.find(c);
+      if (it != computation_map.end()) c = it->second;
+    }
+    if (channel_source != nullptr && clone->attrs().channel_id.has_value()) {
+      clone->mutable_attrs().channel_id = channel_source->NextChannelId();
+    }
+    map[inst] = dst.AddInstruction(std::move(clone));
+  }
+  for (const auto& p : src.instructions()) {
+    for (Instruction* pred : p->control_predecessors()) {
+      auto it = map.find(pred);
+      if (it != map.end()) map[p.get()]->AddControlPredecessor(it->second);
+    }
+  }
+  if (src.root() != nullptr) dst.set_root(map[src.root()]);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Computation*> CloneComputationImpl(
+    const Computation& computation, std::string_view suffix, Module* module,
+    bool deep, absl::flat_hash_map<const Computation*, Computation*>& cloned) {
+  absl::flat_hash_map<const Computation*, Computation*> callee_map;
+  if (deep) {
+    for (Computation* callee : computation.CalledComputations()) {
+      auto it = cloned.find(callee);
+      if (it != cloned.end()) {
+        callee_map[callee] = it->second;
+        continue;
+      }
+      auto c = CloneComputationImpl(*callee, suffix, module, deep, cloned);
+      if (!c.ok()) return c.status();
+      callee_map[callee] = *c;
+    }
+  }
+  auto copy = std::make_unique<Computation>(module->UniqueComputationName(
+      absl::StrCat(computation.name(), ".", AsAbsl(suffix))));
+  copy->set_is_fusion_computation(computation.IsFusionComputation());
+  copy->set_execution_thread(computation.execution_thread());
+  Computation* added = module->AddComputation(std::move(copy));
+  std::function<std::string(const Instruction&)> rename =
+      [&](const Instruction& inst) {
+        return module->UniqueInstructionName(
+            absl::StrCat(inst.name(), ".", AsAbsl(suffix)));
+      };
+  absl::Status s =
+      CopyInstructions(computation, *added, rename, callee_map, module);
+  if (!s.ok()) {
+    (void)module->RemoveComputation(added);
+    return s;
+  }
+  cloned[&computation] = added;
+  return added;
+}
+
+}  // namespace
+
+absl::StatusOr<Computation*> CloneComputation(const Computation& computation,
+                                              std::string_view suffix,
+                                              Module* target, bool deep) {
+  Module* module = target != nullptr ? target : computation.parent();
+  if (module == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "CloneComputation: ", computation.name(), " has no module"));
+  }
+  absl::flat_hash_map<const Computation*, Computation*> cloned;
+  return CloneComputationImpl(computation, suffix, module, deep, cloned);
+}
+
+std::unique_ptr<Module> CloneModule(const Module& module) {
+  auto copy = std::make_unique<Module>(module.name());
+  copy->set_is_scheduled(module.is_scheduled());
+  copy->set_replica_count(module.replica_count());
+  copy->set_num_partitions(module.num_partitions());
+  copy->set_entry_computation_layout(module.entry_computation_layout());
+  copy->frontend_attributes() = module.frontend_attributes();
+  copy->raw_header_attributes() = module.raw_header_attributes();
+  copy->stack_frames() = module.stack_frames();
+  copy->set_dropped_control_predecessors(module.dropped_control_predecessors());
+  // Create every computation first so that calls map to the copies
+  // whatever the computation order.
+  absl::flat_hash_map<const Computation*, Computation*> map;
+  for (const auto& c : module.computations()) {
+    auto comp = std::make_unique<Computation>(c->name());
+    comp->set_is_fusion_computation(c->IsFusionComputation());
+    comp->set_execution_thread(c->execution_thread());
+    Computation* added = copy->AddComputation(std::move(comp));
+    map[c.get()] = added;
+    if (c.get() == module.entry()) copy->set_entry(added);
+  }
+  for (const auto& c : module.computations()) {
+    Computation* added = map[c.get()];
+    std::function<std::string(const Instruction&)> rename =
+        [](const Instruction& inst) { return inst.name(); };
+    (void)CopyInstructions(*c, *added, rename, map, nullptr);
+    // CopyInstructions adds in post-order; restore the source's stored order
+    // (it may be a schedule).
+    absl::flat_hash_map<std::string_view, Instruction*> by_name;
+    for (const auto& inst : added->instructions()) {
+      by_name[inst->name()] = inst.get();
+    }
+    std::vector<Instruction*> order;
+    order.reserve(c->instruction_count());
+    for (const auto& inst : c->instructions()) {
+      auto it = by_name.find(inst->name());
+      if (it != by_name.end()) order.push_back(it->second);
+    }
+    if (order.size() == static_cast<size_t>(added->instruction_count())) {
+      (void)added->SetInstructionOrder(order);
+    }
+  }
+  return copy;
+}
+
+absl::Status ReplaceInstruction(Instruction* old_instruction,
+                                Instruction* new_instruction) {
+  absl::Status s = old_instruction->ReplaceAllUsesWith(new_instruction);
+  if (!s.ok()) return s;
+  Computation* parent = old_instruction->parent();
+  if (old_instruction->users().empty() &&
+      old_instruction->control_successors().empty() && parent != nullptr &&
+      parent->root() != old_instruction) {
+    return parent->RemoveInstruction(old_instruction);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hloverlap

@@ -1,0 +1,155 @@
+#include "hlo/instruction.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/computation.h"
+#include "hlo/printer.h"
+
+namespace hloverlap {
+
+Instruction::Instruction(Opcode opcode, std::string name, Shape shape)
+    : opcode_(opcode), name_(std::move(name)), shape_(std::move(shape)) {}
+
+bool Instruction::IsUserOf(const Instruction* operand) const {
+  return std::find(operands_.begin(), operands_.end(), operand) !=
+         operands_.end();
+}
+
+void Instruction::AddUser(Instruction* user) {
+  if (std::find(users_.begin(), users_.end(), user) == users_.end()) {
+    users_.push_back(user);
+  }
+}
+
+void Instruction::RemoveUserIfUnused(Instruction* user) {
+  if (user->IsUserOf(this)) return;
+  auto it = std::find(users_.begin(), users_.end(), user);
+  if (it != users_.end()) users_.erase(it);
+}
+
+void Instruction::AppendOperand(Instruction* operand) {
+  operands_.push_back(operand);
+  operand->AddUser(this);
+}
+
+void Instruction::ReplaceOperandWith(int64_t i, Instruction* new_operand) {
+  Instruction* old = operands_[i];
+  if (old == new_operand) return;
+  operands_[i] = new_operand;
+  new_operand->AddUser(this);
+  old->RemoveUserIfUnused(this);
+}
+
+void Instruction::ReplaceOperandsWith(Instruction* old_operand,
+                                      Instruction* new_operand) {
+  if (old_operand == new_operand) return;
+  bool replaced = false;
+  for (Instruction*& op : operands_) {
+    if (op == old_operand) {
+      op = new_operand;
+      replaced = true;
+    }
+  }
+  if (replaced) {
+    new_operand->AddUser(this);
+    old_operand->RemoveUserIfUnused(this);
+  }
+}
+
+absl::Status Instruction::ReplaceAllUsesWith(Instruction* other) {
+  if (other == this) return absl::OkStatus();
+  if (!shape_.Compatible(other->shape())) {
+    return absl::InternalError(
+        absl::StrCat("ReplaceAllUsesWith: ", name_, " has shape ",
+                     shape_.ToString(), " but replacement ", other->name(),
+                     " has shape ", other->shape().ToString()));
+  }
+  std::vector<Instruction*> users = users_;
+  for (Instruction* user : users) {
+    if (user == other) continue;  // other may use this (e.g. a wrapper)
+    user->ReplaceOperandsWith(this, other);
+  }
+  if (parent_ != nullptr && parent_->root() == this) parent_->set_root(other);
+  return absl::OkStatus();
+}
+
+void Instruction::DetachOperands() {
+  auto ops = operands_;
+  operands_.clear();
+  for (Instruction* op : ops) op->RemoveUserIfUnused(this);
+}
+
+void Instruction::AddControlPredecessor(Instruction* predecessor) {
+  if (std::find(control_predecessors_.begin(), control_predecessors_.end(),
+                predecessor) != control_predecessors_.end()) {
+    return;
+  }
+  control_predecessors_.push_back(predecessor);
+  predecessor->control_successors_.push_back(this);
+}
+
+void Instruction::RemoveControlPredecessor(Instruction* predecessor) {
+  auto it = std::find(control_predecessors_.begin(),
+                      control_predecessors_.end(), predecessor);
+  if (it == control_predecessors_.end()) return;
+  control_predecessors_.erase(it);
+  auto& succ = predecessor->control_successors_;
+  auto jt = std::find(succ.begin(), succ.end(), this);
+  if (jt != succ.end()) succ.erase(jt);
+}
+
+void Instruction::DropAllControlDependencies() {
+  auto preds = control_predecessors_;
+  for (Instruction* p : preds) RemoveControlPredecessor(p);
+  auto succs = control_successors_;
+  for (Instruction* s : succs) s->RemoveControlPredecessor(this);
+}
+
+const RawAttribute* Instruction::FindRawAttribute(std::string_view name) const {
+  for (const RawAttribute& a : attrs_.raw) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+void Instruction::CopyAttributesFrom(const Instruction& other) {
+  const InstructionAttributes& o = other.attrs_;
+  InstructionAttributes& a = attrs_;
+  a.dimensions = o.dimensions;
+  a.has_dimensions = o.has_dimensions;
+  a.tuple_index = o.tuple_index;
+  a.parameter_number = o.parameter_number;
+  a.iota_dimension = o.iota_dimension;
+  a.slice = o.slice;
+  a.dynamic_slice_sizes = o.dynamic_slice_sizes;
+  a.padding = o.padding;
+  a.dot = o.dot;
+  a.comparison_direction = o.comparison_direction;
+  a.comparison_type = o.comparison_type;
+  a.channel_id = o.channel_id;
+  a.replica_groups = o.replica_groups;
+  a.use_global_device_ids = o.use_global_device_ids;
+  a.constrain_layout = o.constrain_layout;
+  a.source_target_pairs = o.source_target_pairs;
+  a.fusion_kind = o.fusion_kind;
+  a.custom_call_target = o.custom_call_target;
+  a.branch_computations_form = o.branch_computations_form;
+  a.is_composite = o.is_composite;
+  a.literal = o.literal ? std::make_unique<Literal>(*o.literal) : nullptr;
+  a.metadata = o.metadata;
+  a.frontend_attributes = o.frontend_attributes;
+  a.backend_config = o.backend_config;
+  a.backend_config_is_raw = o.backend_config_is_raw;
+  a.sharding = o.sharding;
+  a.raw = o.raw;
+  called_computations_ = other.called_computations_;
+}
+
+std::string Instruction::ToString() const {
+  std::string out;
+  AppendInstruction(*this, out);
+  return out;
+}
+
+}  // namespace hloverlap

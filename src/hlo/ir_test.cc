@@ -1,0 +1,301 @@
+// Unit tests of the IR core: shapes, attributes, literals, instructions,
+// computations, modules and cloning.
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hlo/attributes.h"
+#include "hlo/clone.h"
+#include "hlo/computation.h"
+#include "hlo/literal.h"
+#include "hlo/module.h"
+#include "hlo/shape.h"
+
+namespace hloverlap {
+namespace {
+
+using ::testing::ElementsAre;
+
+Shape F32(absl::InlinedVector<int64_t, 6> dims) {
+  Shape s(PrimitiveType::kF32, std::move(dims));
+  s.SetDefaultLayout();
+  return s;
+}
+
+TEST(ShapeTest, PrintsArraysTuplesAndLayouts) {
+  EXPECT_EQ(F32({4, 128}).ToString(), "f32[4,128]{1,0}");
+  EXPECT_EQ(F32({4, 128}).ToString(/*print_layout=*/false), "f32[4,128]");
+  EXPECT_EQ(F32({}).ToString(), "f32[]");
+  Shape t = Shape::Tuple({Shape::Scalar(PrimitiveType::kS32), F32({2})});
+  EXPECT_EQ(t.ToString(), "(s32[], f32[2]{0})");
+  std::vector<Shape> many(7, Shape::Scalar(PrimitiveType::kPred));
+  EXPECT_EQ(Shape::Tuple(many).ToString(),
+            "(pred[], pred[], pred[], pred[], pred[], /*index=5*/pred[], "
+            "pred[])");
+  Shape tiled = F32({8, 128});
+  tiled.mutable_layout()->tiles.push_back(Tile{{8, 128}});
+  tiled.mutable_layout()->memory_space = 1;
+  EXPECT_EQ(tiled.ToString(), "f32[8,128]{1,0:T(8,128)S(1)}");
+  Shape dyn(PrimitiveType::kS32, {128, 4});
+  dyn.mutable_dim_kinds() = {DimKind::kBounded, DimKind::kStatic};
+  EXPECT_EQ(dyn.ToString(), "s32[<=128,4]");
+  EXPECT_TRUE(dyn.is_dynamic());
+}
+
+TEST(ShapeTest, SizesSaturateInsteadOfOverflowing) {
+  Shape huge(PrimitiveType::kF32, {int64_t{1} << 40, int64_t{1} << 40});
+  EXPECT_EQ(huge.ElementCount(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(huge.ByteSize(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(F32({2, 3}).ByteSize(), 24);
+  Shape bf(PrimitiveType::kBF16, {4});
+  EXPECT_EQ(Shape::Tuple({bf, F32({1})}).ByteSize(), 12);
+}
+
+TEST(ShapeTest, CompatibleIgnoresLayoutEqualityDoesNot) {
+  Shape a = F32({2, 3});
+  Shape b(PrimitiveType::kF32, {2, 3});
+  EXPECT_TRUE(a.Compatible(b));
+  EXPECT_FALSE(a == b);
+  EXPECT_FALSE(a.Compatible(F32({3, 2})));
+}
+
+TEST(ShapeTest, ElementTypeNamesRoundTrip) {
+  for (std::string_view name : {"pred", "s4", "s32", "u64", "bf16", "f16",
+                                "f8e4m3fn", "c64", "token"}) {
+    auto t = ParsePrimitiveType(name);
+    ASSERT_TRUE(t.has_value()) << name;
+    EXPECT_EQ(PrimitiveTypeName(*t), name);
+  }
+  EXPECT_FALSE(ParsePrimitiveType("tuple").has_value());
+  EXPECT_FALSE(ParsePrimitiveType("f33").has_value());
+}
+
+TEST(ReplicaGroupsTest, ExpandsIotaWithTranspose) {
+  ReplicaGroups g;
+  g.format = ReplicaGroups::Format::kIota;
+  g.iota_num_groups = 2;
+  g.iota_group_size = 4;
+  g.iota_reshape_dims = {4, 2};
+  g.iota_transpose_perm = {1, 0};
+  auto groups = g.Groups();
+  ASSERT_TRUE(groups.has_value());
+  EXPECT_THAT(*groups,
+              ElementsAre(ElementsAre(0, 2, 4, 6), ElementsAre(1, 3, 5, 7)));
+  EXPECT_EQ(g.ToString(), "[2,4]<=[4,2]T(1,0)");
+  EXPECT_EQ(g.GroupSize(), 4);
+}
+
+TEST(ReplicaGroupsTest, RejectsInconsistentIota) {
+  ReplicaGroups g;
+  g.format = ReplicaGroups::Format::kIota;
+  g.iota_num_groups = 3;
+  g.iota_group_size = 4;
+  g.iota_reshape_dims = {8};
+  EXPECT_FALSE(g.Groups().has_value());
+  g.iota_num_groups = 2;
+  g.iota_transpose_perm = {1};  // out of range for rank 1
+  EXPECT_FALSE(g.Groups().has_value());
+}
+
+TEST(ReplicaGroupsTest, ExplicitPrintsWithoutSpaces) {
+  ReplicaGroups g;
+  g.format = ReplicaGroups::Format::kExplicit;
+  g.explicit_groups = {{0, 1}, {2, 3}};
+  EXPECT_EQ(g.ToString(), "{{0,1},{2,3}}");
+}
+
+TEST(LiteralTest, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(FloatToBF16(1.0f), 0x3f80);
+  // 1 + 2^-8 is exactly halfway between two bf16 values: ties to even (1.0).
+  EXPECT_EQ(FloatToBF16(1.00390625f), 0x3f80);
+  // 1 + 3*2^-8 ties up to the even neighbour 1 + 2^-6.
+  EXPECT_EQ(FloatToBF16(1.01171875f), 0x3f82);
+  EXPECT_EQ(BF16ToFloat(0x3f80), 1.0f);
+  EXPECT_TRUE(std::isnan(BF16ToFloat(FloatToBF16(NAN))));
+}
+
+TEST(LiteralTest, F16Conversions) {
+  EXPECT_EQ(FloatToF16(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToF16(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToF16(65520.0f), 0x7c00);  // rounds to inf
+  EXPECT_EQ(FloatToF16(-2.0f), 0xc000);
+  EXPECT_EQ(FloatToF16(5.9604644775390625e-08f), 0x0001);  // min subnormal
+  EXPECT_EQ(F16ToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(F16ToFloat(0x0001), 5.9604644775390625e-08f);
+  for (uint32_t bits = 0; bits < 0x7c00; bits += 37) {
+    EXPECT_EQ(FloatToF16(F16ToFloat(bits)), bits) << bits;
+  }
+}
+
+TEST(LiteralTest, TypedAccessAndEquality) {
+  Literal a(Shape(PrimitiveType::kS32, {3}));
+  a.Set<int32_t>(0, -5);
+  a.Set<int32_t>(2, 7);
+  EXPECT_EQ(a.GetAsInt64(0), -5);
+  EXPECT_EQ(a.GetAsDouble(2), 7.0);
+  Literal b(Shape(PrimitiveType::kS32, {3}));
+  EXPECT_FALSE(a.BitwiseEqual(b));
+  b.Set<int32_t>(0, -5);
+  b.Set<int32_t>(2, 7);
+  EXPECT_TRUE(a.BitwiseEqual(b));
+  EXPECT_TRUE(Literal::Elided(F32({20})).elided());
+}
+
+// A module with main: p0 -> negate -> add(neg, p0) -> root tuple.
+struct SmallModule {
+  std::unique_ptr<Module> module = std::make_unique<Module>("m");
+  Computation* main = nullptr;
+  Instruction* p0 = nullptr;
+  Instruction* neg = nullptr;
+  Instruction* add = nullptr;
+  Instruction* root = nullptr;
+
+  SmallModule() {
+    auto c = std::make_unique<Computation>("main");
+    main = module->AddComputation(std::move(c));
+    module->set_entry(main);
+    auto param =
+        std::make_unique<Instruction>(Opcode::kParameter, "p0", F32({4}));
+    p0 = main->AddInstruction(std::move(param));
+    neg = main->AddInstruction(Opcode::kNegate, "neg", F32({4}), {p0});
+    add = main->AddInstruction(Opcode::kAdd, "add", F32({4}), {neg, p0});
+    root = main->AddInstruction(Opcode::kTuple, "t", Shape::Tuple({F32({4})}),
+                                {add});
+    main->set_root(root);
+  }
+};
+
+TEST(InstructionTest, UsersTrackOperands) {
+  SmallModule m;
+  EXPECT_THAT(m.p0->users(), ElementsAre(m.neg, m.add));
+  EXPECT_THAT(m.neg->users(), ElementsAre(m.add));
+  m.add->ReplaceOperandWith(0, m.p0);
+  EXPECT_TRUE(m.neg->users().empty());
+  EXPECT_THAT(m.p0->users(), ElementsAre(m.neg, m.add));
+  EXPECT_THAT(m.add->operands(), ElementsAre(m.p0, m.p0));
+}
+
+TEST(InstructionTest, ReplaceAllUsesWithChecksShapes) {
+  SmallModule m;
+  ASSERT_TRUE(m.neg->ReplaceAllUsesWith(m.p0).ok());
+  EXPECT_THAT(m.add->operands(), ElementsAre(m.p0, m.p0));
+  auto* other = m.main->AddInstruction(Opcode::kParameter, "p1", F32({5}), {});
+  absl::Status s = m.add->ReplaceAllUsesWith(other);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("f32[5]"));
+}
+
+TEST(InstructionTest, ControlDependenciesAreSymmetric) {
+  SmallModule m;
+  m.add->AddControlPredecessor(m.neg);
+  m.add->AddControlPredecessor(m.neg);
+  EXPECT_THAT(m.add->control_predecessors(), ElementsAre(m.neg));
+  EXPECT_THAT(m.neg->control_successors(), ElementsAre(m.add));
+  m.add->DropAllControlDependencies();
+  EXPECT_TRUE(m.neg->control_successors().empty());
+}
+
+TEST(ComputationTest, RemoveInstructionRefusesLiveOnes) {
+  SmallModule m;
+  EXPECT_FALSE(m.main->RemoveInstruction(m.neg).ok());   // used by add
+  EXPECT_FALSE(m.main->RemoveInstruction(m.root).ok());  // root
+  m.add->ReplaceOperandWith(0, m.p0);
+  ASSERT_TRUE(m.main->RemoveInstruction(m.neg).ok());
+  EXPECT_EQ(m.main->instruction_count(), 3);
+  EXPECT_THAT(m.p0->users(), ElementsAre(m.add));
+}
+
+TEST(ComputationTest, PostOrderPutsOperandsFirst) {
+  SmallModule m;
+  // Reverse the stored order; post-order must still be a valid order.
+  ASSERT_TRUE(m.main->SetInstructionOrder({m.root, m.add, m.neg, m.p0}).ok());
+  auto order = m.main->MakeInstructionPostOrder();
+  EXPECT_THAT(order, ElementsAre(m.p0, m.neg, m.add, m.root));
+  EXPECT_FALSE(m.main->SetInstructionOrder({m.root, m.add}).ok());
+}
+
+TEST(ModuleTest, UniqueNamesAndChannelIds) {
+  SmallModule m;
+  EXPECT_EQ(m.module->UniqueInstructionName("fresh"), "fresh");
+  EXPECT_EQ(m.module->UniqueInstructionName("add"), "add.1");
+  EXPECT_EQ(m.module->UniqueInstructionName("add"), "add.2");
+  m.add->mutable_attrs().channel_id = 7;
+  m.module->InvalidateNameCache();
+  EXPECT_EQ(m.module->NextChannelId(), 8);
+  EXPECT_EQ(m.module->NextChannelId(), 9);
+}
+
+TEST(ModuleTest, SourceLocationFromStackFrames) {
+  Module module("m");
+  auto& sf = module.stack_frames();
+  sf.file_names = {"model.py"};
+  sf.function_names = {"layer"};
+  sf.file_locations.push_back({1, 1, 42, 42, 8, 9});
+  sf.frames.push_back({1, 0});
+  OpMetadata md;
+  md.stack_frame_id = 1;
+  SourceLocation loc = module.GetSourceLocation(md);
+  EXPECT_EQ(loc.file, "model.py");
+  EXPECT_EQ(loc.line, 42);
+  md.stack_frame_id = 5;  // out of range: unknown, no crash
+  EXPECT_FALSE(module.GetSourceLocation(md).known());
+}
+
+TEST(CloneTest, CloneComputationGetsFreshNamesAndChannels) {
+  SmallModule m;
+  m.add->mutable_attrs().channel_id = 3;
+  auto clone = CloneComputation(*m.main, "clone");
+  ASSERT_TRUE(clone.ok()) << clone.status();
+  Computation* c = *clone;
+  EXPECT_EQ(c->name(), "main.clone");
+  EXPECT_EQ(c->instruction_count(), 4);
+  EXPECT_EQ(c->root()->name(), "t.clone");
+  for (const auto& inst : c->instructions()) {
+    EXPECT_EQ(inst->parent(), c);
+    for (Instruction* op : inst->operands()) EXPECT_EQ(op->parent(), c);
+    if (inst->opcode() == Opcode::kAdd) {
+      EXPECT_EQ(inst->attrs().channel_id, 4);
+    }
+  }
+  auto again = CloneComputation(*m.main, "clone");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->name(), "main.clone.1");
+  EXPECT_EQ((*again)->root()->name(), "t.clone.1");
+}
+
+TEST(CloneTest, CloneModuleIsIndependent) {
+  SmallModule m;
+  auto callee = std::make_unique<Computation>("callee");
+  Computation* cal = m.module->AddComputation(std::move(callee),
+                                              /*before=*/m.main);
+  auto* x = cal->AddInstruction(Opcode::kParameter, "x", F32({4}), {});
+  cal->set_root(x);
+  auto* call = m.main->AddInstruction(Opcode::kCall, "call", F32({4}), {m.p0});
+  call->mutable_called_computations().push_back(cal);
+  auto copy = CloneModule(*m.module);
+  ASSERT_EQ(copy->computations().size(), 2);
+  Computation* main2 = copy->entry();
+  ASSERT_NE(main2, nullptr);
+  EXPECT_EQ(main2->name(), "main");
+  EXPECT_EQ(main2->instructions().back()->name(), "call");
+  EXPECT_EQ(main2->instructions().back()->to_apply(),
+            copy->computations()[0].get());
+  EXPECT_EQ(main2->parameter(0)->name(), "p0");
+}
+
+TEST(ModuleTest, SortComputationsCalleesFirst) {
+  SmallModule m;
+  auto callee = std::make_unique<Computation>("callee");
+  Computation* cal = m.module->AddComputation(std::move(callee));  // after main
+  auto* x = cal->AddInstruction(Opcode::kParameter, "x", F32({4}), {});
+  cal->set_root(x);
+  auto* call = m.main->AddInstruction(Opcode::kCall, "call", F32({4}), {m.p0});
+  call->mutable_called_computations().push_back(cal);
+  m.module->SortComputationsCalleesFirst();
+  EXPECT_EQ(m.module->computations()[0]->name(), "callee");
+  EXPECT_EQ(m.module->computations()[1]->name(), "main");
+  EXPECT_FALSE(m.module->RemoveComputation(cal).ok());
+}
+
+}  // namespace
+}  // namespace hloverlap

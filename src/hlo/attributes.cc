@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -72,6 +73,142 @@ std::optional<std::vector<int64_t>> ExpandIota(const DimensionVector& reshape,
   return out;
 }
 
+// Parses the mesh form `mesh['a'=2,'b'=4] {'b'}` (optionally with
+// `, device_ids=(...)` after the axis list) into groups: devices sit in a
+// row-major array of the mesh shape; a group is the set of devices whose
+// coordinates differ only along the listed axes (ordered by those axes in
+// listed order); groups are ordered row-major over the remaining axes.
+// Sub-axes (`'x':(1)2`) are not understood: nullopt.
+std::optional<std::vector<std::vector<int64_t>>> ExpandMesh(
+    std::string_view text) {
+  size_t pos = 0;
+  auto skip_ws = [&] {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n' ||
+                                 text[pos] == '\t' || text[pos] == '\r')) {
+      ++pos;
+    }
+  };
+  auto consume = [&](std::string_view lit) {
+    skip_ws();
+    if (text.substr(pos, lit.size()) != lit) return false;
+    pos += lit.size();
+    return true;
+  };
+  auto parse_name = [&](std::string& out) {
+    skip_ws();
+    if (pos >= text.size() || (text[pos] != '\'' && text[pos] != '"')) {
+      return false;
+    }
+    char q = text[pos++];
+    size_t end = text.find(q, pos);
+    if (end == std::string_view::npos) return false;
+    out = std::string(text.substr(pos, end - pos));
+    pos = end + 1;
+    return true;
+  };
+  auto parse_int = [&](int64_t& v) {
+    skip_ws();
+    size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (start == pos || pos - start > 9) return false;
+    v = std::stoll(std::string(text.substr(start, pos - start)));
+    return true;
+  };
+  std::vector<std::string> names;
+  std::vector<int64_t> sizes;
+  if (!consume("mesh") || !consume("[")) return std::nullopt;
+  while (true) {
+    std::string name;
+    int64_t size = 0;
+    if (!parse_name(name) || !consume("=") || !parse_int(size) || size <= 0) {
+      return std::nullopt;
+    }
+    names.push_back(name);
+    sizes.push_back(size);
+    if (consume(",")) continue;
+    if (consume("]")) break;
+    return std::nullopt;
+  }
+  int64_t total = 1;
+  for (int64_t s : sizes) {
+    total *= s;
+    if (total > (int64_t{1} << 20)) return std::nullopt;
+  }
+  std::vector<int64_t> device_ids(total);
+  std::iota(device_ids.begin(), device_ids.end(), 0);
+  if (consume(",")) {
+    if (!consume("device_ids") || !consume("=") || !consume("(")) {
+      return std::nullopt;
+    }
+    for (int64_t i = 0; i < total; ++i) {
+      if (i > 0 && !consume(",")) return std::nullopt;
+      if (!parse_int(device_ids[i])) return std::nullopt;
+    }
+    if (!consume(")")) return std::nullopt;
+  }
+  std::vector<int> group_axes;
+  if (!consume("{")) return std::nullopt;
+  if (!consume("}")) {
+    while (true) {
+      std::string name;
+      if (!parse_name(name)) return std::nullopt;
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) return std::nullopt;
+      int axis = static_cast<int>(it - names.begin());
+      if (std::find(group_axes.begin(), group_axes.end(), axis) !=
+          group_axes.end()) {
+        return std::nullopt;
+      }
+      group_axes.push_back(axis);
+      if (consume(",")) continue;
+      if (consume("}")) break;
+      return std::nullopt;
+    }
+  }
+  skip_ws();
+  if (pos != text.size()) return std::nullopt;
+  const int rank = static_cast<int>(sizes.size());
+  std::vector<int> other_axes;
+  for (int a = 0; a < rank; ++a) {
+    if (std::find(group_axes.begin(), group_axes.end(), a) ==
+        group_axes.end()) {
+      other_axes.push_back(a);
+    }
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (int a = rank - 2; a >= 0; --a)
+    strides[a] = strides[a + 1] * sizes[a + 1];
+  auto count = [&](const std::vector<int>& axes) {
+    int64_t n = 1;
+    for (int a : axes) n *= sizes[a];
+    return n;
+  };
+  // Linear offset of the k-th combination (row-major) over `axes`.
+  auto offset = [&](const std::vector<int>& axes, int64_t k) {
+    int64_t off = 0;
+    for (int i = static_cast<int>(axes.size()) - 1; i >= 0; --i) {
+      int64_t c = k % sizes[axes[i]];
+      k /= sizes[axes[i]];
+      off += c * strides[axes[i]];
+    }
+    return off;
+  };
+  std::vector<std::vector<int64_t>> groups;
+  const int64_t num_groups = count(other_axes);
+  const int64_t group_size = count(group_axes);
+  groups.reserve(num_groups);
+  for (int64_t g = 0; g < num_groups; ++g) {
+    std::vector<int64_t> members;
+    members.reserve(group_size);
+    int64_t base = offset(other_axes, g);
+    for (int64_t m = 0; m < group_size; ++m) {
+      members.push_back(device_ids[base + offset(group_axes, m)]);
+    }
+    groups.push_back(std::move(members));
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::optional<std::vector<std::vector<int64_t>>> ReplicaGroups::Groups() const {
@@ -96,7 +233,7 @@ std::optional<std::vector<std::vector<int64_t>>> ReplicaGroups::Groups() const {
       return groups;
     }
     case Format::kMesh:
-      return std::nullopt;
+      return ExpandMesh(mesh_text);
   }
   return std::nullopt;
 }
@@ -108,6 +245,12 @@ std::optional<int64_t> ReplicaGroups::GroupSize() const {
   }
   if (format == Format::kExplicit && !explicit_groups.empty()) {
     return static_cast<int64_t>(explicit_groups[0].size());
+  }
+  if (format == Format::kMesh) {
+    auto groups = ExpandMesh(mesh_text);
+    if (groups.has_value() && !groups->empty()) {
+      return static_cast<int64_t>((*groups)[0].size());
+    }
   }
   return std::nullopt;
 }

@@ -59,7 +59,7 @@ struct ReplicaGroups {
   int64_t iota_group_size = 0;
   DimensionVector iota_reshape_dims;
   DimensionVector iota_transpose_perm;  // empty = identity
-  std::string mesh_text;                // kMesh: the text after '='
+  std::string mesh_text;  // kMesh: the whole text after `replica_groups=`
 
   bool present() const { return format != Format::kNone; }
   // The groups as explicit device/replica id lists. An empty result means

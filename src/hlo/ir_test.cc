@@ -104,6 +104,26 @@ TEST(ReplicaGroupsTest, ExplicitPrintsWithoutSpaces) {
   EXPECT_EQ(g.ToString(), "{{0,1},{2,3}}");
 }
 
+TEST(ReplicaGroupsTest, ExpandsMeshForm) {
+  ReplicaGroups g;
+  g.format = ReplicaGroups::Format::kMesh;
+  g.mesh_text = "mesh['x'=2] {'x'}";
+  EXPECT_THAT(*g.Groups(), ElementsAre(ElementsAre(0, 1)));
+  EXPECT_EQ(g.GroupSize(), 2);
+  g.mesh_text = "mesh['a'=2,'b'=4] {'b'}";
+  EXPECT_THAT(*g.Groups(),
+              ElementsAre(ElementsAre(0, 1, 2, 3), ElementsAre(4, 5, 6, 7)));
+  g.mesh_text = "mesh['a'=2,'b'=4] {'a'}";
+  EXPECT_THAT(*g.Groups(), ElementsAre(ElementsAre(0, 4), ElementsAre(1, 5),
+                                       ElementsAre(2, 6), ElementsAre(3, 7)));
+  g.mesh_text = "mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'b'}";
+  EXPECT_THAT(*g.Groups(), ElementsAre(ElementsAre(3, 2), ElementsAre(1, 0)));
+  g.mesh_text = "mesh['a'=2] {'zz'}";  // unknown axis
+  EXPECT_FALSE(g.Groups().has_value());
+  g.mesh_text = "mesh['a'=2";  // truncated
+  EXPECT_FALSE(g.Groups().has_value());
+}
+
 TEST(LiteralTest, Bf16RoundsToNearestEven) {
   EXPECT_EQ(FloatToBF16(1.0f), 0x3f80);
   // 1 + 2^-8 is exactly halfway between two bf16 values: ties to even (1.0).

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Installs the dependencies, then builds and runs every test of hloverlap:
+#   1. Release build, ctest (GoogleTest units + lit text tests);
+#   2. ASan+UBSan build (-DHLOVERLAP_SANITIZE=ON), ctest without tests
+#      labelled `slow`;
+#   3. libFuzzer parser target (clang-14, fuzzer+ASan+UBSan), run for
+#      FUZZ_SECONDS (default 60) seeded with the corpus and tests/ files.
+# Ends with one summary line `N passed, M failed` (ctest totals of both
+# builds, plus the fuzz run counted as one test). Exit status 0 iff M is 0.
+#
+# Environment: JOBS (default 2), BUILD_ROOT (default ./build-ci),
+# FUZZ_SECONDS (default 60; 0 skips the fuzz run), SAN_CXX (compiler for the
+# sanitizer build, default g++), SKIP_DEPS=1 (do not run install-deps.sh).
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${JOBS:-2}
+BUILD_ROOT=${BUILD_ROOT:-$ROOT/build-ci}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+SAN_CXX=${SAN_CXX:-g++}
+START=$(date +%s)
+
+if [[ "${SKIP_DEPS:-0}" != 1 ]]; then
+  bash scripts/install-deps.sh || { echo "install-deps.sh failed"; exit 1; }
+fi
+
+total_passed=0
+total_failed=0
+stage_lines=()
+
+elapsed() { echo $(( $(date +%s) - START ))s; }
+
+# ctest_stage NAME BUILD_DIR [ctest args...]: runs ctest, adds its totals.
+ctest_stage() {
+  local name=$1 dir=$2
+  shift 2
+  local log="$dir/ctest.log"
+  echo "=== [$name] ctest ($(elapsed))"
+  (cd "$dir" && ctest --output-on-failure -j"$JOBS" "$@") 2>&1 | tee "$log"
+  local line total failed
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' \
+         "$log" | tail -1)
+  if [[ -z "$line" ]]; then
+    if grep -q 'No tests were found' "$log"; then
+      stage_lines+=("$name: no tests")
+      return
+    fi
+    echo "[$name] ctest did not report totals"
+    total_failed=$((total_failed + 1))
+    stage_lines+=("$name: ctest failed to run")
+    return
+  fi
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  total_passed=$((total_passed + total - failed))
+  total_failed=$((total_failed + failed))
+  stage_lines+=("$name: $((total - failed)) passed, $failed failed")
+}
+
+# build_stage NAME BUILD_DIR TARGETS -- CMAKE ARGS...: configure and build.
+build_stage() {
+  local name=$1 dir=$2 targets=$3
+  shift 4
+  echo "=== [$name] configure + build ($(elapsed))"
+  if ! cmake -S "$ROOT" -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1; then
+    cat "$dir.configure.log"
+    echo "[$name] configure FAILED"
+    total_failed=$((total_failed + 1))
+    stage_lines+=("$name: configure failed")
+    return 1
+  fi
+  # shellcheck disable=SC2086
+  if ! ninja -C "$dir" -j"$JOBS" $targets; then
+    echo "[$name] build FAILED"
+    total_failed=$((total_failed + 1))
+    stage_lines+=("$name: build failed")
+    return 1
+  fi
+  return 0
+}
+
+mkdir -p "$BUILD_ROOT"
+
+# 1. Release.
+if build_stage release "$BUILD_ROOT/release" "" -- \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++; then
+  ctest_stage release "$BUILD_ROOT/release"
+fi
+
+# 2. ASan + UBSan (benchmarks off; tests labelled `slow` skipped).
+if build_stage sanitize "$BUILD_ROOT/sanitize" "" -- \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
+    -DCMAKE_CXX_COMPILER="$SAN_CXX" -DHLOVERLAP_SANITIZE=ON \
+    -DHLOVERLAP_BENCH=OFF; then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest_stage sanitize "$BUILD_ROOT/sanitize" -LE slow
+fi
+
+# 3. libFuzzer on the parser.
+if [[ "$FUZZ_SECONDS" -gt 0 ]]; then
+  FUZZ_DIR="$BUILD_ROOT/fuzz"
+  if build_stage fuzz "$FUZZ_DIR" parser_fuzzer -- \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
+      -DCMAKE_CXX_COMPILER=clang++-14 -DHLOVERLAP_FUZZ=ON \
+      -DHLOVERLAP_BENCH=OFF; then
+    echo "=== [fuzz] parser_fuzzer for ${FUZZ_SECONDS}s ($(elapsed))"
+    seeds=$(mktemp -d)
+    n=0
+    while IFS= read -r -d '' f; do
+      n=$((n + 1))
+      cp "$f" "$seeds/seed_$n.hlo"
+    done < <(find "$ROOT/../shared/corpus" "$ROOT/tests" "$ROOT/examples" \
+               -name '*.hlo' -type f -print0 2>/dev/null)
+    echo "[fuzz] $n seed files"
+    mkdir -p "$FUZZ_DIR/artifacts"
+    if ASAN_OPTIONS=detect_leaks=1 "$FUZZ_DIR/fuzz/parser_fuzzer" \
+        -max_total_time="$FUZZ_SECONDS" -max_len=1048576 -timeout=60 \
+        -rss_limit_mb=4096 -print_final_stats=1 \
+        -artifact_prefix="$FUZZ_DIR/artifacts/" "$seeds" \
+        >"$FUZZ_DIR/fuzz.log" 2>&1; then
+      tail -n 15 "$FUZZ_DIR/fuzz.log"
+      total_passed=$((total_passed + 1))
+      stage_lines+=("fuzz: passed (${FUZZ_SECONDS}s)")
+    else
+      tail -n 80 "$FUZZ_DIR/fuzz.log"
+      echo "[fuzz] FAILED; artifacts in $FUZZ_DIR/artifacts"
+      total_failed=$((total_failed + 1))
+      stage_lines+=("fuzz: FAILED")
+    fi
+    rm -rf "$seeds"
+  fi
+fi
+
+echo "=== summary ($(elapsed))"
+for l in "${stage_lines[@]}"; do echo "  $l"; done
+echo "$total_passed passed, $total_failed failed"
+[[ $total_failed -eq 0 ]]

@@ -1,0 +1,344 @@
+// Module summary: call graph walk, loop tree, collectives (see the header).
+#include "analysis/module_summary.h"
+
+#include <charconv>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace hloverlap {
+namespace {
+
+std::optional<int64_t> CheckedMul(std::optional<int64_t> a,
+                                  std::optional<int64_t> b) {
+  if (!a || !b) return std::nullopt;
+  int64_t r = 0;
+  if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> CheckedAdd(std::optional<int64_t> a,
+                                  std::optional<int64_t> b) {
+  if (!a || !b) return std::nullopt;
+  int64_t r = 0;
+  if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt;
+  return r;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return INT64_MAX;
+  return r;
+}
+
+std::string RoleFor(Opcode opcode, size_t index) {
+  switch (opcode) {
+    case Opcode::kWhile:
+      return index == 0 ? "while condition" : "while body";
+    case Opcode::kFusion:
+      return "fused";
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      return "async wrapped";
+    case Opcode::kConditional:
+      return "branch";
+    case Opcode::kCall:
+      return "call";
+    case Opcode::kCustomCall:
+      return "custom-call callee";
+    default:
+      return "applied";
+  }
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseKnownTripCount(std::string_view backend_config) {
+  if (backend_config.empty()) return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(
+      backend_config.begin(), backend_config.end(), /*cb=*/nullptr,
+      /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) return std::nullopt;
+  auto ktc = json.find("known_trip_count");
+  if (ktc == json.end() || !ktc->is_object()) return std::nullopt;
+  auto n = ktc->find("n");
+  if (n == ktc->end()) return std::nullopt;
+  if (n->is_number_unsigned()) {
+    uint64_t v = n->get<uint64_t>();
+    if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  if (n->is_number_integer()) {
+    int64_t v = n->get<int64_t>();
+    if (v < 0) return std::nullopt;
+    return v;
+  }
+  if (n->is_string()) {
+    const std::string& s = n->get_ref<const std::string&>();
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || v < 0) {
+      return std::nullopt;
+    }
+    return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> KnownTripCount(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kWhile) return std::nullopt;
+  return ParseKnownTripCount(instruction.attrs().backend_config);
+}
+
+std::string_view CollectiveKind(const Instruction& instruction) {
+  switch (instruction.opcode()) {
+    case Opcode::kAllGatherStart:
+      return OpcodeName(Opcode::kAllGather);
+    case Opcode::kAllReduceStart:
+      return OpcodeName(Opcode::kAllReduce);
+    case Opcode::kCollectivePermuteStart:
+      return OpcodeName(Opcode::kCollectivePermute);
+    default:
+      break;
+  }
+  if (IsCollective(instruction.opcode())) {
+    return OpcodeName(instruction.opcode());
+  }
+  return {};
+}
+
+int64_t CollectiveResultBytes(const Instruction& instruction) {
+  const Shape& shape = instruction.shape();
+  switch (instruction.opcode()) {
+    case Opcode::kAllGatherStart:
+    case Opcode::kCollectivePermuteStart:
+      if (shape.IsTuple() && shape.tuple_size() >= 2) {
+        return shape.tuple_shapes(1).ByteSize();
+      }
+      return shape.ByteSize();
+    default:
+      return shape.ByteSize();
+  }
+}
+
+std::string CollectiveGroupsText(const Instruction& instruction) {
+  const InstructionAttributes& attrs = instruction.attrs();
+  if (attrs.replica_groups.present()) {
+    return absl::StrCat("replica_groups=", attrs.replica_groups.ToString());
+  }
+  if (!attrs.source_target_pairs.empty()) {
+    std::string out = "source_target_pairs={";
+    bool first = true;
+    for (const auto& [s, t] : attrs.source_target_pairs) {
+      if (!first) out.push_back(',');
+      first = false;
+      absl::StrAppend(&out, "{", s, ",", t, "}");
+    }
+    out.push_back('}');
+    return out;
+  }
+  return "";
+}
+
+std::string HumanBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB", "GiB",
+                                           "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 6) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", v, kUnits[unit]);
+}
+
+ModuleSummary SummarizeModule(const Module& module) {
+  ModuleSummary s;
+  s.module_name = module.name();
+  s.replica_count = module.replica_count();
+  s.num_partitions = module.num_partitions();
+  s.is_scheduled = module.is_scheduled();
+  if (module.entry() != nullptr) s.entry = module.entry()->name();
+
+  // Roles from every call site in the module (first one wins).
+  absl::flat_hash_map<const Computation*, std::string> roles;
+  for (const auto& comp : module.computations()) {
+    if (comp == nullptr) continue;
+    for (const auto& inst : comp->instructions()) {
+      if (inst == nullptr) continue;
+      const auto& called = inst->called_computations();
+      for (size_t i = 0; i < called.size(); ++i) {
+        if (called[i] == nullptr) continue;
+        roles.try_emplace(called[i], RoleFor(inst->opcode(), i));
+      }
+    }
+  }
+
+  // Walk from the entry. A work item is a computation in a loop context,
+  // reached through an async wrapper or not.
+  struct Item {
+    const Computation* computation;
+    int loop;
+    bool via_async;
+  };
+  absl::flat_hash_set<std::tuple<const Computation*, int, bool>> visited;
+  absl::flat_hash_set<const Computation*> reachable;
+  std::vector<Item> stack;
+  if (module.entry() != nullptr) stack.push_back({module.entry(), -1, false});
+
+  auto loop_is_ancestor = [&](int loop, const Instruction* while_inst) {
+    for (int l = loop; l >= 0; l = s.loops[l].parent) {
+      if (s.loops[l].instruction == while_inst) return true;
+    }
+    return false;
+  };
+
+  while (!stack.empty()) {
+    Item item = stack.back();
+    stack.pop_back();
+    if (!visited.insert({item.computation, item.loop, item.via_async}).second) {
+      continue;
+    }
+    reachable.insert(item.computation);
+    std::vector<Item> next;  // pushed in reverse to keep text order
+    for (const auto& inst_ptr : item.computation->instructions()) {
+      const Instruction* inst = inst_ptr.get();
+      if (inst == nullptr) continue;
+      std::string_view kind = CollectiveKind(*inst);
+      if (!kind.empty()) {
+        CollectiveSummary c;
+        c.instruction = inst;
+        c.name = inst->name();
+        c.kind = std::string(kind);
+        c.async = item.via_async || IsAsyncStart(inst->opcode());
+        c.computation = item.computation->name();
+        c.loop = item.loop;
+        c.bytes = CollectiveResultBytes(*inst);
+        c.groups = CollectiveGroupsText(*inst);
+        c.executions = item.loop < 0 ? std::optional<int64_t>(1)
+                                     : s.loops[item.loop].body_executions;
+        s.collectives.push_back(std::move(c));
+      }
+      const auto& called = inst->called_computations();
+      if (inst->opcode() == Opcode::kWhile && called.size() >= 2 &&
+          called[0] != nullptr && called[1] != nullptr) {
+        if (loop_is_ancestor(item.loop, inst)) continue;  // recursive
+        if (static_cast<int>(s.loops.size()) >= kMaxLoopNodes) {
+          s.truncated = true;
+          continue;
+        }
+        LoopSummary loop;
+        loop.instruction = inst;
+        loop.name = inst->name();
+        loop.computation = item.computation->name();
+        loop.condition = called[0]->name();
+        loop.body = called[1]->name();
+        loop.op_name = inst->metadata().op_name;
+        loop.trip_count = KnownTripCount(*inst);
+        loop.parent = item.loop;
+        loop.depth = item.loop < 0 ? 0 : s.loops[item.loop].depth + 1;
+        std::optional<int64_t> outer = item.loop < 0
+                                           ? std::optional<int64_t>(1)
+                                           : s.loops[item.loop].body_executions;
+        loop.body_executions = CheckedMul(outer, loop.trip_count);
+        int index = static_cast<int>(s.loops.size());
+        if (item.loop >= 0) s.loops[item.loop].children.push_back(index);
+        s.max_loop_depth = std::max(s.max_loop_depth, loop.depth + 1);
+        s.loops.push_back(std::move(loop));
+        next.push_back({called[0], index, item.via_async});
+        next.push_back({called[1], index, item.via_async});
+        for (size_t i = 2; i < called.size(); ++i) {
+          if (called[i] != nullptr) {
+            next.push_back({called[i], item.loop, item.via_async});
+          }
+        }
+        continue;
+      }
+      bool async = item.via_async || inst->opcode() == Opcode::kAsyncStart;
+      for (const Computation* callee : called) {
+        if (callee != nullptr) next.push_back({callee, item.loop, async});
+      }
+    }
+    for (auto it = next.rbegin(); it != next.rend(); ++it) stack.push_back(*it);
+  }
+
+  // Computations.
+  for (const auto& comp : module.computations()) {
+    if (comp == nullptr) continue;
+    ComputationSummary c;
+    c.computation = comp.get();
+    c.name = comp->name();
+    c.instruction_count = comp->instruction_count();
+    c.reachable = reachable.contains(comp.get());
+    if (comp.get() == module.entry()) {
+      c.role = "entry";
+    } else if (auto it = roles.find(comp.get()); it != roles.end()) {
+      c.role = it->second;
+    } else {
+      c.role = "unused";
+    }
+    s.instruction_count =
+        SaturatingAdd(s.instruction_count, c.instruction_count);
+    if (c.reachable) {
+      s.reachable_instruction_count =
+          SaturatingAdd(s.reachable_instruction_count, c.instruction_count);
+    }
+    s.computations.push_back(std::move(c));
+  }
+
+  // Aggregates.
+  absl::flat_hash_map<std::string, int> group_index;
+  absl::flat_hash_map<std::string, int> kind_index;
+  std::optional<int64_t> all_weighted = 0;
+  for (const CollectiveSummary& c : s.collectives) {
+    std::optional<int64_t> weighted =
+        CheckedMul(std::optional<int64_t>(c.bytes), c.executions);
+    std::string key =
+        absl::StrCat(c.loop, "\x1f", c.loop < 0 ? c.computation : "", "\x1f",
+                     c.kind, "\x1f", c.groups);
+    auto [git, inserted] =
+        group_index.try_emplace(key, static_cast<int>(s.groups.size()));
+    if (inserted) {
+      CollectiveGroup g;
+      g.loop = c.loop;
+      g.computation = c.loop < 0 ? c.computation : s.loops[c.loop].body;
+      g.kind = c.kind;
+      g.groups = c.groups;
+      g.bytes_per_execution = 0;
+      s.groups.push_back(std::move(g));
+    }
+    CollectiveGroup& g = s.groups[git->second];
+    ++g.count;
+    if (c.async) ++g.async_count;
+    g.bytes = SaturatingAdd(g.bytes, c.bytes);
+    g.bytes_per_execution = CheckedAdd(g.bytes_per_execution, weighted);
+
+    auto [kit, kinserted] =
+        kind_index.try_emplace(c.kind, static_cast<int>(s.kind_totals.size()));
+    if (kinserted) {
+      CollectiveKindTotal t;
+      t.kind = c.kind;
+      t.bytes_per_execution = 0;
+      s.kind_totals.push_back(std::move(t));
+    }
+    CollectiveKindTotal& t = s.kind_totals[kit->second];
+    ++t.count;
+    t.bytes = SaturatingAdd(t.bytes, c.bytes);
+    t.bytes_per_execution = CheckedAdd(t.bytes_per_execution, weighted);
+
+    ++s.collective_count;
+    s.collective_bytes = SaturatingAdd(s.collective_bytes, c.bytes);
+    all_weighted = CheckedAdd(all_weighted, weighted);
+  }
+  s.collective_bytes_per_execution = all_weighted;
+  return s;
+}
+
+}  // namespace hloverlap

@@ -1,0 +1,226 @@
+// Shared helpers of the `hloverlap` command line (see cli_util.h).
+#include "tools/cli_util.h"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <utility>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/absl_compat.h"
+#include "hlo/verifier.h"
+
+#ifndef HLOVERLAP_VERSION
+#define HLOVERLAP_VERSION "0.1.0"
+#endif
+
+namespace hloverlap {
+
+std::string_view HloverlapVersion() { return HLOVERLAP_VERSION; }
+
+std::unique_ptr<CLI::App> MakeApp() {
+  auto app = std::make_unique<CLI::App>(
+      "hloverlap: hides collective communication behind computation in XLA "
+      "HLO training loops (pipelining all-gathers and reduce-scatters across "
+      "while-loop iterations, nested loops included), and explains what it "
+      "finds and does.",
+      "hloverlap");
+  app->set_version_flag("--version",
+                        absl::StrCat("hloverlap ", AsAbsl(HloverlapVersion())));
+  app->require_subcommand(1);
+  app->fallthrough(false);
+  app->set_help_all_flag("--help-all", "Help for every subcommand");
+  return app;
+}
+
+int RunApp(CLI::App& app, CommandContext& ctx, int argc, char** argv) {
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // --help / --version are "errors" with exit code 0.
+      int code = app.exit(e);
+      return code == 0 ? kExitOk : kExitUserError;
+    }
+    if (!ctx.has_action()) {
+      PrintError("hloverlap: no command given (see hloverlap --help)");
+      return kExitUserError;
+    }
+    return ctx.RunAction();
+  } catch (const std::bad_alloc&) {
+    PrintError("hloverlap: internal error: out of memory");
+    return kExitInternalError;
+  } catch (const std::exception& e) {
+    PrintError(absl::StrCat("hloverlap: internal error: ", e.what()));
+    return kExitInternalError;
+  } catch (...) {
+    PrintError("hloverlap: internal error: unknown exception");
+    return kExitInternalError;
+  }
+}
+
+int ExitCodeForStatus(const absl::Status& status) {
+  if (status.ok()) return kExitOk;
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAlreadyExists:
+      return kExitUserError;
+    default:
+      return kExitInternalError;
+  }
+}
+
+void PrintError(std::string_view message) {
+  std::fflush(stdout);
+  std::string line(message);
+  line.push_back('\n');
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+int ReportStatus(const absl::Status& status) {
+  if (status.ok()) return kExitOk;
+  int code = ExitCodeForStatus(status);
+  if (code == kExitInternalError) {
+    PrintError(absl::StrCat("internal error: ", status.message()));
+  } else {
+    PrintError(AsStd(status.message()));
+  }
+  return code;
+}
+
+std::optional<TextLocation> FindInstructionDefinition(std::string_view text,
+                                                      std::string_view name) {
+  if (name.empty()) return std::nullopt;
+  int64_t line = 1;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(pos, end - pos);
+    size_t i = 0;
+    while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
+    if (l.substr(i, 5) == "ROOT ") {
+      i += 5;
+      while (i < l.size() && l[i] == ' ') ++i;
+    }
+    size_t name_start = i;
+    if (i < l.size() && l[i] == '%') ++i;
+    if (l.substr(i, name.size()) == name) {
+      size_t j = i + name.size();
+      while (j < l.size() && l[j] == ' ') ++j;
+      if (j < l.size() && l[j] == '=') {
+        return TextLocation{line, static_cast<int64_t>(name_start) + 1};
+      }
+    }
+    pos = end + 1;
+    ++line;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The instruction named in a verifier message ("..., instruction NAME: ...").
+std::string_view InstructionNameInMessage(std::string_view message) {
+  constexpr std::string_view kKey = "instruction ";
+  size_t p = message.find(kKey);
+  if (p == std::string_view::npos) return {};
+  p += kKey.size();
+  if (p < message.size() && message[p] == '%') ++p;
+  size_t e = p;
+  while (e < message.size() && message[e] != ':' && message[e] != ',' &&
+         message[e] != ' ' && message[e] != '\n') {
+    ++e;
+  }
+  return message.substr(p, e - p);
+}
+
+}  // namespace
+
+absl::Status VerifyWithLocations(const Module& module, std::string_view text,
+                                 std::string_view filename, int max_messages) {
+  std::vector<std::string> problems = VerifyModuleAll(module);
+  if (problems.empty()) return absl::OkStatus();
+  std::string out;
+  int shown = 0;
+  for (const std::string& p : problems) {
+    if (shown == max_messages) {
+      absl::StrAppend(&out, "\n", AsAbsl(filename), ": ",
+                      problems.size() - shown, " more verifier errors");
+      break;
+    }
+    if (shown > 0) out.push_back('\n');
+    std::optional<TextLocation> loc =
+        FindInstructionDefinition(text, InstructionNameInMessage(p));
+    if (loc) {
+      absl::StrAppend(&out, AsAbsl(filename), ":", loc->line, ":", loc->column,
+                      ": ", p);
+    } else {
+      absl::StrAppend(&out, AsAbsl(filename), ": ", p);
+    }
+    ++shown;
+  }
+  return absl::InvalidArgumentError(out);
+}
+
+absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
+                                        const LoadOptions& options) {
+  LoadedModule loaded;
+  loaded.filename = path == "-" ? "<stdin>" : path;
+  absl::StatusOr<std::string> text = ReadInputFile(path);
+  if (!text.ok()) {
+    std::string msg(text.status().message());
+    if (!absl::StrContains(msg, loaded.filename)) {
+      msg = absl::StrCat(loaded.filename, ": ", msg);
+    }
+    return absl::Status(text.status().code(), msg);
+  }
+  loaded.text = *std::move(text);
+  ParseOptions parse = options.parse;
+  parse.filename = loaded.filename;
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseHloModule(loaded.text, parse);
+  if (!module.ok()) return module.status();
+  loaded.module = *std::move(module);
+  if (loaded.module == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(loaded.filename, ": parser returned no module"));
+  }
+  if (options.verify) {
+    absl::Status st =
+        VerifyWithLocations(*loaded.module, loaded.text, loaded.filename);
+    if (!st.ok()) return st;
+  }
+  return loaded;
+}
+
+absl::Status WriteOutputFile(const std::string& path,
+                             std::string_view contents) {
+  if (path.empty() || path == "-") {
+    std::cout.write(contents.data(), contents.size());
+    std::cout.flush();
+    if (!std::cout) return absl::UnavailableError("<stdout>: write failed");
+    return absl::OkStatus();
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open for writing"));
+  }
+  size_t n = std::fwrite(contents.data(), 1, contents.size(), f);
+  bool ok = n == contents.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) return absl::DataLossError(absl::StrCat(path, ": write failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace hloverlap

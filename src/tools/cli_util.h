@@ -1,0 +1,124 @@
+// Shared helpers of the `hloverlap` command line: the command registry,
+// exit codes, reading and verifying input modules, diagnostics, output.
+//
+// Every subcommand lives in its own src/tools/<name>_command.{h,cc} with a
+//   void Register<Name>Command(CLI::App& app, CommandContext& ctx);
+// that adds a CLI11 subcommand whose callback stores the work to do with
+// ctx.SetAction(...). main.cc calls each Register function (one line per
+// command) and then RunApp, which parses the command line, runs the action
+// and maps errors and exceptions to exit codes:
+//   0  ok
+//   1  a check ran and failed / the compared modules differ (kExitDifferent)
+//   2  user error: bad flags, missing file, parse or verify failure; a
+//      diagnostic `file:line:col: message` goes to stderr
+//   3  internal error (an internal Status or any exception), reported
+#ifndef HLOVERLAP_TOOLS_CLI_UTIL_H_
+#define HLOVERLAP_TOOLS_CLI_UTIL_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hlo/module.h"
+#include "hlo/parser.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace hloverlap {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDifferent = 1;
+inline constexpr int kExitUserError = 2;
+inline constexpr int kExitInternalError = 3;
+
+// The version printed by `hloverlap --version`.
+std::string_view HloverlapVersion();
+
+// Shared state of one invocation: the action chosen by the subcommand that
+// was parsed.
+class CommandContext {
+ public:
+  // Called from a subcommand's CLI11 callback; the action runs after the
+  // whole command line parsed. It returns an exit code (kExit*).
+  void SetAction(std::function<int()> action) { action_ = std::move(action); }
+  bool has_action() const { return action_ != nullptr; }
+  int RunAction() const { return action_(); }
+
+ private:
+  std::function<int()> action_;
+};
+
+// Creates the top-level app (name, description, --version, help on every
+// subcommand, exactly one subcommand required).
+std::unique_ptr<CLI::App> MakeApp();
+
+// Parses argv and runs the chosen action. Never throws; returns the exit
+// code.
+int RunApp(CLI::App& app, CommandContext& ctx, int argc, char** argv);
+
+// Exit code for a non-OK status: kExitUserError for user-input errors
+// (InvalidArgument, NotFound, FailedPrecondition, OutOfRange,
+// PermissionDenied, Unimplemented, ResourceExhausted), kExitInternalError
+// otherwise.
+int ExitCodeForStatus(const absl::Status& status);
+
+// Prints `message` and a newline to stderr.
+void PrintError(std::string_view message);
+// Prints the status message to stderr (internal errors prefixed with
+// "internal error: ") and returns ExitCodeForStatus(status).
+int ReportStatus(const absl::Status& status);
+
+// A module read from a file, with the text it came from (for locating
+// diagnostics after parsing).
+struct LoadedModule {
+  std::unique_ptr<Module> module;
+  std::string filename;  // as given; "<stdin>" for "-"
+  std::string text;
+};
+
+struct LoadOptions {
+  bool verify = true;
+  ParseOptions parse;  // filename is filled in by LoadModule
+};
+
+// Reads `path` ("-" = stdin, .gz transparently), parses and (optionally)
+// verifies it. Errors are user errors with `file:line:col: message`
+// diagnostics (verifier errors are located at the offending instruction's
+// definition when it can be found in the text), or `file: message` for I/O
+// errors.
+absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
+                                        const LoadOptions& options = {});
+
+// Verifies `module`, returning InvalidArgument whose message lists every
+// problem, one per line, each located in `text` when possible
+// ("file:line:col: computation c, instruction i: ..."). At most
+// `max_messages` lines are listed, then a count of the rest.
+absl::Status VerifyWithLocations(const Module& module, std::string_view text,
+                                 std::string_view filename,
+                                 int max_messages = 20);
+
+// 1-based line/column of the definition of instruction `name` in `text`
+// (`%name = ` or `name = ` at the start of a line, after indentation and
+// optional `ROOT`), or nullopt.
+struct TextLocation {
+  int64_t line = 0;
+  int64_t column = 0;
+};
+std::optional<TextLocation> FindInstructionDefinition(std::string_view text,
+                                                      std::string_view name);
+
+// Writes `contents` to `path` ("-" or empty = stdout). Errors name the
+// file.
+absl::Status WriteOutputFile(const std::string& path,
+                             std::string_view contents);
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_TOOLS_CLI_UTIL_H_

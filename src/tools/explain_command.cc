@@ -1,0 +1,282 @@
+// `hloverlap explain` (see explain_command.h).
+#include "tools/explain_command.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace hloverlap {
+namespace {
+
+std::string TripText(const std::optional<int64_t>& trip) {
+  return trip ? absl::StrCat(*trip) : std::string("unknown");
+}
+
+std::string BytesText(int64_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  return absl::StrCat(bytes, " B (", HumanBytes(bytes), ")");
+}
+
+// "while.3 > while.1": the nesting path of a loop.
+std::string LoopPath(const ModuleSummary& s, int loop) {
+  std::vector<const std::string*> names;
+  for (int l = loop; l >= 0; l = s.loops[l].parent) {
+    names.push_back(&s.loops[l].name);
+  }
+  std::string out;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    if (!out.empty()) out += " > ";
+    out += **it;
+  }
+  return out;
+}
+
+void AppendLoopTree(const ModuleSummary& s, int loop, std::string& out) {
+  const LoopSummary& l = s.loops[loop];
+  out.append(2 + 2 * static_cast<size_t>(std::min(l.depth, 64)), ' ');
+  absl::StrAppend(&out, l.name, " in ", l.computation, ": trip count ",
+                  TripText(l.trip_count), ", body ", l.body, ", condition ",
+                  l.condition);
+  if (l.body_executions && l.depth > 0) {
+    absl::StrAppend(&out, ", body runs ", *l.body_executions,
+                    " times per execution");
+  }
+  if (!l.op_name.empty()) absl::StrAppend(&out, " [", l.op_name, "]");
+  out.push_back('\n');
+  for (int c : l.children) AppendLoopTree(s, c, out);
+}
+
+void AppendGroupLine(const CollectiveGroup& g, std::string& out) {
+  absl::StrAppend(&out, "    ", absl::StrFormat("%-20s", g.kind), " count ",
+                  g.count);
+  if (g.async_count > 0) absl::StrAppend(&out, " (", g.async_count, " async)");
+  absl::StrAppend(&out, ", bytes ", BytesText(g.bytes));
+  if (!g.groups.empty()) absl::StrAppend(&out, ", ", g.groups);
+  out.push_back('\n');
+}
+
+}  // namespace
+
+std::string FormatSummaryText(const ModuleSummary& s, bool all_computations) {
+  std::string out;
+  absl::StrAppend(&out, "module ", s.module_name, ": ", s.computations.size(),
+                  " computations, ", s.instruction_count,
+                  " instructions, entry ", s.entry,
+                  ", replica_count=", s.replica_count,
+                  ", num_partitions=", s.num_partitions,
+                  s.is_scheduled ? ", scheduled" : "", "\n");
+
+  // Computations.
+  out += "\ncomputations:\n";
+  size_t width = 0;
+  for (const ComputationSummary& c : s.computations) {
+    width = std::max(width, std::min<size_t>(c.name.size(), 60));
+  }
+  int64_t fused_count = 0, fused_instructions = 0;
+  for (const ComputationSummary& c : s.computations) {
+    if (!all_computations && c.role == "fused") {
+      ++fused_count;
+      fused_instructions += c.instruction_count;
+      continue;
+    }
+    absl::StrAppend(
+        &out, "  ", c.name,
+        std::string(width > c.name.size() ? width - c.name.size() : 0, ' '),
+        "  ", absl::StrFormat("%6d", c.instruction_count), " instructions  ",
+        c.role, c.reachable || c.role == "entry" ? "" : " (unreachable)", "\n");
+  }
+  if (fused_count > 0) {
+    absl::StrAppend(&out, "  (", fused_count, " fused computations, ",
+                    fused_instructions,
+                    " instructions; --all-computations lists them)\n");
+  }
+
+  // Loops.
+  absl::StrAppend(&out, "\nwhile loops: ", s.loops.size(), ", max depth ",
+                  s.max_loop_depth, "\n");
+  for (size_t i = 0; i < s.loops.size(); ++i) {
+    if (s.loops[i].parent < 0) AppendLoopTree(s, static_cast<int>(i), out);
+  }
+
+  // Collectives per place: first outside loops (by computation), then per
+  // loop in tree order.
+  absl::StrAppend(&out, "\ncollectives: ", s.collective_count, "\n");
+  std::vector<std::string> places;
+  for (const CollectiveGroup& g : s.groups) {
+    if (g.loop >= 0) continue;
+    if (std::find(places.begin(), places.end(), g.computation) ==
+        places.end()) {
+      places.push_back(g.computation);
+    }
+  }
+  for (const std::string& comp : places) {
+    absl::StrAppend(&out, "  outside loops, in ", comp, ":\n");
+    for (const CollectiveGroup& g : s.groups) {
+      if (g.loop < 0 && g.computation == comp) AppendGroupLine(g, out);
+    }
+  }
+  // Tree order of loops.
+  std::vector<int> order;
+  std::vector<int> stack;
+  for (int i = static_cast<int>(s.loops.size()) - 1; i >= 0; --i) {
+    if (s.loops[i].parent < 0) stack.push_back(i);
+  }
+  while (!stack.empty()) {
+    int l = stack.back();
+    stack.pop_back();
+    order.push_back(l);
+    const auto& ch = s.loops[l].children;
+    for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
+  }
+  for (int l : order) {
+    bool any = false;
+    for (const CollectiveGroup& g : s.groups) {
+      if (g.loop != l) continue;
+      if (!any) {
+        absl::StrAppend(&out, "  in loop ", LoopPath(s, l), " (trip count ",
+                        TripText(s.loops[l].trip_count), ", body ",
+                        s.loops[l].body, "):\n");
+        any = true;
+      }
+      AppendGroupLine(g, out);
+    }
+  }
+
+  // Totals.
+  out += "\ntotals:\n";
+  for (const CollectiveKindTotal& t : s.kind_totals) {
+    absl::StrAppend(&out, "  ", absl::StrFormat("%-20s", t.kind), " count ",
+                    t.count, ", bytes ", BytesText(t.bytes));
+    if (t.bytes_per_execution) {
+      absl::StrAppend(&out, ", per execution ",
+                      BytesText(*t.bytes_per_execution));
+    }
+    out.push_back('\n');
+  }
+  absl::StrAppend(&out, "  all collectives: ", s.collective_count, ", bytes ",
+                  BytesText(s.collective_bytes), ", per execution ",
+                  s.collective_bytes_per_execution
+                      ? BytesText(*s.collective_bytes_per_execution)
+                      : std::string("unknown (a loop trip count is unknown)"),
+                  "\n");
+  absl::StrAppend(&out, "  instructions: ", s.instruction_count, " (",
+                  s.reachable_instruction_count, " reachable from the entry)",
+                  "\n");
+  if (s.truncated) {
+    absl::StrAppend(&out, "  (loop tree truncated at ", kMaxLoopNodes,
+                    " loops)\n");
+  }
+  return out;
+}
+
+std::string FormatSummaryJson(const ModuleSummary& s) {
+  using nlohmann::json;
+  auto opt = [](const std::optional<int64_t>& v) -> json {
+    return v ? json(*v) : json(nullptr);
+  };
+  json j;
+  j["module"] = s.module_name;
+  j["entry"] = s.entry;
+  j["replica_count"] = s.replica_count;
+  j["num_partitions"] = s.num_partitions;
+  j["is_scheduled"] = s.is_scheduled;
+  j["instruction_count"] = s.instruction_count;
+  j["reachable_instruction_count"] = s.reachable_instruction_count;
+  j["computations"] = json::array();
+  for (const ComputationSummary& c : s.computations) {
+    j["computations"].push_back({{"name", c.name},
+                                 {"instructions", c.instruction_count},
+                                 {"role", c.role},
+                                 {"reachable", c.reachable}});
+  }
+  j["loops"] = json::array();
+  for (const LoopSummary& l : s.loops) {
+    j["loops"].push_back({{"name", l.name},
+                          {"computation", l.computation},
+                          {"body", l.body},
+                          {"condition", l.condition},
+                          {"op_name", l.op_name},
+                          {"trip_count", opt(l.trip_count)},
+                          {"parent", l.parent},
+                          {"depth", l.depth},
+                          {"children", l.children},
+                          {"body_executions", opt(l.body_executions)}});
+  }
+  j["collectives"] = json::array();
+  for (const CollectiveSummary& c : s.collectives) {
+    j["collectives"].push_back({{"name", c.name},
+                                {"kind", c.kind},
+                                {"async", c.async},
+                                {"computation", c.computation},
+                                {"loop", c.loop},
+                                {"bytes", c.bytes},
+                                {"groups", c.groups},
+                                {"executions", opt(c.executions)}});
+  }
+  j["groups"] = json::array();
+  for (const CollectiveGroup& g : s.groups) {
+    j["groups"].push_back(
+        {{"loop", g.loop},
+         {"computation", g.computation},
+         {"kind", g.kind},
+         {"groups", g.groups},
+         {"count", g.count},
+         {"async_count", g.async_count},
+         {"bytes", g.bytes},
+         {"bytes_per_execution", opt(g.bytes_per_execution)}});
+  }
+  j["totals"] = json::array();
+  for (const CollectiveKindTotal& t : s.kind_totals) {
+    j["totals"].push_back(
+        {{"kind", t.kind},
+         {"count", t.count},
+         {"bytes", t.bytes},
+         {"bytes_per_execution", opt(t.bytes_per_execution)}});
+  }
+  j["collective_count"] = s.collective_count;
+  j["collective_bytes"] = s.collective_bytes;
+  j["collective_bytes_per_execution"] = opt(s.collective_bytes_per_execution);
+  j["max_loop_depth"] = s.max_loop_depth;
+  j["truncated"] = s.truncated;
+  // Replace invalid UTF-8 (names come from user text) instead of throwing.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+int RunExplainCommand(const ExplainCommandOptions& options) {
+  LoadOptions load;
+  load.verify = options.verify;
+  absl::StatusOr<LoadedModule> loaded = LoadModule(options.input, load);
+  if (!loaded.ok()) return ReportStatus(loaded.status());
+  ModuleSummary summary = SummarizeModule(*loaded->module);
+  std::string text = options.json
+                         ? FormatSummaryJson(summary)
+                         : FormatSummaryText(summary, options.all_computations);
+  return ReportStatus(WriteOutputFile("-", text));
+}
+
+void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
+  auto options = std::make_shared<ExplainCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain",
+      "Summarize a module: computations, the while-loop nesting tree with "
+      "trip counts, and the collectives of every loop (kind, count, bytes, "
+      "replica groups).");
+  cmd->add_option("input", options->input,
+                  "Input HLO text file ('-' for stdin; .gz is read "
+                  "transparently)")
+      ->required();
+  cmd->add_flag("!--no-verify", options->verify,
+                "Do not verify the input module");
+  cmd->add_flag("--json", options->json, "Print the summary as JSON");
+  cmd->add_flag("--all-computations", options->all_computations,
+                "List fused computations too");
+  cmd->callback([&ctx, options]() {
+    ctx.SetAction([options]() { return RunExplainCommand(*options); });
+  });
+}
+
+}  // namespace hloverlap

@@ -1,11 +1,23 @@
 // Structural and shape verification of HLO modules.
 //
-// Checks operand counts and shape rules for the common ops (elementwise,
-// broadcast, reshape, transpose, convert, slice, dynamic-slice,
-// dynamic-update-slice, concatenate, pad, iota, dot, reduce, select/compare,
-// tuple/get-tuple-element, while/call signatures, collectives and their
-// async forms), def-before-use, operand/user consistency, and that called
-// computations belong to the module. Opcodes it has no rule for are accepted.
+// Per instruction: operand counts, called-computation counts and shape rules
+// (via hlo/shape_inference.h) for the common ops (elementwise, broadcast,
+// reshape, transpose, convert, slice, dynamic-slice, dynamic-update-slice,
+// concatenate, pad, iota, dot, reduce, select/compare, tuple and
+// get-tuple-element, while/call/conditional signatures, collectives and their
+// async forms); operand/user and control edges consistent both ways and
+// inside the instruction's computation.
+// Per computation: the root belongs to it, parameters are numbered 0..n-1,
+// operands and control edges form no cycle.
+// Per module: names are unique (instructions among instructions, computations
+// among computations), called computations belong to the module, nothing
+// calls the entry computation, the call graph has no cycle, every async
+// computation has one async-start.
+//
+// Opcodes it has no rule for are accepted, and it is lenient where XLA is
+// (no result rule for fusion and custom-call; bitcast only keeps the bit
+// size). Shapes with dynamic dimensions skip the arithmetic rules. It never
+// crashes: every index and attribute value is checked before use.
 #ifndef HLOVERLAP_HLO_VERIFIER_H_
 #define HLOVERLAP_HLO_VERIFIER_H_
 
@@ -18,7 +30,10 @@
 namespace hloverlap {
 
 struct VerifierOptions {
-  // Compare layouts too (off: shapes compared ignoring layout).
+  // Compare layouts too (off: shapes compared ignoring layout). Layouts are
+  // compared where a rule says a shape is a copy of another (while state,
+  // call arguments, tuple elements, async pairs ...), never for shapes the
+  // verifier computes itself.
   bool check_layouts = false;
 };
 
@@ -29,6 +44,13 @@ std::vector<std::string> VerifyModuleAll(const Module& module,
 // OK, or InvalidArgument with the first problem (and a count of the rest).
 absl::Status VerifyModule(const Module& module,
                           const VerifierOptions& options = {});
+
+// The per-instruction and per-computation checks for one computation (e.g. a
+// loop body a pass just built), without the module-wide ones (name
+// uniqueness, call-graph cycles, async-start counts). Called computations
+// must belong to the computation's module when it has one.
+std::vector<std::string> VerifyComputationAll(
+    const Computation& computation, const VerifierOptions& options = {});
 
 }  // namespace hloverlap
 

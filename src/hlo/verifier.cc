@@ -1,0 +1,1516 @@
+#include "hlo/verifier.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "hlo/shape_inference.h"
+
+namespace hloverlap {
+namespace {
+
+// Debian's abseil has its own string_view, which StrCat needs.
+absl::string_view AV(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+absl::string_view Op(Opcode opcode) { return AV(OpcodeName(opcode)); }
+
+bool AnyDynamic(const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& s : shape.tuple_shapes()) {
+      if (AnyDynamic(s)) return true;
+    }
+    return false;
+  }
+  for (int64_t i = 0; i < shape.rank(); ++i) {
+    if (shape.dim_kind(i) != DimKind::kStatic || shape.dimensions(i) < 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Group size of a mesh replica-group spec "mesh['a'=2,'b'=4] {'b'}": the
+// product of the sizes of the axes in braces; nullopt if not understood.
+std::optional<int64_t> MeshGroupSize(std::string_view text) {
+  const size_t open = text.find('[');
+  const size_t close =
+      text.find(']', open == std::string_view::npos ? 0 : open);
+  if (open == std::string_view::npos || close == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
+      s.remove_prefix(1);
+    }
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
+      s.remove_suffix(1);
+    }
+    return s;
+  };
+  auto unquote = [&](std::string_view s) -> std::optional<std::string_view> {
+    s = trim(s);
+    if (s.size() < 2 || s.front() != '\'' || s.back() != '\'') {
+      return std::nullopt;
+    }
+    return s.substr(1, s.size() - 2);
+  };
+  auto split = [](std::string_view s) {
+    std::vector<std::string_view> parts;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t comma = s.find(',', start);
+      if (comma == std::string_view::npos) comma = s.size();
+      parts.push_back(s.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return parts;
+  };
+  std::map<std::string, int64_t, std::less<>> axes;
+  for (std::string_view entry :
+       split(text.substr(open + 1, close - open - 1))) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
+    std::optional<std::string_view> name = unquote(entry.substr(0, eq));
+    std::string_view number = trim(entry.substr(eq + 1));
+    if (!name.has_value() || number.empty() || number.size() > 12) {
+      return std::nullopt;
+    }
+    int64_t value = 0;
+    for (char ch : number) {
+      if (!std::isdigit(static_cast<unsigned char>(ch))) return std::nullopt;
+      value = value * 10 + (ch - '0');
+    }
+    axes[std::string(*name)] = value;
+  }
+  const size_t lbrace = text.find('{', close);
+  const size_t rbrace =
+      text.find('}', lbrace == std::string_view::npos ? close : lbrace);
+  if (lbrace == std::string_view::npos || rbrace == std::string_view::npos) {
+    return std::nullopt;
+  }
+  int64_t size = 1;
+  for (std::string_view entry :
+       split(text.substr(lbrace + 1, rbrace - lbrace - 1))) {
+    std::optional<std::string_view> name = unquote(entry);
+    if (!name.has_value()) return std::nullopt;
+    auto it = axes.find(*name);
+    if (it == axes.end()) return std::nullopt;
+    if (__builtin_mul_overflow(size, it->second, &size)) return std::nullopt;
+  }
+  if (size <= 0) return std::nullopt;
+  return size;
+}
+
+// Opcodes that take exactly one called computation (to_apply/calls).
+bool TakesOneComputation(Opcode op) {
+  switch (op) {
+    case Opcode::kCall:
+    case Opcode::kMap:
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kScatter:
+    case Opcode::kSort:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kScan:
+    case Opcode::kFusion:
+    case Opcode::kAsyncStart:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Fixed operand counts; -1 if the opcode has no fixed count.
+int64_t FixedOperandCount(Opcode op) {
+  if (op == Opcode::kConvert || op == Opcode::kBitcastConvert ||
+      IsElementwiseUnary(op)) {
+    return 1;
+  }
+  if (IsElementwiseBinary(op)) return 2;
+  switch (op) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kRngGetAndUpdateState:
+      return 0;
+    case Opcode::kBitcast:
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kReverse:
+    case Opcode::kSlice:
+    case Opcode::kGetTupleElement:
+    case Opcode::kWhile:
+    case Opcode::kFft:
+    case Opcode::kCholesky:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kDomain:
+    case Opcode::kCopyStart:
+    case Opcode::kCopyDone:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllReduceDone:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+    case Opcode::kSendDone:
+    case Opcode::kRecvDone:
+    case Opcode::kRecv:
+    case Opcode::kInfeed:
+    case Opcode::kRngBitGenerator:
+    case Opcode::kOptBarrier:
+    case Opcode::kTopk:
+      return 1;
+    case Opcode::kPad:
+    case Opcode::kDot:
+    case Opcode::kAddDependency:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kGather:
+    case Opcode::kConvolution:
+    case Opcode::kTriangularSolve:
+      return 2;
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kRaggedDot:
+    case Opcode::kBatchNormTraining:
+      return 3;
+    case Opcode::kScaledDot:
+      return 4;
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+      return 5;
+    case Opcode::kRaggedAllToAll:
+      return 6;
+    default:
+      return -1;
+  }
+}
+
+bool NeedsAtLeastOneOperand(Opcode op) {
+  switch (op) {
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kConcatenate:
+    case Opcode::kSort:
+    case Opcode::kMap:
+    case Opcode::kDynamicReshape:
+    case Opcode::kScan:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class Verifier {
+ public:
+  Verifier(const Module* module, const Computation* only,
+           const VerifierOptions& options)
+      : module_(module), options_(options) {
+    if (module_ != nullptr) {
+      for (const auto& c : module_->computations()) {
+        if (c != nullptr) computations_.insert(c.get());
+      }
+    }
+    if (only != nullptr) computations_.insert(only);
+    for (const Computation* c : computations_) {
+      for (const auto& inst : c->instructions()) {
+        if (inst == nullptr) continue;
+        instructions_.insert(inst.get());
+        for (const Instruction* u : inst->users()) {
+          user_edges_.insert({inst.get(), u});
+        }
+        for (const Instruction* s : inst->control_successors()) {
+          control_edges_.insert({inst.get(), s});
+        }
+      }
+    }
+  }
+
+  std::vector<std::string> TakeProblems() { return std::move(problems_); }
+
+  void VerifyModuleWide();
+  void VerifyComputation(const Computation& c);
+
+ private:
+  // --- Reporting ------------------------------------------------------------
+  template <typename... Args>
+  void Report(const Computation& c, const Instruction& i, const Args&... args) {
+    problems_.push_back(absl::StrCat("computation ", c.name(), ", instruction ",
+                                     i.name(), ": ", args...));
+  }
+  template <typename... Args>
+  void ReportComputation(const Computation& c, const Args&... args) {
+    problems_.push_back(absl::StrCat("computation ", c.name(), ": ", args...));
+  }
+  template <typename... Args>
+  void ReportModule(const Args&... args) {
+    problems_.push_back(absl::StrCat(
+        "module ", module_ != nullptr ? module_->name() : "?", ": ", args...));
+  }
+
+  std::string Str(const Shape& s) const {
+    return options_.check_layouts ? s.ToString(true) : ShapeString(s);
+  }
+  bool Matches(const Shape& expected, const Shape& actual) const {
+    return ShapesMatch(expected, actual, options_.check_layouts);
+  }
+
+  // Reports an inference error, or a mismatch between the inferred and the
+  // actual result shape.
+  void CheckResult(const Computation& c, const Instruction& i,
+                   const absl::StatusOr<Shape>& inferred,
+                   const std::string& explanation) {
+    if (!inferred.ok()) {
+      Report(c, i, inferred.status().message());
+      return;
+    }
+    if (!Matches(*inferred, i.shape())) {
+      Report(c, i, "expected result shape ", Str(*inferred), " (", explanation,
+             "), found ", Str(i.shape()));
+    }
+  }
+
+  bool KnownComputation(const Computation* c) const {
+    return c != nullptr && computations_.contains(c);
+  }
+  // The callee's program shape, or nullptr (already reported) if unusable.
+  const ProgramShape* Program(const Computation& c, const Instruction& i,
+                              const Computation* callee);
+
+  // --- Per instruction --------------------------------------------------
+  void VerifyInstruction(const Computation& c, const Instruction& i);
+  bool VerifyEdges(const Computation& c, const Instruction& i);
+  bool VerifyCalledComputations(const Computation& c, const Instruction& i);
+  bool VerifyOperandCount(const Computation& c, const Instruction& i);
+  void VerifyShape(const Computation& c, const Instruction& i);
+
+  void VerifyDot(const Computation& c, const Instruction& i);
+  void VerifyReduce(const Computation& c, const Instruction& i);
+  void VerifyWhile(const Computation& c, const Instruction& i);
+  void VerifyCall(const Computation& c, const Instruction& i);
+  void VerifyConditional(const Computation& c, const Instruction& i);
+  void VerifyFusion(const Computation& c, const Instruction& i);
+  void VerifyGatherScatter(const Computation& c, const Instruction& i,
+                           bool gather, bool start);
+  void VerifyAllReduce(const Computation& c, const Instruction& i);
+  void VerifyAllToAll(const Computation& c, const Instruction& i);
+  void VerifyCollectivePermute(const Computation& c, const Instruction& i,
+                               bool start);
+  void VerifyAsyncStart(const Computation& c, const Instruction& i);
+  void VerifyAsyncUpdateOrDone(const Computation& c, const Instruction& i);
+  void VerifyNativeDone(const Computation& c, const Instruction& i);
+  void VerifyReducer(const Computation& c, const Instruction& i);
+
+  std::optional<int64_t> GroupSize(const Instruction& i) const;
+
+  // --- Per computation ------------------------------------------------------
+  void VerifyParameters(const Computation& c);
+  void VerifyAcyclic(const Computation& c);
+
+  const Module* module_;
+  VerifierOptions options_;
+  absl::flat_hash_set<const Computation*> computations_;
+  absl::flat_hash_set<const Instruction*> instructions_;
+  // (operand, user) pairs from users() lists.
+  absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
+      user_edges_;
+  // (predecessor, successor) pairs from control_successors() lists.
+  absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
+      control_edges_;
+  absl::flat_hash_map<const Computation*, std::optional<ProgramShape>>
+      programs_;
+  std::vector<std::string> problems_;
+};
+
+std::string OperandShapes(const Instruction& i) {
+  std::string out;
+  const int64_t n = i.operand_count();
+  for (int64_t k = 0; k < n && k < 8; ++k) {
+    if (k > 0) out += ", ";
+    out += ShapeString(i.operand(k)->shape());
+  }
+  if (n > 8) absl::StrAppend(&out, ", ... (", n, " operands)");
+  return out;
+}
+
+std::vector<const Shape*> OperandShapeList(const Instruction& i,
+                                           int64_t from = 0) {
+  std::vector<const Shape*> out;
+  for (int64_t k = from; k < i.operand_count(); ++k) {
+    out.push_back(&i.operand(k)->shape());
+  }
+  return out;
+}
+
+// --- Module-wide ------------------------------------------------------------
+
+void Verifier::VerifyModuleWide() {
+  if (module_ == nullptr) return;
+  const Computation* entry = module_->entry();
+  if (entry == nullptr) {
+    ReportModule("has no entry computation");
+  } else if (!KnownComputation(entry)) {
+    ReportModule("the entry computation is not a computation of the module");
+  }
+  // Names.
+  absl::flat_hash_map<std::string_view, const Computation*> comp_names;
+  absl::flat_hash_map<std::string_view,
+                      std::pair<const Computation*, const Instruction*>>
+      inst_names;
+  for (const auto& c : module_->computations()) {
+    if (c == nullptr) {
+      ReportModule("has a null computation");
+      continue;
+    }
+    auto [it, inserted] = comp_names.emplace(c->name(), c.get());
+    if (!inserted) {
+      ReportComputation(*c,
+                        "name is not unique in the module (another "
+                        "computation has it)");
+    }
+    for (const auto& inst : c->instructions()) {
+      if (inst == nullptr) continue;
+      auto [jt, fresh] =
+          inst_names.emplace(inst->name(), std::make_pair(c.get(), inst.get()));
+      if (!fresh) {
+        Report(*c, *inst,
+               "name is not unique in the module (also used by an "
+               "instruction of computation ",
+               jt->second.first->name(), ")");
+      }
+    }
+  }
+  // Async computations: exactly one async-start each.
+  absl::flat_hash_map<const Computation*, const Instruction*> async_callers;
+  for (const auto& c : module_->computations()) {
+    if (c == nullptr) continue;
+    for (const auto& inst : c->instructions()) {
+      if (inst == nullptr || inst->opcode() != Opcode::kAsyncStart) continue;
+      for (const Computation* callee : inst->called_computations()) {
+        if (!KnownComputation(callee)) continue;
+        auto [it, fresh] = async_callers.emplace(callee, inst.get());
+        if (!fresh) {
+          Report(*c, *inst, "wrapped computation ", callee->name(),
+                 " is already called by async-start ", it->second->name(),
+                 " (each async computation needs its own async-start)");
+        }
+      }
+    }
+  }
+  // Call-graph cycles (iterative DFS, colors: 0 new, 1 on stack, 2 done).
+  absl::flat_hash_map<const Computation*, int> color;
+  for (const auto& root : module_->computations()) {
+    if (root == nullptr || color[root.get()] != 0) continue;
+    std::vector<std::pair<const Computation*, std::vector<const Computation*>>>
+        stack;
+    auto push = [&](const Computation* comp) {
+      color[comp] = 1;
+      std::vector<const Computation*> callees;
+      for (const auto& inst : comp->instructions()) {
+        if (inst == nullptr) continue;
+        for (const Computation* callee : inst->called_computations()) {
+          if (KnownComputation(callee)) callees.push_back(callee);
+        }
+      }
+      std::reverse(callees.begin(), callees.end());
+      stack.push_back({comp, std::move(callees)});
+    };
+    push(root.get());
+    while (!stack.empty()) {
+      auto& [comp, pending] = stack.back();
+      if (pending.empty()) {
+        color[comp] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const Computation* next = pending.back();
+      pending.pop_back();
+      int& col = color[next];
+      if (col == 1) {
+        ReportComputation(*comp, "calls computation ", next->name(),
+                          ", which is on the call path leading here "
+                          "(recursive call graph)");
+      } else if (col == 0) {
+        push(next);
+      }
+    }
+  }
+}
+
+// --- Per computation
+// ----------------------------------------------------------
+
+void Verifier::VerifyComputation(const Computation& c) {
+  if (c.root() == nullptr) {
+    ReportComputation(c, "has no root instruction");
+  } else if (!instructions_.contains(c.root()) || c.root()->parent() != &c) {
+    ReportComputation(c,
+                      "root instruction does not belong to the "
+                      "computation");
+  }
+  if (module_ != nullptr && c.parent() != nullptr && c.parent() != module_) {
+    ReportComputation(c, "its parent is module ", c.parent()->name(),
+                      ", not this module");
+  }
+  VerifyParameters(c);
+  for (const auto& inst : c.instructions()) {
+    if (inst == nullptr) {
+      ReportComputation(c, "has a null instruction");
+      continue;
+    }
+    VerifyInstruction(c, *inst);
+  }
+  VerifyAcyclic(c);
+}
+
+void Verifier::VerifyParameters(const Computation& c) {
+  std::map<int64_t, const Instruction*> numbered;
+  bool ok = true;
+  for (const auto& inst : c.instructions()) {
+    if (inst == nullptr || inst->opcode() != Opcode::kParameter) continue;
+    const int64_t n = inst->parameter_number();
+    if (n < 0) {
+      Report(c, *inst, "parameter number ", n, " is negative");
+      ok = false;
+      continue;
+    }
+    auto [it, fresh] = numbered.emplace(n, inst.get());
+    if (!fresh) {
+      Report(c, *inst, "parameter number ", n, " is also used by ",
+             it->second->name());
+      ok = false;
+    }
+  }
+  int64_t expected = 0;
+  for (const auto& [n, inst] : numbered) {
+    if (n != expected) {
+      ReportComputation(c, "parameters must be numbered 0..",
+                        numbered.size() - 1, " without gaps: parameter ",
+                        expected, " is missing (next is ", n, ", ",
+                        inst->name(), ")");
+      ok = false;
+      break;
+    }
+    ++expected;
+  }
+  if (!ok) return;
+  const auto& params = c.parameters();
+  bool in_sync = params.size() == numbered.size();
+  for (size_t k = 0; in_sync && k < params.size(); ++k) {
+    in_sync = params[k] == numbered[static_cast<int64_t>(k)];
+  }
+  if (!in_sync) {
+    ReportComputation(c, "parameter list (", params.size(),
+                      " entries) does not match its ", numbered.size(),
+                      " parameter instructions");
+  }
+}
+
+void Verifier::VerifyAcyclic(const Computation& c) {
+  // Iterative DFS over operands and control predecessors inside c.
+  absl::flat_hash_map<const Instruction*, int> color;
+  auto preds = [&](const Instruction* inst) {
+    std::vector<const Instruction*> out;
+    for (const Instruction* o : inst->operands()) {
+      if (o != nullptr && instructions_.contains(o) && o->parent() == &c) {
+        out.push_back(o);
+      }
+    }
+    for (const Instruction* p : inst->control_predecessors()) {
+      if (p != nullptr && instructions_.contains(p) && p->parent() == &c) {
+        out.push_back(p);
+      }
+    }
+    return out;
+  };
+  for (const auto& start : c.instructions()) {
+    if (start == nullptr || start->parent() != &c || color[start.get()] != 0) {
+      continue;
+    }
+    std::vector<std::pair<const Instruction*, std::vector<const Instruction*>>>
+        stack;
+    color[start.get()] = 1;
+    stack.push_back({start.get(), preds(start.get())});
+    while (!stack.empty()) {
+      auto& [inst, pending] = stack.back();
+      if (pending.empty()) {
+        color[inst] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const Instruction* next = pending.back();
+      pending.pop_back();
+      int& col = color[next];
+      if (col == 1) {
+        Report(c, *inst, "depends on ", next->name(),
+               ", which depends on it (cycle through operands or control "
+               "predecessors)");
+        return;  // One cycle report per computation is enough.
+      }
+      if (col == 0) {
+        col = 1;
+        stack.push_back({next, preds(next)});
+      }
+    }
+  }
+}
+
+// --- Per instruction
+// ----------------------------------------------------------
+
+void Verifier::VerifyInstruction(const Computation& c, const Instruction& i) {
+  if (i.parent() != &c) {
+    Report(c, i, "its parent is ",
+           i.parent() == nullptr
+               ? std::string("null")
+               : absl::StrCat("computation ", i.parent()->name()),
+           ", not this computation");
+  }
+  const bool edges_ok = VerifyEdges(c, i);
+  const bool callees_ok = VerifyCalledComputations(c, i);
+  if (!edges_ok) return;  // Operands unusable: no count/shape rules.
+  const bool count_ok = VerifyOperandCount(c, i);
+  if (!count_ok || !callees_ok) return;
+  VerifyShape(c, i);
+}
+
+bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
+  bool usable = true;
+  for (int64_t k = 0; k < i.operand_count(); ++k) {
+    const Instruction* o = i.operand(k);
+    if (o == nullptr) {
+      Report(c, i, "operand ", k, " is null");
+      usable = false;
+      continue;
+    }
+    if (!instructions_.contains(o)) {
+      Report(c, i, "operand ", k, " is not an instruction of this module");
+      usable = false;
+      continue;
+    }
+    if (o->parent() != &c) {
+      Report(c, i, "operand ", k, " (", o->name(), ") is defined in ",
+             o->parent() == nullptr
+                 ? std::string("no computation")
+                 : absl::StrCat("computation ", o->parent()->name()),
+             ", not in this computation");
+    }
+    if (!user_edges_.contains({o, &i})) {
+      Report(c, i, "uses ", o->name(), " as operand ", k, " but is not in ",
+             o->name(), "'s user list");
+    }
+  }
+  absl::flat_hash_set<const Instruction*> seen_users;
+  for (const Instruction* u : i.users()) {
+    if (u == nullptr || !instructions_.contains(u)) {
+      Report(c, i,
+             "user list contains something that is not an "
+             "instruction of this module");
+      continue;
+    }
+    if (!seen_users.insert(u).second) {
+      Report(c, i, "user ", u->name(), " is listed twice");
+      continue;
+    }
+    if (!u->IsUserOf(&i)) {
+      Report(c, i, "lists ", u->name(),
+             " as a user, but it does not use this instruction");
+    }
+  }
+  for (const Instruction* p : i.control_predecessors()) {
+    if (p == nullptr || !instructions_.contains(p)) {
+      Report(c, i, "control predecessor is not an instruction of this module");
+      continue;
+    }
+    if (p->parent() != &c) {
+      Report(c, i, "control predecessor ", p->name(),
+             " is not in this computation");
+    }
+    if (!control_edges_.contains({p, &i})) {
+      Report(c, i, "has control predecessor ", p->name(),
+             " but is not among its control successors");
+    }
+  }
+  for (const Instruction* s : i.control_successors()) {
+    if (s == nullptr || !instructions_.contains(s)) {
+      Report(c, i, "control successor is not an instruction of this module");
+      continue;
+    }
+    const auto& sp = s->control_predecessors();
+    if (std::find(sp.begin(), sp.end(), &i) == sp.end()) {
+      Report(c, i, "has control successor ", s->name(),
+             " but is not among its control predecessors");
+    }
+  }
+  return usable;
+}
+
+bool Verifier::VerifyCalledComputations(const Computation& c,
+                                        const Instruction& i) {
+  bool ok = true;
+  const auto& called = i.called_computations();
+  for (size_t k = 0; k < called.size(); ++k) {
+    const Computation* callee = called[k];
+    if (callee == nullptr) {
+      Report(c, i, "called computation ", k, " is missing");
+      ok = false;
+    } else if (!KnownComputation(callee)) {
+      Report(c, i, "called computation ", k,
+             " is not a computation of this module");
+      ok = false;
+    } else if (module_ != nullptr && callee == module_->entry()) {
+      Report(c, i, "calls the entry computation ", callee->name());
+      ok = false;
+    }
+  }
+  const Opcode op = i.opcode();
+  auto expect = [&](size_t n, std::string_view what) {
+    if (called.size() != n) {
+      Report(c, i, "expected ", n, " called computation", n == 1 ? "" : "s",
+             " (", AV(what), "), found ", called.size());
+      ok = false;
+    }
+  };
+  if (op == Opcode::kWhile) {
+    expect(2, "condition, body");
+  } else if (op == Opcode::kSelectAndScatter) {
+    expect(2, "select, scatter");
+  } else if (op == Opcode::kConditional) {
+    if (called.empty()) {
+      Report(c, i, "expected at least 1 branch computation, found 0");
+      ok = false;
+    }
+  } else if (TakesOneComputation(op)) {
+    expect(1, op == Opcode::kFusion || op == Opcode::kAsyncStart ? "calls"
+                                                                 : "to_apply");
+  } else if (op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone) {
+    if (called.size() > 1) {
+      Report(c, i, "expected at most 1 called computation, found ",
+             called.size());
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool Verifier::VerifyOperandCount(const Computation& c, const Instruction& i) {
+  const Opcode op = i.opcode();
+  const int64_t n = i.operand_count();
+  const int64_t fixed = FixedOperandCount(op);
+  if (fixed >= 0) {
+    if (n != fixed) {
+      Report(c, i, "expected ", fixed, " operand", fixed == 1 ? "" : "s",
+             " for ", Op(op), ", found ", n);
+      return false;
+    }
+    return true;
+  }
+  if (NeedsAtLeastOneOperand(op) && n < 1) {
+    Report(c, i, "expected at least 1 operand for ", Op(op), ", found 0");
+    return false;
+  }
+  switch (op) {
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice: {
+      const int64_t base = op == Opcode::kDynamicSlice ? 1 : 2;
+      if (n < base) {
+        Report(c, i, "expected at least ", base, " operands for ", Op(op),
+               ", found ", n);
+        return false;
+      }
+      const Shape& operand = i.operand(0)->shape();
+      const int64_t rank = operand.IsArray() ? operand.rank() : 0;
+      const bool vector_form = n == base + 1 &&
+                               i.operand(base)->shape().IsArray() &&
+                               i.operand(base)->shape().rank() == 1;
+      if (n != base + rank && !vector_form) {
+        Report(c, i, "expected ", base + rank, " operands for ", Op(op), " (",
+               base == 1 ? "operand" : "operand, update", " and ", rank,
+               " scalar indices for ", ShapeString(operand), ") or ", base + 1,
+               " with an index vector, found ", n);
+        return false;
+      }
+      return true;
+    }
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+      if (n < 2 || n % 2 != 0) {
+        Report(c, i, "expected an even number (2k > 0) of operands for ",
+               Op(op), " (k inputs, k init values), found ", n);
+        return false;
+      }
+      return true;
+    case Opcode::kScatter:
+      if (n < 3 || n % 2 != 1) {
+        Report(c, i,
+               "expected 2k+1 operands for scatter (k operands, "
+               "indices, k updates), found ",
+               n);
+        return false;
+      }
+      return true;
+    case Opcode::kCall: {
+      const Computation* callee = i.to_apply();
+      if (KnownComputation(callee) && n != callee->num_parameters()) {
+        Report(c, i, "expected ", callee->num_parameters(),
+               " operands (the parameters of callee ", callee->name(),
+               "), found ", n);
+        return false;
+      }
+      return true;
+    }
+    case Opcode::kConditional: {
+      const int64_t branches = i.called_computations().size();
+      if (n != 1 + branches) {
+        Report(c, i, "expected ", 1 + branches,
+               " operands for conditional (selector and one per branch), "
+               "found ",
+               n);
+        return false;
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+const ProgramShape* Verifier::Program(const Computation& c,
+                                      const Instruction& i,
+                                      const Computation* callee) {
+  if (!KnownComputation(callee)) return nullptr;  // Reported already.
+  auto it = programs_.find(callee);
+  if (it == programs_.end()) {
+    absl::StatusOr<ProgramShape> p = GetProgramShape(*callee);
+    std::optional<ProgramShape> value;
+    if (p.ok()) value = *std::move(p);
+    it = programs_.emplace(callee, std::move(value)).first;
+  }
+  if (!it->second.has_value()) {
+    // The callee's own problem (missing parameter/root) is reported with the
+    // callee; here it only stops the signature check.
+    return nullptr;
+  }
+  return &*it->second;
+}
+
+std::optional<int64_t> Verifier::GroupSize(const Instruction& i) const {
+  const ReplicaGroups& rg = i.attrs().replica_groups;
+  std::optional<int64_t> size;
+  switch (rg.format) {
+    case ReplicaGroups::Format::kExplicit: {
+      const auto& groups = rg.explicit_groups;
+      if (groups.empty() || groups[0].empty()) break;
+      bool equal = true;
+      for (const auto& g : groups)
+        equal = equal && g.size() == groups[0].size();
+      if (equal) size = static_cast<int64_t>(groups[0].size());
+      break;
+    }
+    case ReplicaGroups::Format::kIota:
+      if (rg.iota_group_size > 0) size = rg.iota_group_size;
+      break;
+    case ReplicaGroups::Format::kMesh:
+      size = rg.GroupSize();
+      if (!size.has_value() || *size <= 0) size = MeshGroupSize(rg.mesh_text);
+      break;
+    case ReplicaGroups::Format::kNone:
+      break;
+  }
+  if (!size.has_value()) return std::nullopt;
+  // With a channel id and replica ids (not global device ids), all-gather,
+  // all-reduce and reduce-scatter groups span every partition.
+  const Opcode op = i.opcode();
+  const bool replica_and_partition =
+      i.attrs().channel_id.has_value() && !i.attrs().use_global_device_ids &&
+      (op == Opcode::kAllGather || op == Opcode::kAllGatherStart ||
+       op == Opcode::kReduceScatter || op == Opcode::kAllReduce ||
+       op == Opcode::kAllReduceStart);
+  if (replica_and_partition && module_ != nullptr &&
+      module_->num_partitions() > 1) {
+    int64_t scaled = 0;
+    if (__builtin_mul_overflow(*size, module_->num_partitions(), &scaled)) {
+      return std::nullopt;
+    }
+    size = scaled;
+  }
+  return size;
+}
+
+void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
+  const Opcode op = i.opcode();
+  const Shape& shape = i.shape();
+  // Rules that only relate whole shapes run on dynamic shapes too; the
+  // arithmetic ones do not.
+  bool dynamic = AnyDynamic(shape);
+  for (const Instruction* o : i.operands()) {
+    dynamic = dynamic || AnyDynamic(o->shape());
+  }
+  auto operand_shape = [&](int64_t k) -> const Shape& {
+    return i.operand(k)->shape();
+  };
+
+  switch (op) {
+    case Opcode::kTuple: {
+      CheckResult(c, i, InferTupleShape(OperandShapeList(i)),
+                  "a tuple of the operand shapes");
+      return;
+    }
+    case Opcode::kGetTupleElement: {
+      CheckResult(c, i,
+                  InferGetTupleElementShape(operand_shape(0), i.tuple_index()),
+                  absl::StrCat("element ", i.tuple_index(), " of ",
+                               Str(operand_shape(0))));
+      return;
+    }
+    case Opcode::kWhile:
+      VerifyWhile(c, i);
+      return;
+    case Opcode::kCall:
+      VerifyCall(c, i);
+      return;
+    case Opcode::kConditional:
+      VerifyConditional(c, i);
+      return;
+    case Opcode::kFusion:
+      VerifyFusion(c, i);
+      return;
+    case Opcode::kAsyncStart:
+      VerifyAsyncStart(c, i);
+      return;
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      VerifyAsyncUpdateOrDone(c, i);
+      return;
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllReduceDone:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kCopyDone:
+      VerifyNativeDone(c, i);
+      return;
+    case Opcode::kCopyStart:
+      CheckResult(c, i, InferCopyStartShape(operand_shape(0)),
+                  absl::StrCat("(dest, src, u32[]) for operand ",
+                               Str(operand_shape(0))));
+      return;
+    case Opcode::kAddDependency:
+      if (!Matches(operand_shape(0), shape)) {
+        Report(c, i, "expected result shape ", Str(operand_shape(0)),
+               " (the shape of operand 0), found ", Str(shape));
+      }
+      return;
+    case Opcode::kOptBarrier:
+      if (!Matches(operand_shape(0), shape)) {
+        Report(c, i, "expected result shape ", Str(operand_shape(0)),
+               " (the operand's shape), found ", Str(shape));
+      }
+      return;
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+      CheckResult(c, i, Shape::Scalar(PrimitiveType::kU32),
+                  absl::StrCat(Op(op), " is a u32 scalar"));
+      return;
+    case Opcode::kAfterAll:
+      CheckResult(c, i, Shape::Token(), "after-all gives a token");
+      return;
+    case Opcode::kConstant: {
+      const Literal* literal = i.literal();
+      if (literal != nullptr &&
+          literal->shape().element_type() != PrimitiveType::kInvalid &&
+          !literal->shape().Compatible(shape)) {
+        Report(c, i, "literal has shape ", ShapeString(literal->shape()),
+               ", expected ", ShapeString(shape));
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  if (dynamic) return;
+
+  switch (op) {
+    case Opcode::kConvert:
+      CheckResult(
+          c, i, InferConvertShape(operand_shape(0), shape.element_type()),
+          absl::StrCat("operand ", Str(operand_shape(0)), " converted to ",
+                       AV(PrimitiveTypeName(shape.element_type()))));
+      return;
+    case Opcode::kBitcastConvert:
+      CheckResult(
+          c, i,
+          InferBitcastConvertShape(operand_shape(0), shape.element_type()),
+          absl::StrCat("operand ", Str(operand_shape(0)), " bitcast to ",
+                       AV(PrimitiveTypeName(shape.element_type()))));
+      return;
+    case Opcode::kBitcast: {
+      // Element types may differ; the bit size may not.
+      const Shape& o = operand_shape(0);
+      if (!o.IsArray() || !shape.IsArray()) return;
+      int64_t in_bits = 0;
+      int64_t out_bits = 0;
+      if (__builtin_mul_overflow(o.ElementCount(),
+                                 PrimitiveTypeBitWidth(o.element_type()),
+                                 &in_bits) ||
+          __builtin_mul_overflow(shape.ElementCount(),
+                                 PrimitiveTypeBitWidth(shape.element_type()),
+                                 &out_bits)) {
+        return;
+      }
+      if (in_bits != out_bits) {
+        Report(c, i, "bitcast must keep the bit size: operand ", Str(o),
+               " has ", in_bits, " bits, result ", Str(shape), " has ",
+               out_bits);
+      }
+      return;
+    }
+    case Opcode::kSelect:
+      CheckResult(c, i,
+                  InferSelectShape(operand_shape(0), operand_shape(1),
+                                   operand_shape(2)),
+                  absl::StrCat("operands ", OperandShapes(i)));
+      return;
+    case Opcode::kClamp:
+      CheckResult(
+          c, i,
+          InferClampShape(operand_shape(0), operand_shape(1), operand_shape(2)),
+          absl::StrCat("operands ", OperandShapes(i)));
+      return;
+    case Opcode::kStochasticConvert: {
+      absl::StatusOr<Shape> s =
+          InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1));
+      if (s.ok()) s->set_element_type(shape.element_type());
+      CheckResult(c, i, s, absl::StrCat("operands ", OperandShapes(i)));
+      return;
+    }
+    case Opcode::kBroadcast:
+      if (!shape.IsArray()) {
+        Report(c, i, "broadcast result must be an array, found ", Str(shape));
+        return;
+      }
+      CheckResult(c, i,
+                  InferBroadcastShape(operand_shape(0), shape.dimensions(),
+                                      i.dimensions()),
+                  absl::StrCat("operand ", Str(operand_shape(0)),
+                               " broadcast with dimensions=",
+                               DimsString(i.dimensions())));
+      return;
+    case Opcode::kReshape:
+      if (!shape.IsArray()) {
+        Report(c, i, "reshape result must be an array, found ", Str(shape));
+        return;
+      }
+      CheckResult(c, i, InferReshapeShape(operand_shape(0), shape.dimensions()),
+                  absl::StrCat("operand ", Str(operand_shape(0))));
+      return;
+    case Opcode::kTranspose:
+      CheckResult(c, i, InferTransposeShape(operand_shape(0), i.dimensions()),
+                  absl::StrCat("operand ", Str(operand_shape(0)),
+                               " transposed by dimensions=",
+                               DimsString(i.dimensions())));
+      return;
+    case Opcode::kReverse:
+      CheckResult(c, i, InferReverseShape(operand_shape(0), i.dimensions()),
+                  absl::StrCat("operand ", Str(operand_shape(0))));
+      return;
+    case Opcode::kSlice: {
+      std::string ranges;
+      for (const SliceRange& r : i.attrs().slice) {
+        absl::StrAppend(
+            &ranges, ranges.empty() ? "" : ", ", "[", r.start, ":", r.limit,
+            r.stride != 1 ? absl::StrCat(":", r.stride) : std::string(), "]");
+      }
+      CheckResult(c, i, InferSliceShape(operand_shape(0), i.attrs().slice),
+                  absl::StrCat("operand ", Str(operand_shape(0)), " slice={",
+                               ranges, "}"));
+      return;
+    }
+    case Opcode::kDynamicSlice: {
+      std::vector<const Shape*> indices = OperandShapeList(i, 1);
+      CheckResult(c, i,
+                  InferDynamicSliceShape(operand_shape(0), indices,
+                                         i.attrs().dynamic_slice_sizes),
+                  absl::StrCat("operand ", Str(operand_shape(0)),
+                               " dynamic_slice_sizes=",
+                               DimsString(i.attrs().dynamic_slice_sizes)));
+      return;
+    }
+    case Opcode::kDynamicUpdateSlice: {
+      std::vector<const Shape*> indices = OperandShapeList(i, 2);
+      CheckResult(
+          c, i,
+          InferDynamicUpdateSliceShape(operand_shape(0), operand_shape(1),
+                                       indices),
+          absl::StrCat("the operand's shape; update ", Str(operand_shape(1))));
+      return;
+    }
+    case Opcode::kConcatenate: {
+      if (i.dimensions().size() != 1) {
+        Report(c, i,
+               "concatenate needs exactly one dimension in "
+               "dimensions=, found ",
+               DimsString(i.dimensions()));
+        return;
+      }
+      CheckResult(
+          c, i, InferConcatenateShape(OperandShapeList(i), i.dimensions()[0]),
+          absl::StrCat("operands ", OperandShapes(i),
+                       " concatenated along dimension ", i.dimensions()[0]));
+      return;
+    }
+    case Opcode::kPad: {
+      std::string padding;
+      for (const PaddingDim& p : i.attrs().padding) {
+        absl::StrAppend(&padding, padding.empty() ? "" : "x", p.low, "_",
+                        p.high, "_", p.interior);
+      }
+      CheckResult(
+          c, i,
+          InferPadShape(operand_shape(0), operand_shape(1), i.attrs().padding),
+          absl::StrCat("operand ", Str(operand_shape(0)),
+                       " padding=", padding));
+      return;
+    }
+    case Opcode::kIota:
+      CheckResult(c, i, InferIotaShape(shape, i.attrs().iota_dimension),
+                  "iota");
+      return;
+    case Opcode::kDot:
+      VerifyDot(c, i);
+      return;
+    case Opcode::kReduce:
+      VerifyReduce(c, i);
+      return;
+    case Opcode::kAllGather:
+      VerifyGatherScatter(c, i, /*gather=*/true, /*start=*/false);
+      return;
+    case Opcode::kAllGatherStart:
+      VerifyGatherScatter(c, i, /*gather=*/true, /*start=*/true);
+      return;
+    case Opcode::kReduceScatter:
+      VerifyGatherScatter(c, i, /*gather=*/false, /*start=*/false);
+      return;
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+      VerifyAllReduce(c, i);
+      return;
+    case Opcode::kAllToAll:
+      VerifyAllToAll(c, i);
+      return;
+    case Opcode::kCollectivePermute:
+      VerifyCollectivePermute(c, i, /*start=*/false);
+      return;
+    case Opcode::kCollectivePermuteStart:
+      VerifyCollectivePermute(c, i, /*start=*/true);
+      return;
+    case Opcode::kGetDimensionSize:
+      CheckResult(c, i, Shape::Scalar(PrimitiveType::kS32),
+                  "get-dimension-size gives s32[]");
+      return;
+    default:
+      break;
+  }
+  if (IsElementwiseUnary(op)) {
+    CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)),
+                absl::StrCat("operand ", Str(operand_shape(0))));
+    return;
+  }
+  if (IsElementwiseBinary(op)) {
+    CheckResult(
+        c, i,
+        InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1)),
+        absl::StrCat("operands ", OperandShapes(i)));
+    return;
+  }
+  // No rule for the other opcodes (fusion results, custom-call, gather,
+  // scatter, convolution, sort, ...): accepted.
+}
+
+void Verifier::VerifyDot(const Computation& c, const Instruction& i) {
+  const DotDimensionNumbers& d = i.attrs().dot;
+  const Shape& lhs = i.operand(0)->shape();
+  const Shape& rhs = i.operand(1)->shape();
+  if (!i.shape().IsArray()) {
+    Report(c, i, "dot result must be an array, found ", Str(i.shape()));
+    return;
+  }
+  auto side = [](const Shape& s, const DimensionVector& batch,
+                 const DimensionVector& contracting) {
+    std::string out = ShapeString(s);
+    if (!batch.empty()) absl::StrAppend(&out, " batch ", DimsString(batch));
+    absl::StrAppend(&out, " contracting ", DimsString(contracting));
+    return out;
+  };
+  CheckResult(
+      c, i, InferDotShape(lhs, rhs, d, i.shape().element_type()),
+      absl::StrCat("lhs ", side(lhs, d.lhs_batch_dims, d.lhs_contracting_dims),
+                   ", rhs ",
+                   side(rhs, d.rhs_batch_dims, d.rhs_contracting_dims)));
+}
+
+void Verifier::VerifyReduce(const Computation& c, const Instruction& i) {
+  const ProgramShape* reducer = Program(c, i, i.to_apply());
+  if (reducer == nullptr) return;
+  CheckResult(
+      c, i, InferReduceShape(OperandShapeList(i), i.dimensions(), *reducer),
+      absl::StrCat("inputs ", OperandShapes(i), " reduced over ",
+                   DimsString(i.dimensions()), " by ", i.to_apply()->name()));
+}
+
+void Verifier::VerifyWhile(const Computation& c, const Instruction& i) {
+  const ProgramShape* cond = Program(c, i, i.while_condition());
+  const ProgramShape* body = Program(c, i, i.while_body());
+  if (cond == nullptr || body == nullptr) return;
+  const Shape& init = i.operand(0)->shape();
+  absl::StatusOr<Shape> state = InferWhileShape(init, *cond, *body);
+  if (!state.ok()) {
+    Report(c, i, state.status().message(), " (condition ",
+           i.while_condition()->name(), ", body ", i.while_body()->name(), ")");
+    return;
+  }
+  if (options_.check_layouts) {
+    if (!Matches(init, body->result)) {
+      Report(c, i, "body ", i.while_body()->name(), " returns ",
+             Str(body->result), ", expected the loop state ", Str(init));
+    }
+    if (!Matches(init, body->parameters[0])) {
+      Report(c, i, "body ", i.while_body()->name(), " parameter ",
+             Str(body->parameters[0]), ", expected the loop state ", Str(init));
+    }
+    if (!Matches(init, cond->parameters[0])) {
+      Report(c, i, "condition ", i.while_condition()->name(), " parameter ",
+             Str(cond->parameters[0]), ", expected the loop state ", Str(init));
+    }
+  }
+  CheckResult(c, i, state, "the shape of the loop state operand");
+}
+
+void Verifier::VerifyCall(const Computation& c, const Instruction& i) {
+  const ProgramShape* callee = Program(c, i, i.to_apply());
+  if (callee == nullptr) return;
+  std::vector<const Shape*> args = OperandShapeList(i);
+  if (options_.check_layouts) {
+    for (size_t k = 0; k < args.size() && k < callee->parameters.size(); ++k) {
+      if (!Matches(callee->parameters[k], *args[k])) {
+        Report(c, i, "argument ", k, " ", Str(*args[k]),
+               " does not match parameter ", k, " ", Str(callee->parameters[k]),
+               " of callee ", i.to_apply()->name());
+      }
+    }
+  }
+  CheckResult(c, i, InferCallShape(args, *callee),
+              absl::StrCat("the root shape of callee ", i.to_apply()->name()));
+}
+
+void Verifier::VerifyConditional(const Computation& c, const Instruction& i) {
+  std::vector<ProgramShape> branches;
+  for (const Computation* b : i.called_computations()) {
+    const ProgramShape* p = Program(c, i, b);
+    if (p == nullptr) return;
+    branches.push_back(*p);
+  }
+  CheckResult(c, i,
+              InferConditionalShape(i.operand(0)->shape(),
+                                    OperandShapeList(i, 1), branches),
+              "the root shape of the branches");
+}
+
+void Verifier::VerifyFusion(const Computation& c, const Instruction& i) {
+  // No rule for the result (as XLA); operands must match the parameters.
+  const ProgramShape* fused = Program(c, i, i.to_apply());
+  if (fused == nullptr) return;
+  if (static_cast<size_t>(i.operand_count()) != fused->parameters.size()) {
+    Report(c, i, "expected ", fused->parameters.size(),
+           " operands (the parameters of fused computation ",
+           i.to_apply()->name(), "), found ", i.operand_count());
+    return;
+  }
+  for (int64_t k = 0; k < i.operand_count(); ++k) {
+    if (!i.operand(k)->shape().Compatible(fused->parameters[k])) {
+      Report(c, i, "operand ", k, " ", Str(i.operand(k)->shape()),
+             " does not match parameter ", k, " ", Str(fused->parameters[k]),
+             " of fused computation ", i.to_apply()->name());
+    }
+  }
+}
+
+void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
+                                   bool gather, bool start) {
+  const std::string_view name = OpcodeName(i.opcode());
+  if (i.dimensions().size() != 1) {
+    Report(c, i, AV(name),
+           " needs exactly one dimension in dimensions=, "
+           "found ",
+           DimsString(i.dimensions()));
+    return;
+  }
+  const int64_t dim = i.dimensions()[0];
+  std::vector<const Shape*> ops = OperandShapeList(i);
+  std::optional<int64_t> size = GroupSize(i);
+  std::string size_text;
+  if (size.has_value()) {
+    size_text = absl::StrCat("group size ", *size);
+  } else {
+    // No group size from the replica groups: derive it from operand 0 and
+    // the matching result, which must be a whole multiple.
+    const Shape* result = &i.shape();
+    if (start) {
+      result = result->IsTuple() && result->tuple_size() == 2
+                   ? &result->tuple_shapes(1)
+                   : nullptr;
+    }
+    if (result != nullptr && result->IsTuple()) {
+      result = result->tuple_size() > 0 ? &result->tuple_shapes(0) : nullptr;
+    }
+    const Shape& o = *ops[0];
+    if (result != nullptr && result->IsArray() && o.IsArray() && dim >= 0 &&
+        dim < o.rank() && dim < result->rank()) {
+      const int64_t od = o.dimensions(dim);
+      const int64_t rd = result->dimensions(dim);
+      const int64_t big = gather ? rd : od;
+      const int64_t small = gather ? od : rd;
+      if (small > 0 && big % small != 0) {
+        Report(c, i, AV(name), ": ", gather ? "result" : "operand",
+               " dimension ", dim, " (size ", big, ") is not a multiple of ",
+               gather ? "operand" : "result", " dimension ", dim, " (size ",
+               small, "), found operand ", Str(o), " and result ",
+               Str(*result));
+        return;
+      }
+      size = small > 0 ? std::max<int64_t>(big / small, 1) : 1;
+      size_text = absl::StrCat("group size ", *size,
+                               " derived from the result (replica groups "
+                               "give none)");
+    } else {
+      size = 1;
+      size_text = "unknown group size";
+    }
+  }
+  std::string explanation =
+      absl::StrCat("operand", ops.size() == 1 ? " " : "s ", OperandShapes(i),
+                   ", dimensions={", dim, "}, ", size_text);
+  if (gather && start) {
+    CheckResult(c, i, InferAllGatherStartShape(ops, dim, *size), explanation);
+  } else if (gather) {
+    CheckResult(c, i, InferAllGatherShape(ops, dim, *size), explanation);
+  } else {
+    VerifyReducer(c, i);
+    CheckResult(c, i, InferReduceScatterShape(ops, dim, *size), explanation);
+  }
+}
+
+void Verifier::VerifyReducer(const Computation& c, const Instruction& i) {
+  const ProgramShape* reducer = Program(c, i, i.to_apply());
+  if (reducer == nullptr) return;
+  // A binary scalar reduction (T, T) -> T; T is the operands' element type
+  // when they all share one.
+  if (reducer->parameters.size() != 2 || !reducer->parameters[0].IsScalar()) {
+    Report(c, i, "to_apply ", i.to_apply()->name(), " ", reducer->ToString(),
+           " must be a binary scalar reduction (T, T) -> T");
+    return;
+  }
+  PrimitiveType t = reducer->parameters[0].element_type();
+  bool same_type = true;
+  for (const Instruction* o : i.operands()) {
+    same_type =
+        same_type && o->shape().IsArray() &&
+        o->shape().element_type() == i.operand(0)->shape().element_type();
+  }
+  if (same_type && i.operand_count() > 0) {
+    t = i.operand(0)->shape().element_type();
+  }
+  const PrimitiveType types[] = {t};
+  absl::Status s = CheckReducerShape(*reducer, types, types);
+  if (!s.ok()) {
+    Report(c, i, "to_apply ", i.to_apply()->name(), ": ", s.message());
+  }
+}
+
+void Verifier::VerifyAllReduce(const Computation& c, const Instruction& i) {
+  VerifyReducer(c, i);
+  CheckResult(c, i, InferAllReduceShape(OperandShapeList(i)),
+              absl::StrCat("operands ", OperandShapes(i)));
+}
+
+void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
+  std::optional<int64_t> split;
+  if (i.dimensions().size() > 1) {
+    Report(c, i,
+           "all-to-all takes at most one split dimension, found "
+           "dimensions=",
+           DimsString(i.dimensions()));
+    return;
+  }
+  if (i.dimensions().size() == 1) split = i.dimensions()[0];
+  if (split.has_value() && i.operand_count() != 1) {
+    Report(c, i,
+           "all-to-all with a split dimension takes one operand, "
+           "found ",
+           i.operand_count());
+    return;
+  }
+  CheckResult(c, i,
+              InferAllToAllShape(OperandShapeList(i), split, GroupSize(i)),
+              absl::StrCat("operands ", OperandShapes(i)));
+}
+
+void Verifier::VerifyCollectivePermute(const Computation& c,
+                                       const Instruction& i, bool start) {
+  const bool in_place = i.FindRawAttribute("slice_sizes") != nullptr;
+  std::vector<const Shape*> ops = OperandShapeList(i);
+  const std::string explanation =
+      absl::StrCat("operands ", OperandShapes(i), in_place ? ", in place" : "");
+  if (!start) {
+    CheckResult(c, i, InferCollectivePermuteShape(ops, in_place), explanation);
+    return;
+  }
+  absl::StatusOr<Shape> expected =
+      InferCollectivePermuteStartShape(ops, in_place);
+  if (!expected.ok()) {
+    Report(c, i, expected.status().message());
+    return;
+  }
+  // The start tuple may carry context scalars after (operand, result).
+  const Shape& shape = i.shape();
+  bool ok = shape.IsTuple() && shape.tuple_size() >= 2 &&
+            Matches(expected->tuple_shapes(0), shape.tuple_shapes(0)) &&
+            Matches(expected->tuple_shapes(1), shape.tuple_shapes(1));
+  for (int64_t k = 2; ok && k < shape.tuple_size(); ++k) {
+    ok = shape.tuple_shapes(k).IsArray();
+  }
+  if (!ok) {
+    Report(c, i, "expected result shape ", Str(*expected),
+           " (followed by optional context scalars; ", explanation, "), found ",
+           Str(shape));
+  }
+}
+
+void Verifier::VerifyAsyncStart(const Computation& c, const Instruction& i) {
+  const Computation* wrapped = i.to_apply();
+  const ProgramShape* program = Program(c, i, wrapped);
+  if (program == nullptr) return;
+  absl::StatusOr<Shape> expected =
+      InferAsyncStartShape(OperandShapeList(i), *program);
+  if (!expected.ok()) {
+    Report(c, i, expected.status().message());
+    return;
+  }
+  const Shape& shape = i.shape();
+  const bool ok = shape.IsTuple() && shape.tuple_size() >= 2 &&
+                  shape.tuple_shapes(0).IsTuple() &&
+                  Matches(expected->tuple_shapes(0), shape.tuple_shapes(0)) &&
+                  Matches(program->result, shape.tuple_shapes(1));
+  if (!ok) {
+    Report(c, i, "expected result shape ", Str(*expected),
+           " (the tuple of operand shapes, then the root shape of wrapped "
+           "computation ",
+           wrapped->name(), ", then optional context), found ", Str(shape));
+  }
+}
+
+void Verifier::VerifyAsyncUpdateOrDone(const Computation& c,
+                                       const Instruction& i) {
+  const Instruction* start = i.operand(0);
+  if (start->opcode() != Opcode::kAsyncStart &&
+      start->opcode() != Opcode::kAsyncUpdate) {
+    Report(c, i, "operand ", start->name(), " is a ", Op(start->opcode()),
+           ", expected async-start or async-update");
+    return;
+  }
+  // Older printers put calls= on update/done too: it must be the start's.
+  if (!i.called_computations().empty() &&
+      start->called_computations() != i.called_computations()) {
+    Report(c, i, "calls ", i.to_apply() != nullptr ? i.to_apply()->name() : "?",
+           " but its async-start ", start->name(), " calls ",
+           start->to_apply() != nullptr ? start->to_apply()->name() : "none");
+  }
+  if (i.opcode() == Opcode::kAsyncUpdate) {
+    CheckResult(c, i, InferAsyncUpdateShape(start->shape()),
+                absl::StrCat("the shape of ", start->name()));
+  } else {
+    CheckResult(
+        c, i, InferAsyncDoneShape(start->shape()),
+        absl::StrCat("element 1 of ", start->name(), " ", Str(start->shape())));
+  }
+}
+
+void Verifier::VerifyNativeDone(const Computation& c, const Instruction& i) {
+  Opcode want = Opcode::kCopyStart;
+  switch (i.opcode()) {
+    case Opcode::kAllGatherDone:
+      want = Opcode::kAllGatherStart;
+      break;
+    case Opcode::kAllReduceDone:
+      want = Opcode::kAllReduceStart;
+      break;
+    case Opcode::kCollectivePermuteDone:
+      want = Opcode::kCollectivePermuteStart;
+      break;
+    default:
+      break;
+  }
+  const Instruction* start = i.operand(0);
+  if (start->opcode() != want) {
+    Report(c, i, "operand ", start->name(), " is a ", Op(start->opcode()),
+           ", expected ", Op(want));
+    return;
+  }
+  CheckResult(c, i, InferNativeDoneShape(i.opcode(), start->shape()),
+              absl::StrCat("from ", start->name(), " ", Str(start->shape())));
+}
+
+}  // namespace
+
+std::vector<std::string> VerifyModuleAll(const Module& module,
+                                         const VerifierOptions& options) {
+  Verifier verifier(&module, nullptr, options);
+  verifier.VerifyModuleWide();
+  for (const auto& c : module.computations()) {
+    if (c != nullptr) verifier.VerifyComputation(*c);
+  }
+  return verifier.TakeProblems();
+}
+
+absl::Status VerifyModule(const Module& module,
+                          const VerifierOptions& options) {
+  std::vector<std::string> problems = VerifyModuleAll(module, options);
+  if (problems.empty()) return absl::OkStatus();
+  std::string message = problems[0];
+  if (problems.size() > 1) {
+    absl::StrAppend(&message, " (and ", problems.size() - 1, " more problem",
+                    problems.size() == 2 ? "" : "s", ")");
+  }
+  return absl::InvalidArgumentError(message);
+}
+
+std::vector<std::string> VerifyComputationAll(const Computation& computation,
+                                              const VerifierOptions& options) {
+  Verifier verifier(computation.parent(), &computation, options);
+  verifier.VerifyComputation(computation);
+  return verifier.TakeProblems();
+}
+
+}  // namespace hloverlap

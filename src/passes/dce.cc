@@ -1,0 +1,106 @@
+#include "passes/dce.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "analysis/call_graph.h"
+
+namespace hloverlap {
+
+bool HasSideEffect(const Instruction& instr) {
+  switch (instr.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kDomain:
+      return true;
+    case Opcode::kCustomCall:
+      return instr.FindRawAttribute("custom_call_has_side_effect") != nullptr;
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<bool> DcePass::RunOnComputation(Computation& computation,
+                                               bool remove_dead_collectives) {
+  // Counts of live users; an instruction dies when it has none, is not the
+  // root, has no control successors and no side effects. Its operands are
+  // then revisited.
+  absl::flat_hash_map<Instruction*, int64_t> live_users;
+  std::vector<Instruction*> work;
+  for (const auto& p : computation.instructions()) {
+    live_users[p.get()] = p->user_count();
+    work.push_back(p.get());
+  }
+  absl::flat_hash_set<Instruction*> dead;
+  while (!work.empty()) {
+    Instruction* inst = work.back();
+    work.pop_back();
+    if (dead.contains(inst) || inst == computation.root() ||
+        live_users[inst] != 0 || !inst->control_successors().empty() ||
+        HasSideEffect(*inst)) {
+      continue;
+    }
+    if (!remove_dead_collectives &&
+        (IsCollective(inst->opcode()) || IsAsyncStart(inst->opcode()) ||
+         IsAsyncDone(inst->opcode()))) {
+      continue;
+    }
+    dead.insert(inst);
+    absl::flat_hash_set<Instruction*> seen_ops;
+    for (Instruction* op : inst->operands()) {
+      if (!seen_ops.insert(op).second) continue;
+      if (--live_users[op] == 0) work.push_back(op);
+    }
+  }
+  if (dead.empty()) return false;
+  // A dead instruction that is a control predecessor of another dead one is
+  // fine; control successors outside the set were excluded above.
+  absl::Status s = computation.RemoveInstructions(dead);
+  if (!s.ok()) return s;
+  return true;
+}
+
+bool RemoveUnreachableComputations(Module& module) {
+  CallGraph graph(module);
+  std::vector<Computation*> unreachable;
+  for (const auto& c : module.computations()) {
+    if (!graph.IsReachable(c.get())) unreachable.push_back(c.get());
+  }
+  // Callers must go before their callees: retry until no progress.
+  bool changed = false;
+  bool progress = true;
+  while (progress && !unreachable.empty()) {
+    progress = false;
+    for (auto it = unreachable.begin(); it != unreachable.end();) {
+      if (module.RemoveComputation(*it).ok()) {
+        it = unreachable.erase(it);
+        progress = true;
+        changed = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> DcePass::Run(Module& module, PassContext& context) {
+  bool changed = false;
+  for (const auto& c : module.computations()) {
+    auto r = RunOnComputation(*c, remove_dead_collectives_);
+    if (!r.ok()) return r.status();
+    changed |= *r;
+  }
+  changed |= RemoveUnreachableComputations(module);
+  return changed;
+}
+
+}  // namespace hloverlap

@@ -1,0 +1,248 @@
+#include "passes/loop_policy.h"
+
+#include <charconv>
+#include <cmath>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "hlo/absl_compat.h"
+
+namespace hloverlap {
+namespace {
+
+bool ParseInt(std::string_view s, int* out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+// Applies one policy item ("pipeline=depth=2") to `policy`.
+absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
+  size_t eq = item.find('=');
+  if (eq == std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop policy item '", AsAbsl(item),
+                     "' is not of the form pipeline=off|on|depth=N or "
+                     "double-buffer=off|on"));
+  }
+  std::string_view key = item.substr(0, eq);
+  std::string_view value = item.substr(eq + 1);
+  if (key == "pipeline") {
+    if (value == "off") {
+      policy.pipeline = false;
+    } else if (value == "on") {
+      policy.pipeline = true;
+    } else if (value.substr(0, 6) == "depth=") {
+      int d = 0;
+      if (!ParseInt(value.substr(6), &d) || d < 1 || d > 8) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("pipeline depth '", AsAbsl(value.substr(6)),
+                         "' must be an integer from 1 to 8"));
+      }
+      policy.pipeline = true;
+      policy.pipeline_depth = d;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pipeline policy '", AsAbsl(value), "' must be off, on or depth=N"));
+    }
+    return absl::OkStatus();
+  }
+  if (key == "double-buffer" || key == "double_buffer") {
+    if (value == "off") {
+      policy.double_buffer = false;
+    } else if (value == "on") {
+      policy.double_buffer = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "double-buffer policy '", AsAbsl(value), "' must be off or on"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown loop policy '", AsAbsl(key),
+                   "' (known: pipeline, double-buffer)"));
+}
+
+bool Matches(const LoopSelector& s, const LoopNode& loop) {
+  switch (s.kind) {
+    case LoopSelector::Kind::kAll:
+      return true;
+    case LoopSelector::Kind::kName:
+      return loop.while_instr->name() == s.text;
+    case LoopSelector::Kind::kDepth:
+      return loop.depth == s.depth;
+    case LoopSelector::Kind::kInnermost:
+      return loop.children.empty();
+    case LoopSelector::Kind::kOutermost:
+      return loop.parent == nullptr;
+    case LoopSelector::Kind::kOpNameRegex: {
+      try {
+        std::regex re(s.text);
+        return std::regex_search(loop.while_instr->metadata().op_name, re);
+      } catch (...) {
+        return false;  // validated in ParseLoopRule
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<LoopRule> ParseLoopRule(std::string_view text) {
+  LoopRule rule;
+  rule.text = std::string(text);
+  // The selector ends at the last ':' (regexes may contain ':' only if the
+  // policy follows the last one).
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 ||
+      colon + 1 >= text.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--loop='", AsAbsl(text),
+        "': expected <selector>:<policy>, e.g. innermost:pipeline=on"));
+  }
+  std::string_view sel = text.substr(0, colon);
+  std::string_view pol = text.substr(colon + 1);
+  LoopSelector& s = rule.selector;
+  if (sel == "all" || sel == "*") {
+    s.kind = LoopSelector::Kind::kAll;
+  } else if (sel == "innermost") {
+    s.kind = LoopSelector::Kind::kInnermost;
+  } else if (sel == "outermost") {
+    s.kind = LoopSelector::Kind::kOutermost;
+  } else if (sel.substr(0, 6) == "depth=") {
+    s.kind = LoopSelector::Kind::kDepth;
+    if (!ParseInt(sel.substr(6), &s.depth) || s.depth < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--loop='", AsAbsl(text), "': depth must be a non-negative integer"));
+    }
+  } else if (sel.substr(0, 8) == "op_name~") {
+    s.kind = LoopSelector::Kind::kOpNameRegex;
+    s.text = std::string(sel.substr(8));
+    try {
+      std::regex re(s.text);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--loop='", AsAbsl(text), "': invalid regex '", s.text, "'"));
+    }
+  } else if (sel.substr(0, 5) == "name=") {
+    s.kind = LoopSelector::Kind::kName;
+    s.text = std::string(sel.substr(5));
+  } else {
+    s.kind = LoopSelector::Kind::kName;
+    s.text = std::string(sel);
+  }
+  for (absl::string_view item : absl::StrSplit(AsAbsl(pol), ',')) {
+    absl::Status st = ApplyPolicyItem(AsStd(item), rule.policy);
+    if (!st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--loop='", AsAbsl(text), "': ", st.message()));
+    }
+  }
+  return rule;
+}
+
+LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
+                             const std::vector<LoopRule>& rules,
+                             std::string* warning) {
+  LoopPolicy policy;
+  const FrontendAttributes& fa = loop.while_instr->attrs().frontend_attributes;
+  auto warn = [&](std::string msg) {
+    if (warning != nullptr) {
+      if (!warning->empty()) warning->append("; ");
+      warning->append(msg);
+    }
+  };
+  if (const FrontendAttribute* a =
+          FindFrontendAttribute(fa, "_hloverlap_pipeline")) {
+    LoopPolicy p;
+    absl::Status st = ApplyPolicyItem(absl::StrCat("pipeline=", a->value), p);
+    if (st.ok()) {
+      policy.pipeline = p.pipeline;
+      policy.pipeline_depth = p.pipeline_depth;
+      policy.source = "frontend attribute _hloverlap_pipeline";
+    } else {
+      warn(absl::StrCat("ignored _hloverlap_pipeline=\"", a->value,
+                        "\": ", st.message()));
+    }
+  }
+  if (const FrontendAttribute* a =
+          FindFrontendAttribute(fa, "_hloverlap_double_buffer")) {
+    LoopPolicy p;
+    absl::Status st =
+        ApplyPolicyItem(absl::StrCat("double-buffer=", a->value), p);
+    if (st.ok()) {
+      policy.double_buffer = p.double_buffer;
+    } else {
+      warn(absl::StrCat("ignored _hloverlap_double_buffer=\"", a->value,
+                        "\": ", st.message()));
+    }
+  }
+  if (const FrontendAttribute* a =
+          FindFrontendAttribute(fa, "_xla_loop_unroll_strategy")) {
+    if (a->value == "double-buffer" || a->value == "double_buffer") {
+      if (!policy.double_buffer.has_value()) policy.double_buffer = true;
+    }
+  }
+  for (const LoopRule& rule : rules) {
+    if (!Matches(rule.selector, loop)) continue;
+    if (rule.policy.pipeline.has_value()) {
+      policy.pipeline = rule.policy.pipeline;
+      policy.pipeline_depth = rule.policy.pipeline_depth;
+      policy.source = absl::StrCat("--loop=", rule.text);
+    }
+    if (rule.policy.double_buffer.has_value()) {
+      policy.double_buffer = rule.policy.double_buffer;
+    }
+  }
+  return policy;
+}
+
+absl::StatusOr<int64_t> ParseByteSize(std::string_view text) {
+  std::string s(text);
+  size_t pos = 0;
+  while (pos < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.')) {
+    ++pos;
+  }
+  if (pos == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", s, "' is not a byte size (e.g. 512MiB, 2GB, 4096)"));
+  }
+  double value = 0;
+  try {
+    value = std::stod(s.substr(0, pos));
+  } catch (...) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", s, "' is not a byte size"));
+  }
+  std::string unit = s.substr(pos);
+  double mult = 1;
+  if (unit.empty() || unit == "B") {
+    mult = 1;
+  } else if (unit == "KB" || unit == "kB") {
+    mult = 1e3;
+  } else if (unit == "MB") {
+    mult = 1e6;
+  } else if (unit == "GB") {
+    mult = 1e9;
+  } else if (unit == "KiB" || unit == "K") {
+    mult = 1024.0;
+  } else if (unit == "MiB" || unit == "M") {
+    mult = 1024.0 * 1024;
+  } else if (unit == "GiB" || unit == "G") {
+    mult = 1024.0 * 1024 * 1024;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown unit '", unit, "' in byte size '", s,
+                     "' (use B, KB, MB, GB, KiB, MiB, GiB)"));
+  }
+  double bytes = value * mult;
+  if (!std::isfinite(bytes) || bytes > 9.0e18) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("byte size '", s, "' is too large"));
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+}  // namespace hloverlap

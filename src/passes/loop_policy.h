@@ -1,0 +1,65 @@
+// Per-loop control of pipelining and double buffering.
+//
+// A loop's policy comes from, in increasing precedence:
+//   1. defaults (pipelining on at depth 1; double buffering on for innermost
+//      loops that contain collectives, decided by that pass),
+//   2. frontend attributes on the while instruction, settable from JAX with
+//      jax.experimental.xla_metadata.set_xla_metadata:
+//        _hloverlap_pipeline="off" | "on" | "depth=2"
+//        _hloverlap_double_buffer="off" | "on"
+//        _xla_loop_unroll_strategy="double-buffer" | "full"
+//   3. command-line rules `--loop=<selector>:<policy>`, later rules winning:
+//        selector:  NAME | name=NAME | op_name~REGEX | depth=N | innermost
+//                   | outermost | all
+//        policy:    comma-separated pipeline=off|on|depth=N,
+//                   double-buffer=off|on
+//      e.g. --loop=innermost:pipeline=depth=2
+//           --loop='op_name~fori_loop:pipeline=off,double-buffer=off'
+#ifndef HLOVERLAP_PASSES_LOOP_POLICY_H_
+#define HLOVERLAP_PASSES_LOOP_POLICY_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/call_graph.h"
+
+namespace hloverlap {
+
+struct LoopSelector {
+  enum class Kind { kName, kOpNameRegex, kDepth, kInnermost, kOutermost, kAll };
+  Kind kind = Kind::kAll;
+  std::string text;  // name or regex
+  int depth = 0;
+};
+
+struct LoopPolicy {
+  std::optional<bool> pipeline;       // on/off
+  std::optional<int> pipeline_depth;  // iterations ahead for prefetch
+  std::optional<bool> double_buffer;  // on/off
+  std::string source;  // where the deciding setting came from (for remarks)
+};
+
+struct LoopRule {
+  LoopSelector selector;
+  LoopPolicy policy;
+  std::string text;  // as given
+};
+
+// Parses one `--loop=` value. Errors name the offending part.
+absl::StatusOr<LoopRule> ParseLoopRule(std::string_view text);
+
+// The effective policy of a loop (frontend attributes, then rules in order).
+// Malformed frontend attribute values are reported through `warning`.
+LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
+                             const std::vector<LoopRule>& rules,
+                             std::string* warning = nullptr);
+
+// Parses a byte count: "4096", "64KiB", "1.5GiB", "200MB" (KB/MB/GB are
+// powers of 1000, KiB/MiB/GiB powers of 1024).
+absl::StatusOr<int64_t> ParseByteSize(std::string_view text);
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_PASSES_LOOP_POLICY_H_

@@ -1,0 +1,83 @@
+// Pass interface, options shared by passes, and pass pipelines.
+//
+// A pass rewrites a module in place and says whether it changed anything:
+//
+//   absl::StatusOr<bool> Run(Module& module, PassContext& context);
+//
+// Passes never crash on input they cannot handle: they leave it unchanged
+// and emit a `missed` remark. Internal errors come back as a Status naming
+// the pass, loop and instruction.
+//
+// Pipelines are built from a comma-separated spec
+// ("inline,dce,collective-pipeliner") or a preset ("xla-gpu").
+#ifndef HLOVERLAP_PASSES_PASS_H_
+#define HLOVERLAP_PASSES_PASS_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/module.h"
+#include "passes/loop_policy.h"
+#include "passes/remarks.h"
+
+namespace hloverlap {
+
+struct PassOptions {
+  // Collective kinds the pipeliner may move.
+  bool pipeline_all_gather = true;
+  bool pipeline_reduce_scatter = true;
+  bool pipeline_all_reduce = true;
+  // Default prefetch depth for all-gathers (iterations ahead).
+  int pipeline_depth = 1;
+  // Extra live bytes the pipeliner may add per loop nest; unset = no limit.
+  std::optional<int64_t> memory_budget_bytes;
+  // Per-loop rules from --loop=, in order.
+  std::vector<LoopRule> loop_rules;
+  // Double buffering: by default only innermost loops containing collectives.
+  bool double_buffer_default = true;
+  // Run the verifier after every pass.
+  bool verify_each = false;
+  // Write the module after the named pass (for --dump-after).
+  std::string dump_after;
+  std::string dump_path;
+};
+
+struct PassContext {
+  PassOptions options;
+  RemarkSink remarks;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;
+  virtual absl::StatusOr<bool> Run(Module& module, PassContext& context) = 0;
+};
+
+// Runs passes in order; with options.verify_each, verifies after each.
+class PassPipeline {
+ public:
+  void Add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
+  const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
+  absl::StatusOr<bool> Run(Module& module, PassContext& context);
+
+ private:
+  std::vector<std::unique_ptr<Pass>> passes_;
+};
+
+// A pass by name ("dce"); nullptr if unknown. KnownPassNames lists them.
+std::unique_ptr<Pass> CreatePass(std::string_view name);
+std::vector<std::string> KnownPassNames();
+
+// Builds a pipeline from a spec or preset. Unknown names are errors that
+// list the known ones.
+absl::StatusOr<PassPipeline> BuildPipeline(std::string_view passes_spec);
+absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset);
+std::vector<std::string> KnownPresets();
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_PASSES_PASS_H_

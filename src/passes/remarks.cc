@@ -1,0 +1,94 @@
+#include "passes/remarks.h"
+
+#include "absl/strings/str_cat.h"
+#include "hlo/absl_compat.h"
+#include "nlohmann/json.hpp"
+
+namespace hloverlap {
+
+std::string_view RemarkKindName(RemarkKind kind) {
+  switch (kind) {
+    case RemarkKind::kPassed:
+      return "passed";
+    case RemarkKind::kMissed:
+      return "missed";
+    case RemarkKind::kFailure:
+      return "failure";
+    case RemarkKind::kAnalysis:
+      return "analysis";
+  }
+  return "analysis";
+}
+
+int64_t RemarkSink::Count(RemarkKind kind) const {
+  int64_t n = 0;
+  for (const Remark& r : remarks_) n += r.kind == kind;
+  return n;
+}
+
+std::string RemarkSink::ToText() const {
+  std::string out;
+  for (const Remark& r : remarks_) {
+    if (r.location.known()) {
+      absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
+    }
+    absl::StrAppend(&out, AsAbsl(RemarkKindName(r.kind)), ": ", r.pass, ": ",
+                    r.message);
+    if (!r.instruction.empty()) {
+      absl::StrAppend(&out, " [", r.instruction);
+      if (!r.loop.empty()) absl::StrAppend(&out, " in loop ", r.loop);
+      absl::StrAppend(&out, "]");
+    }
+    if (!r.metrics.empty()) {
+      out.append(" (");
+      for (size_t i = 0; i < r.metrics.size(); ++i) {
+        if (i > 0) out.append(", ");
+        absl::StrAppend(&out, r.metrics[i].first, "=", r.metrics[i].second);
+      }
+      out.append(")");
+    }
+    out.push_back('\n');
+    if (!r.suggestion.empty()) {
+      absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");
+    }
+  }
+  return out;
+}
+
+std::string RemarkSink::ToJsonLines() const {
+  std::string out;
+  for (const Remark& r : remarks_) {
+    nlohmann::json j;
+    j["pass"] = r.pass;
+    j["kind"] = std::string(RemarkKindName(r.kind));
+    j["instruction"] = r.instruction;
+    j["opcode"] = r.opcode;
+    j["loop"] = r.loop;
+    if (r.location.known()) {
+      j["source_file"] = r.location.file;
+      j["source_line"] = r.location.line;
+    }
+    if (!r.op_name.empty()) j["op_name"] = r.op_name;
+    if (!r.direction.empty()) j["direction"] = r.direction;
+    j["message"] = r.message;
+    if (!r.suggestion.empty()) j["suggestion"] = r.suggestion;
+    nlohmann::json metrics = nlohmann::json::object();
+    for (const auto& [k, v] : r.metrics) metrics[k] = v;
+    j["metrics"] = metrics;
+    // Replace invalid UTF-8 (names come from user files) instead of throwing.
+    out.append(
+        j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    out.push_back('\n');
+  }
+  return out;
+}
+
+void DescribeInstruction(const Instruction& instr, const Module& module,
+                         Remark& remark) {
+  remark.instruction = instr.name();
+  remark.opcode = std::string(OpcodeName(instr.opcode()));
+  remark.location = module.GetSourceLocation(instr.metadata());
+  remark.op_name = instr.metadata().op_name;
+}
+
+}  // namespace hloverlap

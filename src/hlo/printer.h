@@ -13,6 +13,8 @@
 #define HLOVERLAP_HLO_PRINTER_H_
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "hlo/module.h"
 
@@ -33,6 +35,16 @@ void AppendComputation(const Computation& computation, std::string& out,
 // One instruction line without indentation or ROOT.
 void AppendInstruction(const Instruction& instruction, std::string& out,
                        const PrintOptions& options = {});
+
+// Appends a shape as printed in instruction lines ("bf16[4,8]{1,0}",
+// "(s32[], /*...*/)"); print_layout=false gives the signature form.
+void AppendShape(const Shape& shape, std::string& out,
+                 bool print_layout = true);
+
+// The order in which the printer emits the computation's instructions: the
+// stored order when it is a topological order (every operand and control
+// predecessor earlier), else a stable topological sort of it.
+std::vector<const Instruction*> PrintOrder(const Computation& computation);
 
 // C-escapes a string as XLA does (\n \t \" \\, octal for non-printable and
 // non-ASCII bytes) and appends it with surrounding double quotes.

@@ -1,0 +1,520 @@
+// Literal text formatting: AppendLiteral and AppendFloatLiteral (literal.h).
+//
+// Values print as XLA's one-line literal printer does (hlo_text_format.md
+// §7): rank 1 `{1, 2, 3}`, rank >= 2 `{ { 1, 2 }, { 3, 4 } }` with
+// `/*iN=M*/` markers for rank > 3, pred arrays as 1/0 and pred scalars as
+// true/false, tuples `( a, b )`, elided values `{...}`.
+//
+// Floating-point numbers follow XLA's RoundTripFpToString: f32 "%.6g" unless
+// that does not read back to the same value, then "%.9g"; f64 "%.15g" /
+// "%.17g"; 16-bit and narrower floats "%.<max_digits10>g" of the value widened
+// to double. inf/-inf/nan/-nan, and `nan(0x..)` for a NaN whose payload is
+// not the default quiet NaN (types with NaN payloads only).
+//
+// Formatting works on the raw element bits, so NaN payloads and -0 survive.
+// std::to_chars/from_chars keep it fast and locale independent.
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "hlo/literal.h"
+#include "hlo/shape.h"
+
+namespace hloverlap {
+namespace {
+
+void AppendInt(int64_t v, std::string& out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, r.ptr - buf);
+}
+
+void AppendUint(uint64_t v, std::string& out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, r.ptr - buf);
+}
+
+void AppendHex(uint64_t v, std::string& out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
+  out.append(buf, r.ptr - buf);
+}
+
+// "%.{precision}g" of a finite value.
+template <typename T>
+void AppendG(T v, int precision, std::string& out) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general,
+                         precision);
+  out.append(buf, r.ptr - buf);
+}
+
+// Appends "nan"/"-nan" plus "(0x<payload>)" when payload differs from the
+// default quiet NaN payload (and the type has payloads at all).
+void AppendNan(bool negative, uint64_t payload, uint64_t quiet_payload,
+               bool has_payload, std::string& out) {
+  out.append(negative ? "-nan" : "nan");
+  if (has_payload && payload != quiet_payload) {
+    out.append("(0x");
+    AppendHex(payload, out);
+    out.push_back(')');
+  }
+}
+
+void AppendF32Bits(uint32_t bits, std::string& out) {
+  float v;
+  std::memcpy(&v, &bits, sizeof(v));
+  const bool neg = (bits >> 31) != 0;
+  if (std::isnan(v)) {
+    AppendNan(neg, bits & 0x7fffffu, 0x400000u, true, out);
+    return;
+  }
+  if (std::isinf(v)) {
+    out.append(neg ? "-inf" : "inf");
+    return;
+  }
+  char buf[64];
+  auto r =
+      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 6);
+  float back = 0;
+  auto p = std::from_chars(buf, r.ptr, back);
+  if (p.ec != std::errc() || back != v) {
+    r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 9);
+  }
+  out.append(buf, r.ptr - buf);
+}
+
+void AppendF64Bits(uint64_t bits, std::string& out) {
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  const bool neg = (bits >> 63) != 0;
+  if (std::isnan(v)) {
+    AppendNan(neg, bits & 0xfffffffffffffull, 0x8000000000000ull, true, out);
+    return;
+  }
+  if (std::isinf(v)) {
+    out.append(neg ? "-inf" : "inf");
+    return;
+  }
+  char buf[64];
+  auto r =
+      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 15);
+  double back = 0;
+  auto p = std::from_chars(buf, r.ptr, back);
+  if (p.ec != std::errc() || back != v) {
+    r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general,
+                      17);
+  }
+  out.append(buf, r.ptr - buf);
+}
+
+// Description of a narrow float format.
+struct MiniFloat {
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  enum Kind : uint8_t {
+    kIeee,    // inf and NaNs with payload (f16, bf16, f8e5m2, f8e4m3, f8e3m4)
+    kFn,      // no inf; all-ones exponent+mantissa is NaN (f8e4m3fn)
+    kFnuz,    // no inf, no -0; 0x80 is the only NaN
+    kFinite,  // no inf, no NaN (f6, f4)
+    kE8M0,    // unsigned exponent-only; 0xff is NaN
+  } kind;
+  int max_digits10;
+};
+
+bool GetMiniFloat(PrimitiveType type, MiniFloat& f) {
+  switch (type) {
+    case PrimitiveType::kF16:
+      f = {5, 10, 15, MiniFloat::kIeee, 5};
+      return true;
+    case PrimitiveType::kBF16:
+      f = {8, 7, 127, MiniFloat::kIeee, 4};
+      return true;
+    case PrimitiveType::kF8E5M2:
+      f = {5, 2, 15, MiniFloat::kIeee, 2};
+      return true;
+    case PrimitiveType::kF8E4M3:
+      f = {4, 3, 7, MiniFloat::kIeee, 3};
+      return true;
+    case PrimitiveType::kF8E3M4:
+      f = {3, 4, 3, MiniFloat::kIeee, 3};
+      return true;
+    case PrimitiveType::kF8E4M3FN:
+      f = {4, 3, 7, MiniFloat::kFn, 3};
+      return true;
+    case PrimitiveType::kF8E4M3B11FNUZ:
+      f = {4, 3, 11, MiniFloat::kFnuz, 3};
+      return true;
+    case PrimitiveType::kF8E5M2FNUZ:
+      f = {5, 2, 16, MiniFloat::kFnuz, 2};
+      return true;
+    case PrimitiveType::kF8E4M3FNUZ:
+      f = {4, 3, 8, MiniFloat::kFnuz, 3};
+      return true;
+    case PrimitiveType::kF8E8M0FNU:
+      f = {8, 0, 127, MiniFloat::kE8M0, 2};
+      return true;
+    case PrimitiveType::kF6E3M2FN:
+      f = {3, 2, 3, MiniFloat::kFinite, 2};
+      return true;
+    case PrimitiveType::kF6E2M3FN:
+      f = {2, 3, 1, MiniFloat::kFinite, 3};
+      return true;
+    case PrimitiveType::kF4E2M1FN:
+      f = {2, 1, 1, MiniFloat::kFinite, 2};
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Prints a narrow float given its bit pattern (low bits of `bits`).
+void AppendMiniFloatBits(const MiniFloat& f, uint32_t bits, std::string& out) {
+  const int eb = f.exponent_bits;
+  const int mb = f.mantissa_bits;
+  const uint32_t mant_mask = (1u << mb) - 1;
+  const uint32_t exp_max = (1u << eb) - 1;
+  if (f.kind == MiniFloat::kE8M0) {
+    const uint32_t e = bits & 0xff;
+    if (e == 0xff) {
+      out.append("nan");
+      return;
+    }
+    AppendG(std::ldexp(1.0, static_cast<int>(e) - f.bias), f.max_digits10, out);
+    return;
+  }
+  const int total = 1 + eb + mb;
+  bits &= (total >= 32) ? 0xffffffffu : ((1u << total) - 1);
+  const bool neg = ((bits >> (eb + mb)) & 1) != 0;
+  const uint32_t e = (bits >> mb) & exp_max;
+  const uint32_t m = bits & mant_mask;
+  switch (f.kind) {
+    case MiniFloat::kIeee:
+      if (e == exp_max) {
+        if (m == 0) {
+          out.append(neg ? "-inf" : "inf");
+        } else {
+          AppendNan(neg, m, mb > 0 ? (1u << (mb - 1)) : 0, true, out);
+        }
+        return;
+      }
+      break;
+    case MiniFloat::kFn:
+      if (e == exp_max && m == mant_mask) {
+        out.append(neg ? "-nan" : "nan");
+        return;
+      }
+      break;
+    case MiniFloat::kFnuz:
+      if (neg && e == 0 && m == 0) {
+        out.append("-nan");
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  double value;
+  if (e == 0) {
+    value = std::ldexp(static_cast<double>(m), 1 - f.bias - mb);
+  } else {
+    value = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -mb),
+                       static_cast<int>(e) - f.bias);
+  }
+  if (neg) value = -value;
+  AppendG(value, f.max_digits10, out);
+}
+
+int64_t SignExtend(uint64_t v, int bits) {
+  if (bits >= 64) return static_cast<int64_t>(v);
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  v &= mask;
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  return static_cast<int64_t>((v ^ sign) - sign);
+}
+
+// Appends element `i` of an array literal with element type `type`. `p`
+// points at the element's storage.
+void AppendElement(PrimitiveType type, const uint8_t* p, bool pred_as_word,
+                   std::string& out) {
+  switch (type) {
+    case PrimitiveType::kPred:
+      if (pred_as_word) {
+        out.append(*p ? "true" : "false");
+      } else {
+        out.push_back(*p ? '1' : '0');
+      }
+      return;
+    case PrimitiveType::kS1:
+      AppendInt(SignExtend(*p, 1), out);
+      return;
+    case PrimitiveType::kS2:
+      AppendInt(SignExtend(*p, 2), out);
+      return;
+    case PrimitiveType::kS4:
+      AppendInt(SignExtend(*p, 4), out);
+      return;
+    case PrimitiveType::kS8:
+      AppendInt(static_cast<int8_t>(*p), out);
+      return;
+    case PrimitiveType::kS16: {
+      int16_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendInt(v, out);
+      return;
+    }
+    case PrimitiveType::kS32: {
+      int32_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendInt(v, out);
+      return;
+    }
+    case PrimitiveType::kS64: {
+      int64_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendInt(v, out);
+      return;
+    }
+    case PrimitiveType::kU1:
+      AppendUint(*p & 0x1, out);
+      return;
+    case PrimitiveType::kU2:
+      AppendUint(*p & 0x3, out);
+      return;
+    case PrimitiveType::kU4:
+      AppendUint(*p & 0xf, out);
+      return;
+    case PrimitiveType::kU8:
+      AppendUint(*p, out);
+      return;
+    case PrimitiveType::kU16: {
+      uint16_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendUint(v, out);
+      return;
+    }
+    case PrimitiveType::kU32: {
+      uint32_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendUint(v, out);
+      return;
+    }
+    case PrimitiveType::kU64: {
+      uint64_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendUint(v, out);
+      return;
+    }
+    case PrimitiveType::kF32: {
+      uint32_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendF32Bits(v, out);
+      return;
+    }
+    case PrimitiveType::kF64: {
+      uint64_t v;
+      std::memcpy(&v, p, sizeof(v));
+      AppendF64Bits(v, out);
+      return;
+    }
+    case PrimitiveType::kC64: {
+      uint32_t re, im;
+      std::memcpy(&re, p, sizeof(re));
+      std::memcpy(&im, p + 4, sizeof(im));
+      out.push_back('(');
+      AppendF32Bits(re, out);
+      out.append(", ");
+      AppendF32Bits(im, out);
+      out.push_back(')');
+      return;
+    }
+    case PrimitiveType::kC128: {
+      uint64_t re, im;
+      std::memcpy(&re, p, sizeof(re));
+      std::memcpy(&im, p + 8, sizeof(im));
+      out.push_back('(');
+      AppendF64Bits(re, out);
+      out.append(", ");
+      AppendF64Bits(im, out);
+      out.push_back(')');
+      return;
+    }
+    default: {
+      MiniFloat f;
+      if (GetMiniFloat(type, f)) {
+        uint32_t bits = 0;
+        if (PrimitiveTypeByteSize(type) >= 2) {
+          uint16_t v;
+          std::memcpy(&v, p, sizeof(v));
+          bits = v;
+        } else {
+          bits = *p;
+        }
+        AppendMiniFloatBits(f, bits, out);
+        return;
+      }
+      out.push_back('0');
+      return;
+    }
+  }
+}
+
+struct ArrayPrinter {
+  PrimitiveType type;
+  const uint8_t* data;
+  int64_t elem_size;
+  const absl::InlinedVector<int64_t, 6>* dims;
+  int64_t rank;
+  absl::InlinedVector<int64_t, 6> index;
+  int64_t linear = 0;
+  std::string* out;
+
+  // One level of XLA's one-line DenseArrayPrintHelper; `level` is the
+  // number of indices fixed so far.
+  void Print(int64_t level) {
+    std::string& o = *out;
+    const int64_t n = (*dims)[level];
+    const bool innermost = level == rank - 1;
+    // Opening brace.
+    o.push_back('{');
+    if (rank > 1) {
+      if (innermost) {
+        if (n > 1) o.push_back(' ');
+      } else if (rank > 3 && level > 0) {
+        o.append(" /*i");
+        AppendInt(level - 1, o);
+        o.push_back('=');
+        AppendInt(index[level - 1], o);
+        o.append("*/");
+        if (n > 0) o.push_back(' ');
+      } else {
+        o.push_back(' ');
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      index[level] = i;
+      if (innermost) {
+        AppendElement(type, data + linear * elem_size, false, o);
+        ++linear;
+      } else {
+        Print(level + 1);
+      }
+      if (i + 1 < n) o.append(", ");
+    }
+    // Closing brace.
+    if (rank > 1) {
+      if (innermost) {
+        if (n > 1) o.push_back(' ');
+      } else {
+        o.push_back(' ');
+      }
+    }
+    o.push_back('}');
+  }
+};
+
+}  // namespace
+
+void AppendFloatLiteral(PrimitiveType type, double value, std::string& out) {
+  uint64_t dbits;
+  std::memcpy(&dbits, &value, sizeof(dbits));
+  const bool neg = (dbits >> 63) != 0;
+  const uint64_t dmant = dbits & 0xfffffffffffffull;
+  switch (type) {
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC128:
+      AppendF64Bits(dbits, out);
+      return;
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64: {
+      if (std::isnan(value)) {
+        AppendNan(neg, dmant >> 29, 0x400000u, true, out);
+        return;
+      }
+      const float f = static_cast<float>(value);
+      uint32_t fbits;
+      std::memcpy(&fbits, &f, sizeof(fbits));
+      AppendF32Bits(fbits, out);
+      return;
+    }
+    default:
+      break;
+  }
+  MiniFloat f;
+  if (!GetMiniFloat(type, f)) {
+    // Not a float type: print the value as a double would.
+    AppendF64Bits(dbits, out);
+    return;
+  }
+  if (std::isnan(value)) {
+    if (f.kind == MiniFloat::kIeee) {
+      AppendNan(neg, dmant >> (52 - f.mantissa_bits),
+                uint64_t{1} << (f.mantissa_bits - 1), true, out);
+    } else {
+      out.append(neg ? "-nan" : "nan");
+    }
+    return;
+  }
+  if (std::isinf(value)) {
+    out.append(neg ? "-inf" : "inf");
+    return;
+  }
+  AppendG(value, f.max_digits10, out);
+}
+
+void AppendLiteral(const Literal& literal, std::string& out) {
+  const Shape& shape = literal.shape();
+  if (literal.elided()) {
+    out.append("{...}");
+    return;
+  }
+  if (shape.IsTuple()) {
+    const auto& elements = literal.elements();
+    out.append("( ");
+    for (size_t i = 0; i < elements.size(); ++i) {
+      if (i > 0) out.append(", ");
+      AppendLiteral(elements[i], out);
+    }
+    out.append(" )");
+    return;
+  }
+  if (shape.IsToken()) {
+    out.append("token");
+    return;
+  }
+  if (!shape.IsArray()) {
+    out.append("{...}");
+    return;
+  }
+  const PrimitiveType type = shape.element_type();
+  const int64_t elem_size = PrimitiveTypeByteSize(type);
+  const int64_t count = shape.ElementCount();
+  const auto& data = literal.data();
+  // Guard against inconsistent storage: never read past the buffer.
+  if (elem_size <= 0 || count < 0 ||
+      (count > 0 && static_cast<uint64_t>(count) >
+                        data.size() / static_cast<uint64_t>(elem_size))) {
+    out.append("{...}");
+    return;
+  }
+  if (shape.rank() == 0) {
+    AppendElement(type, data.data(), /*pred_as_word=*/true, out);
+    return;
+  }
+  ArrayPrinter printer;
+  printer.type = type;
+  printer.data = data.data();
+  printer.elem_size = elem_size;
+  printer.dims = &shape.dimensions();
+  printer.rank = shape.rank();
+  printer.index.resize(printer.rank);
+  printer.out = &out;
+  printer.Print(0);
+}
+
+}  // namespace hloverlap

@@ -113,6 +113,96 @@ absl::StatusOr<Computation*> CloneComputation(const Computation& computation,
   return CloneComputationImpl(computation, suffix, module, deep, cloned);
 }
 
+absl::StatusOr<std::pair<Computation*, Computation*>> CloneLoopComputations(
+    const Instruction& while_instr, std::string_view suffix,
+    std::vector<Computation*>* created_computations) {
+  if (while_instr.opcode() != Opcode::kWhile ||
+      while_instr.called_computations().size() != 2) {
+    return absl::InternalError(absl::StrCat(
+        "CloneLoopComputations: ", while_instr.name(), " is not a while"));
+  }
+  Computation* result[2] = {nullptr, nullptr};
+  for (int i = 0; i < 2; ++i) {
+    const Computation* src = while_instr.called_computations()[i];
+    Module* module = src->parent();
+    if (module == nullptr) {
+      return absl::InternalError(absl::StrCat(
+          "CloneLoopComputations: ", src->name(), " has no module"));
+    }
+    auto copy = std::make_unique<Computation>(module->UniqueComputationName(
+        absl::StrCat(src->name(), ".", AsAbsl(suffix))));
+    copy->set_execution_thread(src->execution_thread());
+    // Insert before the source so callees stay before callers.
+    Computation* dst = module->AddComputation(std::move(copy), src);
+    if (created_computations != nullptr) created_computations->push_back(dst);
+    absl::flat_hash_map<const Instruction*, Instruction*> map;
+    CloneIntoOptions options;
+    options.suffix = std::string(suffix);
+    absl::Status s =
+        CloneInstructionsInto(src->MakeInstructionPostOrder(), *dst, map,
+                              options, nullptr, created_computations);
+    if (!s.ok()) return s;
+    if (src->root() != nullptr) dst->set_root(map.at(src->root()));
+    result[i] = dst;
+  }
+  return std::make_pair(result[0], result[1]);
+}
+
+absl::Status CloneInstructionsInto(
+    absl::Span<Instruction* const> instructions, Computation& dst,
+    absl::flat_hash_map<const Instruction*, Instruction*>& map,
+    const CloneIntoOptions& options, std::vector<Instruction*>* created,
+    std::vector<Computation*>* created_computations) {
+  Module* module = dst.parent();
+  if (module == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("CloneInstructionsInto: ", dst.name(), " has no module"));
+  }
+  for (Instruction* inst : instructions) {
+    std::vector<Instruction*> ops;
+    ops.reserve(inst->operand_count());
+    for (Instruction* op : inst->operands()) {
+      auto it = map.find(op);
+      if (it == map.end()) {
+        return absl::InternalError(
+            absl::StrCat("CloneInstructionsInto ", dst.name(), ": operand ",
+                         op->name(), " of ", inst->name(), " has no clone"));
+      }
+      ops.push_back(it->second);
+    }
+    std::string name = module->UniqueInstructionName(
+        options.suffix.empty()
+            ? inst->name()
+            : absl::StrCat(inst->name(), ".", options.suffix));
+    auto clone = CloneInstruction(*inst, std::move(name), ops);
+    if (options.fresh_channel_ids && clone->attrs().channel_id.has_value()) {
+      clone->mutable_attrs().channel_id = module->NextChannelId();
+    }
+    if (options.deep_clone_loops && inst->opcode() == Opcode::kWhile &&
+        inst->called_computations().size() == 2) {
+      auto loops =
+          CloneLoopComputations(*inst, options.suffix, created_computations);
+      if (!loops.ok()) return loops.status();
+      clone->mutable_called_computations() = {loops->first, loops->second};
+    }
+    Instruction* added =
+        dst.AddInstruction(std::move(clone), options.insert_before);
+    map[inst] = added;
+    if (created != nullptr) created->push_back(added);
+  }
+  for (Instruction* inst : instructions) {
+    Instruction* clone = map.at(inst);
+    for (Instruction* pred : inst->control_predecessors()) {
+      auto it = map.find(pred);
+      if (it != map.end() && it->second->parent() == &dst &&
+          it->second != clone) {
+        clone->AddControlPredecessor(it->second);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::unique_ptr<Module> CloneModule(const Module& module) {
   auto copy = std::make_unique<Module>(module.name());
   copy->set_is_scheduled(module.is_scheduled());

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -23,9 +25,41 @@ std::unique_ptr<Instruction> CloneInstruction(
 // computations are shared, not copied, unless deep is true. Returns the new
 // computation (added before the first computation that calls... at the end of
 // the module's list; call Module::SortComputationsCalleesFirst when needed).
-absl::StatusOr<Computation*> CloneComputation(
-    const Computation& computation, std::string_view suffix = "clone",
-    Module* target = nullptr, bool deep = false);
+absl::StatusOr<Computation*> CloneComputation(const Computation& computation,
+                                              std::string_view suffix = "clone",
+                                              Module* target = nullptr,
+                                              bool deep = false);
+
+struct CloneIntoOptions {
+  // Appended to cloned names before uniquing ("add.3" + ".peel").
+  std::string suffix = "clone";
+  // Cloned while instructions get their own copies of condition and body
+  // (recursively for whiles nested in them), so no two whiles share them.
+  bool deep_clone_loops = true;
+  // Collectives get fresh channel ids.
+  bool fresh_channel_ids = true;
+  // Insert before this instruction of `dst` (nullptr: at the end).
+  const Instruction* insert_before = nullptr;
+};
+
+// Clones `instructions` (given in an order where operands come first) into
+// `dst`. Operands are looked up in `map`, which must already hold every
+// operand that is not itself cloned; each clone is recorded in `map`.
+// Control predecessors are copied when their clone is in `dst`. Created
+// instructions and computations are appended to `created` /
+// `created_computations` (so a caller can undo a failed rewrite).
+absl::Status CloneInstructionsInto(
+    absl::Span<Instruction* const> instructions, Computation& dst,
+    absl::flat_hash_map<const Instruction*, Instruction*>& map,
+    const CloneIntoOptions& options,
+    std::vector<Instruction*>* created = nullptr,
+    std::vector<Computation*>* created_computations = nullptr);
+
+// Copies a while's condition and body (and recursively the loops inside
+// them) into fresh computations; returns {condition, body}.
+absl::StatusOr<std::pair<Computation*, Computation*>> CloneLoopComputations(
+    const Instruction& while_instr, std::string_view suffix,
+    std::vector<Computation*>* created_computations = nullptr);
 
 // Deep-copies a whole module (names and channel ids unchanged).
 std::unique_ptr<Module> CloneModule(const Module& module);

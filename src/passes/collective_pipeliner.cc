@@ -1,0 +1,1451 @@
+#include "passes/collective_pipeliner.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/call_graph.h"
+#include "analysis/while_loop_analysis.h"
+#include "hlo/absl_compat.h"
+#include "hlo/clone.h"
+#include "hlo/verifier.h"
+#include "passes/dce.h"
+
+namespace hloverlap {
+namespace {
+
+constexpr std::string_view kPassName = "collective-pipeliner";
+constexpr int kMaxFormattingOps = 16;
+
+using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
+
+// ---------------------------------------------------------------------------
+// Small builders.
+
+Literal ScalarLiteral(PrimitiveType type, int64_t value) {
+  Literal lit(Shape::Scalar(type));
+  switch (type) {
+    case PrimitiveType::kS8:
+      lit.Set<int8_t>(0, value);
+      break;
+    case PrimitiveType::kS16:
+      lit.Set<int16_t>(0, value);
+      break;
+    case PrimitiveType::kS32:
+      lit.Set<int32_t>(0, value);
+      break;
+    case PrimitiveType::kS64:
+      lit.Set<int64_t>(0, value);
+      break;
+    case PrimitiveType::kU8:
+      lit.Set<uint8_t>(0, value);
+      break;
+    case PrimitiveType::kU16:
+      lit.Set<uint16_t>(0, value);
+      break;
+    case PrimitiveType::kU32:
+      lit.Set<uint32_t>(0, value);
+      break;
+    case PrimitiveType::kU64:
+      lit.Set<uint64_t>(0, value);
+      break;
+    default:
+      break;
+  }
+  return lit;
+}
+
+// Records what a rewrite created so that it can be undone.
+struct Transaction {
+  Module* module = nullptr;
+  std::vector<Instruction*> instructions;  // in computations that existed
+  std::vector<Computation*> computations;  // created computations
+
+  Instruction* Add(Computation& comp, std::unique_ptr<Instruction> inst,
+                   const Instruction* before = nullptr) {
+    Instruction* added = comp.AddInstruction(std::move(inst), before);
+    instructions.push_back(added);
+    return added;
+  }
+
+  void Rollback() {
+    absl::flat_hash_map<Computation*, absl::flat_hash_set<Instruction*>>
+        by_comp;
+    absl::flat_hash_set<Computation*> created(computations.begin(),
+                                              computations.end());
+    for (Instruction* inst : instructions) {
+      if (!created.contains(inst->parent()))
+        by_comp[inst->parent()].insert(inst);
+    }
+    for (auto& [comp, set] : by_comp) {
+      for (Instruction* inst : set) inst->DropAllControlDependencies();
+      (void)comp->RemoveInstructions(set);
+    }
+    // Created computations only call each other: remove until no progress.
+    std::vector<Computation*> left = computations;
+    bool progress = true;
+    while (progress && !left.empty()) {
+      progress = false;
+      for (auto it = left.begin(); it != left.end();) {
+        if (module->RemoveComputation(*it).ok()) {
+          it = left.erase(it);
+          progress = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+    instructions.clear();
+    computations.clear();
+  }
+};
+
+// Produces, in a target computation, the value of loop-state element `index`.
+using StateProvider = std::function<Instruction*(int64_t index)>;
+
+// The ancestors of `roots` inside `comp` (roots included) in post-order,
+// not descending into instructions that are already in `stop`.
+std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
+                                    const InstrMap& stop) {
+  std::vector<Instruction*> order;
+  absl::flat_hash_set<const Instruction*> visited;
+  std::vector<std::pair<Instruction*, size_t>> stack;
+  for (Instruction* root : roots) {
+    if (stop.contains(root) || !visited.insert(root).second) continue;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      if (next < static_cast<size_t>(inst->operand_count())) {
+        Instruction* op = inst->operand(next++);
+        if (!stop.contains(op) && visited.insert(op).second) {
+          stack.push_back({op, 0});
+        }
+        continue;
+      }
+      order.push_back(inst);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+// Clones the body instructions needed for `roots` into `target`, reading the
+// loop state through `provider` (get-tuple-elements of the body parameter are
+// replaced by provider(index)). `map` may be pre-seeded with replacements.
+absl::Status CloneBodySubset(const Computation& body,
+                             const std::vector<Instruction*>& roots,
+                             Computation& target, const StateProvider& provider,
+                             InstrMap& map, Transaction& txn,
+                             std::string_view suffix,
+                             const Instruction* insert_before) {
+  const Instruction* param = body.parameter(0);
+  // Map get-tuple-elements of the parameter first (they are leaves).
+  std::vector<Instruction*> order = Ancestors(roots, map);
+  std::vector<Instruction*> to_clone;
+  to_clone.reserve(order.size());
+  for (Instruction* inst : order) {
+    if (inst == param) {
+      return absl::InternalError(
+          absl::StrCat("the loop parameter of ", body.name(),
+                       " is used other than through get-tuple-element"));
+    }
+    if (inst->opcode() == Opcode::kGetTupleElement &&
+        inst->operand(0) == param) {
+      Instruction* v = provider(inst->tuple_index());
+      if (v == nullptr) {
+        return absl::InternalError(absl::StrCat(
+            "no value for loop state element ", inst->tuple_index()));
+      }
+      map[inst] = v;
+      continue;
+    }
+    to_clone.push_back(inst);
+  }
+  CloneIntoOptions options;
+  options.suffix = std::string(suffix);
+  options.insert_before = insert_before;
+  std::vector<Instruction*> created;
+  absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
+                                         &created, &txn.computations);
+  txn.instructions.insert(txn.instructions.end(), created.begin(),
+                          created.end());
+  return s;
+}
+
+// Reads element `index` of a tuple-shaped value in `comp`: the operand when
+// the value is a tuple instruction, else a new get-tuple-element.
+Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
+                          Transaction& txn, const Instruction* before) {
+  if (tuple->opcode() == Opcode::kTuple && index < tuple->operand_count()) {
+    return tuple->operand(index);
+  }
+  auto gte = std::make_unique<Instruction>(
+      Opcode::kGetTupleElement,
+      comp.parent()->UniqueInstructionName(
+          absl::StrCat(tuple->name(), ".gte", index)),
+      tuple->shape().tuple_shapes(index));
+  gte->mutable_attrs().tuple_index = index;
+  gte->AppendOperand(tuple);
+  return txn.Add(comp, std::move(gte), before);
+}
+
+Instruction* MakeTuple(Computation& comp, std::vector<Instruction*> elements,
+                       std::string_view base, Transaction& txn,
+                       const Instruction* before) {
+  std::vector<Shape> shapes;
+  shapes.reserve(elements.size());
+  for (Instruction* e : elements) shapes.push_back(e->shape());
+  auto t = std::make_unique<Instruction>(
+      Opcode::kTuple, comp.parent()->UniqueInstructionName(base),
+      Shape::Tuple(std::move(shapes)));
+  for (Instruction* e : elements) t->AppendOperand(e);
+  return txn.Add(comp, std::move(t), before);
+}
+
+Instruction* MakeConstant(Computation& comp, PrimitiveType type, int64_t value,
+                          Transaction& txn, const Instruction* before) {
+  auto c = std::make_unique<Instruction>(
+      Opcode::kConstant, comp.parent()->UniqueInstructionName("constant"),
+      Shape::Scalar(type));
+  c->mutable_attrs().literal =
+      std::make_unique<Literal>(ScalarLiteral(type, value));
+  return txn.Add(comp, std::move(c), before);
+}
+
+// Writes (or replaces) known_trip_count in a while's backend_config.
+void SetKnownTripCount(Instruction& w, int64_t n) {
+  std::string& bc = w.mutable_attrs().backend_config;
+  std::string value = absl::StrCat("{\"n\":\"", n, "\"}");
+  size_t key = bc.find("\"known_trip_count\"");
+  if (key != std::string::npos) {
+    size_t open = bc.find('{', key);
+    size_t close = open == std::string::npos ? open : bc.find('}', open);
+    if (close != std::string::npos) {
+      bc.replace(open, close - open + 1, value);
+      return;
+    }
+  }
+  if (bc.empty() || bc == "{}") {
+    bc = absl::StrCat("{\"known_trip_count\":", value, "}");
+    w.mutable_attrs().backend_config_is_raw = true;
+  }
+  // Other configs without the key are left alone.
+}
+
+// A fresh computation with one parameter of `shape`.
+Computation* NewComputation(Module& module, std::string_view base,
+                            const Shape& param_shape, Transaction& txn,
+                            const Computation* before, Instruction** param) {
+  auto comp = std::make_unique<Computation>(module.UniqueComputationName(base));
+  Computation* c = module.AddComputation(std::move(comp), before);
+  txn.computations.push_back(c);
+  auto p = std::make_unique<Instruction>(
+      Opcode::kParameter, module.UniqueInstructionName("param"), param_shape);
+  p->mutable_attrs().parameter_number = 0;
+  *param = c->AddInstruction(std::move(p));
+  return c;
+}
+
+int64_t CountOccurrences(const Instruction* root, const Instruction* value) {
+  int64_t n = 0;
+  for (const Instruction* op : root->operands()) n += op == value;
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// Per-loop state.
+
+struct LoopState {
+  Module* module = nullptr;
+  Instruction* while_instr = nullptr;
+  std::string loop_path;
+  WhileLoopInfo info;
+  Computation* parent = nullptr;
+  Computation* body = nullptr;
+  Computation* cond = nullptr;
+  Instruction* body_param = nullptr;
+  Instruction* init = nullptr;
+  int64_t n = 0;  // state tuple size
+};
+
+bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
+  ls.while_instr = w;
+  ls.parent = w->parent();
+  ls.module = ls.parent->parent();
+  ls.info = AnalyzeWhileLoop(*w);
+  if (!ls.info.has_induction_variable()) {
+    *why = absl::StrCat("the loop's induction variable is unknown: ",
+                        ls.info.missing);
+    return false;
+  }
+  if (!ls.info.trip_count.has_value() ||
+      ls.info.trip_count_from_backend_config) {
+    *why = absl::StrCat("the loop's trip count is unknown: ", ls.info.missing);
+    return false;
+  }
+  ls.cond = w->while_condition();
+  ls.body = w->while_body();
+  ls.body_param = ls.body->parameter(0);
+  ls.init = w->operand(0);
+  ls.n = ls.info.tuple_size;
+  for (Instruction* user : ls.body_param->users()) {
+    if (user->opcode() != Opcode::kGetTupleElement) {
+      *why = absl::StrCat("the loop parameter is used by ", user->name(),
+                          " other than through get-tuple-element");
+      return false;
+    }
+  }
+  for (Instruction* user : ls.cond->parameter(0)->users()) {
+    if (user->opcode() != Opcode::kGetTupleElement) {
+      *why =
+          "the loop condition uses its parameter other than through "
+          "get-tuple-element";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Provider reading the loop's initial state in the parent computation.
+StateProvider InitProvider(LoopState& ls, Transaction& txn) {
+  return [&ls, &txn](int64_t index) -> Instruction* {
+    if (index < 0 || index >= ls.n) return nullptr;
+    return TupleElement(ls.init, index, *ls.parent, txn, ls.while_instr);
+  };
+}
+
+// Builds a new while instruction in the parent from `old` with a new init,
+// condition, body and trip count.
+Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
+                        Computation* body, int64_t trip_count,
+                        Transaction& txn) {
+  auto w = std::make_unique<Instruction>(
+      Opcode::kWhile, ls.module->UniqueInstructionName(ls.while_instr->name()),
+      init->shape());
+  w->CopyAttributesFrom(*ls.while_instr);
+  w->mutable_called_computations() = {cond, body};
+  w->AppendOperand(init);
+  SetKnownTripCount(*w, trip_count);
+  return txn.Add(*ls.parent, std::move(w), ls.while_instr);
+}
+
+// Replaces the old while by `result`, verifies the new loop's computations
+// and removes the old loop; rolls everything back on failure.
+absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
+                    Computation* new_body, Transaction& txn) {
+  for (Computation* c : {new_cond, new_body}) {
+    std::vector<std::string> problems = VerifyComputationAll(*c);
+    if (!problems.empty()) {
+      absl::Status s = absl::InternalError(
+          absl::StrCat("rewritten loop does not verify: ", problems.front()));
+      txn.Rollback();
+      return s;
+    }
+  }
+  Instruction* old = ls.while_instr;
+  // Control edges of the old loop move to the new result.
+  for (Instruction* pred : old->control_predecessors()) {
+    result->AddControlPredecessor(pred);
+  }
+  std::vector<Instruction*> succs = old->control_successors();
+  for (Instruction* succ : succs) succ->AddControlPredecessor(result);
+  old->DropAllControlDependencies();
+  absl::Status s = old->ReplaceAllUsesWith(result);
+  if (!s.ok()) {
+    txn.Rollback();
+    return s;
+  }
+  Computation* old_cond = ls.cond;
+  Computation* old_body = ls.body;
+  s = ls.parent->RemoveInstruction(old);
+  if (!s.ok()) return s;
+  // The old computations go when nothing else calls them.
+  for (Computation* c : {old_body, old_cond}) {
+    if (c == nullptr) continue;
+    (void)ls.module->RemoveComputation(c);
+  }
+  // Computations of loops nested in the old body are now unreachable.
+  RemoveUnreachableComputations(*ls.module);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Candidate analysis.
+
+bool IsPipelinedKind(Opcode op, const PassOptions& options) {
+  switch (op) {
+    case Opcode::kAllGather:
+      return options.pipeline_all_gather;
+    case Opcode::kReduceScatter:
+      return options.pipeline_reduce_scatter;
+    case Opcode::kAllReduce:
+      return options.pipeline_all_reduce;
+    default:
+      return false;
+  }
+}
+
+bool HasControlDeps(const Instruction* i) {
+  return !i->control_predecessors().empty() || !i->control_successors().empty();
+}
+
+// Backward: the operand chain of `ag` depends only on the induction
+// variable, invariant state elements and constants. `independent` caches
+// the answer per instruction; `candidates` are the collectives being
+// prefetched together (a chain may contain one of them).
+bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
+                        const absl::flat_hash_set<const Instruction*>& cands,
+                        std::string* why) {
+  std::vector<const Instruction*> stack = {ag->operand(0)};
+  absl::flat_hash_set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    if (x == ls.body_param) {
+      *why = "its operand chain uses the whole loop state";
+      return false;
+    }
+    if (x->opcode() == Opcode::kGetTupleElement &&
+        x->operand(0) == ls.body_param) {
+      int64_t idx = x->tuple_index();
+      if (idx == *ls.info.iv_index) continue;
+      if (idx >= 0 && idx < ls.n && ls.info.invariant_index[idx]) continue;
+      *why = absl::StrCat("its operand chain reads loop-carried state element ",
+                          idx, " (", x->name(),
+                          "), which changes every iteration");
+      return false;
+    }
+    if (HasSideEffect(*x) || x->opcode() == Opcode::kRng ||
+        x->opcode() == Opcode::kRngBitGenerator ||
+        x->opcode() == Opcode::kCustomCall) {
+      if (x->opcode() != Opcode::kCustomCall ||
+          x->FindRawAttribute("custom_call_has_side_effect") != nullptr) {
+        *why = absl::StrCat("its operand chain contains ", x->name(),
+                            ", which has side effects");
+        return false;
+      }
+    }
+    if (IsCollective(x->opcode()) || IsAsyncStart(x->opcode()) ||
+        IsAsyncDone(x->opcode())) {
+      if (!cands.contains(x)) {
+        *why = absl::StrCat("its operand chain contains the collective ",
+                            x->name(), ", which is not prefetched with it");
+        return false;
+      }
+    }
+    for (const Instruction* op : x->operands()) stack.push_back(op);
+  }
+  return true;
+}
+
+struct ForwardCandidate {
+  Instruction* collective = nullptr;
+  std::vector<Instruction*> formatting;  // collective's user .. last before DUS
+  Instruction* dus = nullptr;
+  int64_t buffer_index = 0;
+};
+
+bool IsFormattingOp(Opcode op) {
+  switch (op) {
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kConvert:
+    case Opcode::kTranspose:
+    case Opcode::kCopy:
+    case Opcode::kNegate:
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kBroadcast:
+    case Opcode::kSlice:
+    case Opcode::kPad:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool AnalyzeForward(Instruction* coll, const LoopState& ls,
+                    const absl::flat_hash_set<const Instruction*>& invariant,
+                    ForwardCandidate* out, std::string* why,
+                    std::string* suggestion) {
+  if (coll->operand_count() != 1) {
+    *why = "it has several operands (a combined collective)";
+    return false;
+  }
+  if (HasControlDeps(coll)) {
+    *why = "it has control dependencies";
+    return false;
+  }
+  Instruction* cur = coll;
+  std::vector<Instruction*> formatting;
+  const Instruction* root = ls.body->root();
+  for (int steps = 0;; ++steps) {
+    if (steps > kMaxFormattingOps) {
+      *why = "too many operations between the collective and its store";
+      return false;
+    }
+    if (cur->user_count() != 1) {
+      *why = cur == coll ? absl::StrCat("its result has ", cur->user_count(),
+                                        " users, not a single store")
+                         : absl::StrCat(cur->name(),
+                                        " between the collective and its "
+                                        "store has several users");
+      return false;
+    }
+    Instruction* user = cur->users()[0];
+    if (user == root) {
+      *why = absl::StrCat(
+          "its result is carried into the next iteration (loop state element ",
+          root->operand_count() > 0 ? absl::StrCat("of ", root->name()) : "",
+          "), not stored by dynamic-update-slice");
+      *suggestion =
+          "only values stored into a loop output by dynamic-update-slice at "
+          "the iteration's index can be reduced one iteration later";
+      return false;
+    }
+    if (user->opcode() == Opcode::kDynamicUpdateSlice) {
+      if (user->operand_count() < 2 || user->operand(1) != cur) {
+        *why = absl::StrCat("it flows into the buffer operand of ",
+                            user->name(), ", not its update");
+        return false;
+      }
+      out->dus = user;
+      break;
+    }
+    if (user->opcode() == Opcode::kCall) {
+      *why = absl::StrCat("a call (", user->name(),
+                          ") sits between the collective and its store");
+      *suggestion =
+          "run the inliner first: --passes=inline,collective-pipeliner";
+      return false;
+    }
+    if (!IsFormattingOp(user->opcode()) || HasControlDeps(user)) {
+      *why = absl::StrCat("its result goes through ", user->name(), " (",
+                          AsAbsl(OpcodeName(user->opcode())),
+                          "), which is not a formatting operation");
+      return false;
+    }
+    for (Instruction* op : user->operands()) {
+      if (op != cur && !invariant.contains(op)) {
+        *why = absl::StrCat("the formatting operation ", user->name(),
+                            " also reads ", op->name(),
+                            ", which changes every iteration");
+        return false;
+      }
+    }
+    formatting.push_back(user);
+    cur = user;
+  }
+  Instruction* dus = out->dus;
+  if (HasControlDeps(dus)) {
+    *why = absl::StrCat("its store ", dus->name(), " has control dependencies");
+    return false;
+  }
+  Instruction* buffer = dus->operand(0);
+  if (buffer->opcode() != Opcode::kGetTupleElement ||
+      buffer->operand(0) != ls.body_param) {
+    *why = absl::StrCat("it is stored into ", buffer->name(),
+                        ", which is not a loop state element");
+    return false;
+  }
+  int64_t b = buffer->tuple_index();
+  if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
+    *why = "it is stored into the induction variable";
+    return false;
+  }
+  if (dus->user_count() != 1 || dus->users()[0] != root) {
+    *why = absl::StrCat("the stored buffer ", dus->name(),
+                        " is read inside the iteration");
+    return false;
+  }
+  if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
+    *why = absl::StrCat(
+        "the stored buffer ", dus->name(),
+        CountOccurrences(root, dus) != 1
+            ? " appears more than once in the loop output"
+            : " is written to a different loop state element than it reads");
+    return false;
+  }
+  for (Instruction* user : ls.body_param->users()) {
+    if (user->tuple_index() == b &&
+        (user != buffer || user->user_count() != 1)) {
+      *why = absl::StrCat("loop state element ", b,
+                          " is read inside the iteration besides the store");
+      return false;
+    }
+  }
+  for (Instruction* user : ls.cond->parameter(0)->users()) {
+    if (user->tuple_index() == b) {
+      *why = absl::StrCat(
+          "the loop condition reads the stored buffer (state "
+          "element ",
+          b, ")");
+      return false;
+    }
+  }
+  out->collective = coll;
+  out->formatting = std::move(formatting);
+  out->buffer_index = b;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// The rewrites.
+
+// Backward (prefetch) of `cands` (post-order) by `depth` iterations.
+absl::StatusOr<Instruction*> RewriteBackward(
+    LoopState& ls, const std::vector<Instruction*>& cands, int depth) {
+  Transaction txn;
+  txn.module = ls.module;
+  Module& module = *ls.module;
+  const int64_t n = ls.n;
+  const int64_t m = cands.size();
+  const int64_t k = *ls.info.iv_index;
+  const int64_t start = *ls.info.start;
+  const int64_t step = *ls.info.step;
+  const int64_t trips = *ls.info.trip_count;
+  const PrimitiveType iv_type = ls.info.iv_type;
+  auto slot = [&](int64_t d, int64_t j) { return n + d * m + j; };
+
+  // 1. Prologue: the collectives of iterations 0..depth-1.
+  std::vector<Instruction*> init_elems;
+  StateProvider init_provider = InitProvider(ls, txn);
+  for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
+  std::vector<Instruction*> prefetched(depth * m);
+  for (int64_t d = 0; d < depth; ++d) {
+    Instruction* iv_value = MakeConstant(*ls.parent, iv_type, start + d * step,
+                                         txn, ls.while_instr);
+    StateProvider provider = [&](int64_t index) -> Instruction* {
+      if (index == k) return iv_value;
+      return init_provider(index);
+    };
+    InstrMap map;
+    absl::Status s =
+        CloneBodySubset(*ls.body, cands, *ls.parent, provider, map, txn,
+                        absl::StrCat("prefetch", d), ls.while_instr);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+    for (int64_t j = 0; j < m; ++j) prefetched[d * m + j] = map.at(cands[j]);
+  }
+  std::vector<Instruction*> new_init = init_elems;
+  new_init.insert(new_init.end(), prefetched.begin(), prefetched.end());
+
+  std::vector<Shape> shapes;
+  for (int64_t i = 0; i < n; ++i) {
+    shapes.push_back(ls.while_instr->shape().tuple_shapes(i));
+  }
+  for (int64_t d = 0; d < depth; ++d) {
+    for (int64_t j = 0; j < m; ++j) shapes.push_back(cands[j]->shape());
+  }
+  Shape new_state = Shape::Tuple(shapes);
+  Instruction* init_tuple = MakeTuple(
+      *ls.parent, new_init, absl::StrCat(ls.init->name(), ".pipelined"), txn,
+      ls.while_instr);
+
+  // 2. New body: uses the carried value, prefetches iteration i + depth.
+  Instruction* p = nullptr;
+  Computation* body =
+      NewComputation(module, absl::StrCat(ls.body->name(), ".pipelined"),
+                     new_state, txn, ls.body, &p);
+  InstrMap map;
+  map[ls.body_param] = p;
+  for (int64_t j = 0; j < m; ++j) {
+    auto gte =
+        std::make_unique<Instruction>(Opcode::kGetTupleElement,
+                                      module.UniqueInstructionName(absl::StrCat(
+                                          cands[j]->name(), ".carried")),
+                                      cands[j]->shape());
+    gte->mutable_attrs().tuple_index = slot(0, j);
+    gte->AppendOperand(p);
+    map[cands[j]] = body->AddInstruction(std::move(gte));
+  }
+  {
+    std::vector<Instruction*> rest;
+    for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
+      if (!map.contains(inst)) rest.push_back(inst);
+    }
+    CloneIntoOptions options;
+    options.suffix = "";
+    options.fresh_channel_ids = false;
+    absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
+                                           &txn.computations);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+  }
+  // Next prefetch: the chain again with iv + depth*step.
+  std::vector<Instruction*> next(m);
+  {
+    auto iv_gte = std::make_unique<Instruction>(
+        Opcode::kGetTupleElement, module.UniqueInstructionName("iv"),
+        Shape::Scalar(iv_type));
+    iv_gte->mutable_attrs().tuple_index = k;
+    iv_gte->AppendOperand(p);
+    Instruction* iv_cur = body->AddInstruction(std::move(iv_gte));
+    auto c = std::make_unique<Instruction>(
+        Opcode::kConstant, module.UniqueInstructionName("constant"),
+        Shape::Scalar(iv_type));
+    c->mutable_attrs().literal =
+        std::make_unique<Literal>(ScalarLiteral(iv_type, depth * step));
+    Instruction* delta = body->AddInstruction(std::move(c));
+    Instruction* iv_next = body->AddInstruction(
+        Opcode::kAdd, module.UniqueInstructionName("iv.next"),
+        Shape::Scalar(iv_type), {iv_cur, delta});
+    InstrMap next_map;
+    StateProvider provider = [&](int64_t index) -> Instruction* {
+      if (index == k) return iv_next;
+      // Invariant elements: reuse the body's own reads.
+      auto gte = std::make_unique<Instruction>(
+          Opcode::kGetTupleElement,
+          module.UniqueInstructionName(absl::StrCat("state.", index)),
+          shapes[index]);
+      gte->mutable_attrs().tuple_index = index;
+      gte->AppendOperand(p);
+      return body->AddInstruction(std::move(gte));
+    };
+    Transaction inner;  // instructions in the new body die with it
+    inner.module = &module;
+    absl::Status s = CloneBodySubset(*ls.body, cands, *body, provider, next_map,
+                                     inner, "next", nullptr);
+    txn.computations.insert(txn.computations.end(), inner.computations.begin(),
+                            inner.computations.end());
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+    for (int64_t j = 0; j < m; ++j) next[j] = next_map.at(cands[j]);
+  }
+  {
+    const Instruction* old_root = ls.body->root();
+    std::vector<Instruction*> elems;
+    for (int64_t i = 0; i < n; ++i)
+      elems.push_back(map.at(old_root->operand(i)));
+    for (int64_t d = 0; d + 1 < depth; ++d) {
+      for (int64_t j = 0; j < m; ++j) {
+        auto gte = std::make_unique<Instruction>(
+            Opcode::kGetTupleElement,
+            module.UniqueInstructionName(
+                absl::StrCat(cands[j]->name(), ".ahead")),
+            cands[j]->shape());
+        gte->mutable_attrs().tuple_index = slot(d + 1, j);
+        gte->AppendOperand(p);
+        elems.push_back(body->AddInstruction(std::move(gte)));
+      }
+    }
+    for (int64_t j = 0; j < m; ++j) elems.push_back(next[j]);
+    std::vector<Shape> es;
+    for (Instruction* e : elems) es.push_back(e->shape());
+    Instruction* root = body->AddInstruction(
+        Opcode::kTuple, module.UniqueInstructionName(old_root->name()),
+        Shape::Tuple(es), elems);
+    body->set_root(root);
+    auto dce =
+        DcePass::RunOnComputation(*body, /*remove_dead_collectives=*/true);
+    if (!dce.ok()) {
+      txn.Rollback();
+      return dce.status();
+    }
+  }
+
+  // 3. New condition: exactly trips - depth iterations.
+  Instruction* cp = nullptr;
+  Computation* cond =
+      NewComputation(module, absl::StrCat(ls.cond->name(), ".pipelined"),
+                     new_state, txn, ls.cond, &cp);
+  {
+    auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement,
+                                             module.UniqueInstructionName("iv"),
+                                             Shape::Scalar(iv_type));
+    gte->mutable_attrs().tuple_index = k;
+    gte->AppendOperand(cp);
+    Instruction* iv = cond->AddInstruction(std::move(gte));
+    auto c = std::make_unique<Instruction>(
+        Opcode::kConstant, module.UniqueInstructionName("bound"),
+        Shape::Scalar(iv_type));
+    c->mutable_attrs().literal = std::make_unique<Literal>(
+        ScalarLiteral(iv_type, start + (trips - depth) * step));
+    Instruction* bound = cond->AddInstruction(std::move(c));
+    Instruction* cmp = cond->AddInstruction(
+        Opcode::kCompare, module.UniqueInstructionName("continue"),
+        Shape::Scalar(PrimitiveType::kPred), {iv, bound});
+    cmp->mutable_attrs().comparison_direction =
+        step > 0 ? ComparisonDirection::kLt : ComparisonDirection::kGt;
+    cond->set_root(cmp);
+  }
+
+  // 4. The new loop.
+  Instruction* w = BuildWhile(ls, init_tuple, cond, body, trips - depth, txn);
+
+  // 5. The last `depth` iterations, peeled after the loop.
+  Instruction* state = w;
+  for (int64_t d = 0; d < depth; ++d) {
+    Instruction* prev = state;
+    StateProvider provider = [&](int64_t index) -> Instruction* {
+      return TupleElement(prev, index, *ls.parent, txn, ls.while_instr);
+    };
+    InstrMap peel_map;
+    for (int64_t j = 0; j < m; ++j) {
+      peel_map[cands[j]] =
+          TupleElement(w, slot(d, j), *ls.parent, txn, ls.while_instr);
+    }
+    absl::Status s =
+        CloneBodySubset(*ls.body, {ls.body->root()}, *ls.parent, provider,
+                        peel_map, txn, absl::StrCat("peel", d), ls.while_instr);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+    state = peel_map.at(ls.body->root());
+  }
+  absl::Status s = Commit(ls, state, cond, body, txn);
+  if (!s.ok()) return s;
+  return w;
+}
+
+// Forward: the collectives of iteration i run in iteration i+1.
+absl::StatusOr<Instruction*> RewriteForward(
+    LoopState& ls, const std::vector<ForwardCandidate>& cands) {
+  Transaction txn;
+  txn.module = ls.module;
+  Module& module = *ls.module;
+  const int64_t n = ls.n;
+  const int64_t trips = *ls.info.trip_count;
+  const Instruction* old_root = ls.body->root();
+
+  // Layout of the extra state: per candidate the raw operand, then the
+  // store's indices.
+  std::vector<int64_t> raw_slot, idx_slot;
+  std::vector<Shape> shapes;
+  for (int64_t i = 0; i < n; ++i) {
+    shapes.push_back(ls.while_instr->shape().tuple_shapes(i));
+  }
+  absl::flat_hash_set<int64_t> stored;
+  for (const ForwardCandidate& c : cands) {
+    raw_slot.push_back(shapes.size());
+    shapes.push_back(c.collective->operand(0)->shape());
+    idx_slot.push_back(shapes.size());
+    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
+      shapes.push_back(c.dus->operand(r)->shape());
+    }
+    stored.insert(c.buffer_index);
+  }
+  Shape new_state = Shape::Tuple(shapes);
+
+  // Values each iteration produces for the new state, given a map of the
+  // body's instructions: the old outputs (stored buffers passed through),
+  // the raw operands and the indices.
+  auto iteration_outputs = [&](InstrMap& map, const StateProvider& buffer_in) {
+    std::vector<Instruction*> elems;
+    for (int64_t i = 0; i < n; ++i) {
+      elems.push_back(stored.contains(i) ? buffer_in(i)
+                                         : map.at(old_root->operand(i)));
+    }
+    for (const ForwardCandidate& c : cands) {
+      elems.push_back(map.at(c.collective->operand(0)));
+      for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
+        elems.push_back(map.at(c.dus->operand(r)));
+      }
+    }
+    return elems;
+  };
+  // Roots that an iteration needs: outputs except the stored buffers, the
+  // raw operands and the indices.
+  std::vector<Instruction*> needed;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!stored.contains(i)) needed.push_back(old_root->operand(i));
+  }
+  for (const ForwardCandidate& c : cands) {
+    needed.push_back(c.collective->operand(0));
+    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
+      needed.push_back(c.dus->operand(r));
+    }
+  }
+
+  // 1. Iteration 0, peeled before the loop, without the collectives.
+  StateProvider init_provider = InitProvider(ls, txn);
+  InstrMap peel_map;
+  absl::Status s = CloneBodySubset(*ls.body, needed, *ls.parent, init_provider,
+                                   peel_map, txn, "peel", ls.while_instr);
+  if (!s.ok()) {
+    txn.Rollback();
+    return s;
+  }
+  std::vector<Instruction*> peeled = iteration_outputs(peel_map, init_provider);
+  Instruction* init_tuple =
+      MakeTuple(*ls.parent, peeled, absl::StrCat(ls.init->name(), ".pipelined"),
+                txn, ls.while_instr);
+
+  // Applies a candidate's collective, formatting and store to a raw value
+  // from `state` (a tuple-shaped value in `comp`), using `map` for the
+  // formatting ops' invariant operands.
+  auto deferred_store = [&](const ForwardCandidate& c, size_t ci,
+                            Computation& comp, Instruction* buffer,
+                            const std::function<Instruction*(int64_t)>& slot,
+                            InstrMap& map, std::vector<Instruction*>* created,
+                            const Instruction* before) -> Instruction* {
+    auto add = [&](std::unique_ptr<Instruction> inst) {
+      Instruction* a = comp.AddInstruction(std::move(inst), before);
+      if (created) created->push_back(a);
+      return a;
+    };
+    Instruction* raw = slot(raw_slot[ci]);
+    auto coll = CloneInstruction(*c.collective,
+                                 module.UniqueInstructionName(absl::StrCat(
+                                     c.collective->name(), ".pipelined")),
+                                 {raw});
+    coll->mutable_attrs().channel_id =
+        c.collective->attrs().channel_id.has_value()
+            ? std::optional<int64_t>(module.NextChannelId())
+            : std::nullopt;
+    Instruction* cur = add(std::move(coll));
+    const Instruction* prev_orig = c.collective;
+    for (Instruction* f : c.formatting) {
+      std::vector<Instruction*> ops;
+      for (Instruction* op : f->operands()) {
+        ops.push_back(op == prev_orig ? cur : map.at(op));
+      }
+      cur = add(CloneInstruction(
+          *f,
+          module.UniqueInstructionName(absl::StrCat(f->name(), ".pipelined")),
+          ops));
+      prev_orig = f;
+    }
+    std::vector<Instruction*> dus_ops = {buffer, cur};
+    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
+      dus_ops.push_back(slot(idx_slot[ci] + r - 2));
+    }
+    return add(CloneInstruction(
+        *c.dus,
+        module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".pipelined")),
+        dus_ops));
+  };
+
+  // 2. New body: store the previous iteration's slice, then compute this
+  // iteration without its collectives.
+  Instruction* p = nullptr;
+  Computation* body =
+      NewComputation(module, absl::StrCat(ls.body->name(), ".pipelined"),
+                     new_state, txn, ls.body, &p);
+  InstrMap map;
+  map[ls.body_param] = p;
+  {
+    absl::flat_hash_set<const Instruction*> cut;
+    for (const ForwardCandidate& c : cands) {
+      cut.insert(c.collective);
+      cut.insert(c.dus);
+      for (Instruction* f : c.formatting) cut.insert(f);
+    }
+    std::vector<Instruction*> rest;
+    for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
+      if (!cut.contains(inst)) rest.push_back(inst);
+    }
+    CloneIntoOptions options;
+    options.suffix = "";
+    options.fresh_channel_ids = false;
+    s = CloneInstructionsInto(rest, *body, map, options, nullptr,
+                              &txn.computations);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+  }
+  {
+    auto slot = [&](int64_t index) -> Instruction* {
+      auto gte = std::make_unique<Instruction>(
+          Opcode::kGetTupleElement,
+          module.UniqueInstructionName(absl::StrCat("state.", index)),
+          shapes[index]);
+      gte->mutable_attrs().tuple_index = index;
+      gte->AppendOperand(p);
+      return body->AddInstruction(std::move(gte));
+    };
+    absl::flat_hash_map<int64_t, Instruction*> stores;
+    for (size_t ci = 0; ci < cands.size(); ++ci) {
+      const ForwardCandidate& c = cands[ci];
+      Instruction* buffer = map.at(c.dus->operand(0));
+      stores[c.buffer_index] =
+          deferred_store(c, ci, *body, buffer, slot, map, nullptr, nullptr);
+    }
+    StateProvider buffers = [&](int64_t i) { return stores.at(i); };
+    std::vector<Instruction*> elems = iteration_outputs(map, buffers);
+    Instruction* root = body->AddInstruction(
+        Opcode::kTuple, module.UniqueInstructionName(old_root->name()),
+        new_state, elems);
+    body->set_root(root);
+    auto dce = DcePass::RunOnComputation(*body, true);
+    if (!dce.ok()) {
+      txn.Rollback();
+      return dce.status();
+    }
+  }
+
+  // 3. Condition: the old one, reading the wider state.
+  Instruction* cp = nullptr;
+  Computation* cond =
+      NewComputation(module, absl::StrCat(ls.cond->name(), ".pipelined"),
+                     new_state, txn, ls.cond, &cp);
+  {
+    InstrMap cmap;
+    cmap[ls.cond->parameter(0)] = cp;
+    std::vector<Instruction*> rest;
+    for (Instruction* inst : ls.cond->MakeInstructionPostOrder()) {
+      if (inst != ls.cond->parameter(0)) rest.push_back(inst);
+    }
+    CloneIntoOptions options;
+    options.suffix = "";
+    options.fresh_channel_ids = false;
+    s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
+                              &txn.computations);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+    cond->set_root(cmap.at(ls.cond->root()));
+  }
+
+  // 4. The loop runs the remaining trips - 1 iterations.
+  Instruction* w = BuildWhile(ls, init_tuple, cond, body, trips - 1, txn);
+
+  // 5. Epilogue: the last iteration's collectives and stores.
+  auto slot_after = [&](int64_t index) {
+    return TupleElement(w, index, *ls.parent, txn, ls.while_instr);
+  };
+  // Invariant operands of formatting ops, recomputed after the loop.
+  InstrMap epi_map;
+  {
+    std::vector<Instruction*> roots;
+    for (const ForwardCandidate& c : cands) {
+      const Instruction* prev = c.collective;
+      for (Instruction* f : c.formatting) {
+        for (Instruction* op : f->operands()) {
+          if (op != prev) roots.push_back(op);
+        }
+        prev = f;
+      }
+    }
+    s = CloneBodySubset(*ls.body, roots, *ls.parent, slot_after, epi_map, txn,
+                        "epilogue", ls.while_instr);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+  }
+  std::vector<Instruction*> final_elems;
+  absl::flat_hash_map<int64_t, Instruction*> final_stores;
+  for (size_t ci = 0; ci < cands.size(); ++ci) {
+    const ForwardCandidate& c = cands[ci];
+    Instruction* buffer = slot_after(c.buffer_index);
+    final_stores[c.buffer_index] =
+        deferred_store(c, ci, *ls.parent, buffer, slot_after, epi_map,
+                       &txn.instructions, ls.while_instr);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    final_elems.push_back(stored.contains(i) ? final_stores.at(i)
+                                             : slot_after(i));
+  }
+  Instruction* result = MakeTuple(
+      *ls.parent, final_elems, absl::StrCat(ls.while_instr->name(), ".result"),
+      txn, ls.while_instr);
+  s = Commit(ls, result, cond, body, txn);
+  if (!s.ok()) return s;
+  return w;
+}
+
+// ---------------------------------------------------------------------------
+// Driver.
+
+struct NestBudget {
+  int64_t used = 0;
+};
+
+class LoopPipeliner {
+ public:
+  LoopPipeliner(Module& module, PassContext& context, bool dry_run)
+      : module_(module), context_(context), dry_run_(dry_run) {}
+
+  absl::StatusOr<bool> Run();
+
+ private:
+  Remark MakeRemark(RemarkKind kind, const Instruction& coll,
+                    const std::string& loop, std::string direction,
+                    std::string message) {
+    Remark r;
+    r.pass = std::string(kPassName);
+    r.kind = kind;
+    DescribeInstruction(coll, module_, r);
+    r.loop = loop;
+    r.direction = std::move(direction);
+    r.message = std::move(message);
+    return r;
+  }
+  static std::string DirectionOf(Opcode op) {
+    return op == Opcode::kAllGather ? "backward" : "forward";
+  }
+  static int64_t BytesMoved(const Instruction& coll) {
+    return std::max(
+        coll.shape().ByteSize(),
+        coll.operand_count() > 0 ? coll.operand(0)->shape().ByteSize() : 0);
+  }
+
+  // Collectives of the kinds we pipeline that sit directly in `body`.
+  std::vector<Instruction*> Collectives(const Computation& body) {
+    std::vector<Instruction*> out;
+    for (Instruction* inst : body.MakeInstructionPostOrder()) {
+      if (inst->opcode() == Opcode::kAllGather ||
+          inst->opcode() == Opcode::kReduceScatter ||
+          inst->opcode() == Opcode::kAllReduce) {
+        out.push_back(inst);
+      }
+    }
+    return out;
+  }
+
+  void MissAll(const std::vector<Instruction*>& colls, const std::string& loop,
+               const std::string& why, const std::string& suggestion) {
+    for (Instruction* c : colls) {
+      Remark r =
+          MakeRemark(RemarkKind::kMissed, *c, loop, DirectionOf(c->opcode()),
+                     absl::StrCat("not pipelined: ", why));
+      r.suggestion = suggestion;
+      r.Metric("bytes_moved", BytesMoved(*c));
+      context_.remarks.Emit(std::move(r));
+    }
+  }
+
+  absl::StatusOr<bool> ProcessLoop(const LoopNode& node, NestBudget& budget);
+
+  Module& module_;
+  PassContext& context_;
+  bool dry_run_;
+};
+
+absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
+                                                NestBudget& budget) {
+  const PassOptions& opts = context_.options;
+  Instruction* w = node.while_instr;
+  const std::string& path = node.path;
+  std::string policy_warning;
+  LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &policy_warning);
+  if (!policy_warning.empty()) {
+    Remark r;
+    r.pass = std::string(kPassName);
+    r.kind = RemarkKind::kAnalysis;
+    DescribeInstruction(*w, module_, r);
+    r.loop = path;
+    r.message = policy_warning;
+    context_.remarks.Emit(std::move(r));
+  }
+  std::vector<Instruction*> colls = Collectives(*w->while_body());
+  if (colls.empty()) return false;
+  if (policy.pipeline.has_value() && !*policy.pipeline) {
+    MissAll(
+        colls, path,
+        absl::StrCat("pipelining is off for this loop (", policy.source, ")"),
+        "");
+    return false;
+  }
+  int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
+
+  LoopState ls;
+  std::string why;
+  if (!PrepareLoop(w, ls, &why)) {
+    MissAll(colls, path, why,
+            "write the loop as a fori_loop/scan with static bounds, or add "
+            "known_trip_count");
+    return false;
+  }
+  const int64_t trips = *ls.info.trip_count;
+  if (trips < 2) {
+    MissAll(colls, path,
+            trips == 0 ? "the loop never runs (trip count 0)"
+                       : "trip count 1: there is no next iteration to overlap "
+                         "with",
+            "");
+    return false;
+  }
+  bool changed = false;
+  auto budget_allows = [&](int64_t extra) {
+    return !opts.memory_budget_bytes.has_value() ||
+           budget.used + extra <= *opts.memory_budget_bytes;
+  };
+
+  // --- Backward: all-gathers with independent operand chains. -----------
+  {
+    std::vector<Instruction*> ags;
+    for (Instruction* c : colls) {
+      if (c->opcode() == Opcode::kAllGather) ags.push_back(c);
+    }
+    if (!ags.empty() && !opts.pipeline_all_gather) {
+      MissAll(ags, path, "all-gather pipelining is disabled by a flag", "");
+      ags.clear();
+    }
+    int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
+    // Fixpoint: drop candidates whose chain needs a dropped candidate.
+    absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
+    absl::flat_hash_map<const Instruction*, std::string> rejected;
+    bool again = true;
+    while (again) {
+      again = false;
+      for (Instruction* ag : ags) {
+        if (!cand_set.contains(ag)) continue;
+        std::string reason;
+        if (HasControlDeps(ag)) {
+          reason = "it has control dependencies";
+        } else if (ag->operand_count() != 1) {
+          reason = "it has several operands (a combined collective)";
+        } else if (!ChainIsIndependent(ag, ls, cand_set, &reason)) {
+          // reason set
+        } else {
+          continue;
+        }
+        cand_set.erase(ag);
+        rejected[ag] = reason;
+        again = true;
+      }
+    }
+    std::vector<Instruction*> chosen;
+    int64_t extra = 0;
+    for (Instruction* ag : ags) {
+      if (!cand_set.contains(ag)) {
+        Remark r = MakeRemark(
+            RemarkKind::kMissed, *ag, path, "backward",
+            absl::StrCat("all-gather not prefetched: ", rejected[ag]));
+        r.suggestion =
+            "only all-gathers of loop-invariant data indexed by the loop "
+            "counter can be gathered an iteration ahead";
+        r.Metric("bytes_moved", BytesMoved(*ag));
+        context_.remarks.Emit(std::move(r));
+        continue;
+      }
+      int64_t bytes = d * ag->shape().ByteSize();
+      if (!budget_allows(extra + bytes)) {
+        Remark r = MakeRemark(
+            RemarkKind::kMissed, *ag, path, "backward",
+            absl::StrCat("all-gather not prefetched: the memory budget (",
+                         *opts.memory_budget_bytes,
+                         " bytes for this loop nest, ", budget.used + extra,
+                         " used) leaves no room for ", bytes,
+                         " extra live bytes"));
+        r.suggestion = "raise --memory-budget or lower the prefetch depth";
+        r.Metric("bytes_moved", BytesMoved(*ag))
+            .Metric("extra_live_bytes", bytes);
+        context_.remarks.Emit(std::move(r));
+        cand_set.erase(ag);
+        continue;
+      }
+      extra += bytes;
+      chosen.push_back(ag);
+    }
+    // A chosen all-gather whose chain contains a dropped one cannot go.
+    bool pruned = true;
+    while (pruned) {
+      pruned = false;
+      absl::flat_hash_set<const Instruction*> chosen_set(chosen.begin(),
+                                                         chosen.end());
+      for (auto it = chosen.begin(); it != chosen.end(); ++it) {
+        std::string reason;
+        if (!ChainIsIndependent(*it, ls, chosen_set, &reason)) {
+          Remark r =
+              MakeRemark(RemarkKind::kMissed, **it, path, "backward",
+                         absl::StrCat("all-gather not prefetched: ", reason));
+          context_.remarks.Emit(std::move(r));
+          extra -= d * (*it)->shape().ByteSize();
+          chosen.erase(it);
+          pruned = true;
+          break;
+        }
+      }
+    }
+    if (!chosen.empty()) {
+      std::vector<std::string> names;
+      absl::StatusOr<Instruction*> result = w;
+      if (!dry_run_) result = RewriteBackward(ls, chosen, d);
+      for (Instruction* ag : chosen) {
+        Remark r;
+        if (result.ok()) {
+          r = MakeRemark(
+              RemarkKind::kPassed, *ag, path, "backward",
+              absl::StrCat(dry_run_ ? "would prefetch" : "prefetched",
+                           " all-gather ", d, " iteration", d > 1 ? "s" : "",
+                           " ahead"));
+          r.Metric("bytes_moved", BytesMoved(*ag))
+              .Metric("extra_live_bytes", d * ag->shape().ByteSize())
+              .Metric("depth", d)
+              .Metric("trip_count", trips);
+        } else {
+          r = MakeRemark(
+              RemarkKind::kFailure, *ag, path, "backward",
+              absl::StrCat("rewrite discarded, loop left unchanged: ",
+                           result.status().message()));
+        }
+        context_.remarks.Emit(std::move(r));
+      }
+      if (result.ok()) {
+        budget.used += extra;
+        if (!dry_run_) {
+          changed = true;
+          w = *result;
+          colls = Collectives(*w->while_body());
+          if (!PrepareLoop(w, ls, &why)) return changed;  // cannot happen
+        }
+      }
+    }
+  }
+
+  // --- Forward: reduce-scatters / all-reduces stored by DUS. -------------
+  {
+    if (*ls.info.trip_count < 2) return changed;
+    absl::flat_hash_set<const Instruction*> invariant =
+        FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
+    std::vector<ForwardCandidate> chosen;
+    int64_t extra = 0;
+    absl::flat_hash_set<const Instruction*> used_dus;
+    for (Instruction* c : colls) {
+      if (c->opcode() == Opcode::kAllGather) continue;
+      bool enabled = c->opcode() == Opcode::kReduceScatter
+                         ? opts.pipeline_reduce_scatter
+                         : opts.pipeline_all_reduce;
+      if (!enabled) {
+        MissAll({c}, path,
+                absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                             " pipelining is disabled by a flag"),
+                "");
+        continue;
+      }
+      ForwardCandidate fc;
+      std::string reason, suggestion;
+      if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion) ||
+          used_dus.contains(fc.dus)) {
+        if (reason.empty())
+          reason = "its store is shared with another collective";
+        Remark r = MakeRemark(RemarkKind::kMissed, *c, path, "forward",
+                              absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                                           " not pipelined: ", reason));
+        r.suggestion = suggestion;
+        r.Metric("bytes_moved", BytesMoved(*c));
+        context_.remarks.Emit(std::move(r));
+        continue;
+      }
+      int64_t bytes = c->operand(0)->shape().ByteSize();
+      if (!budget_allows(extra + bytes)) {
+        Remark r = MakeRemark(
+            RemarkKind::kMissed, *c, path, "forward",
+            absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                         " not pipelined: the memory budget (",
+                         *opts.memory_budget_bytes,
+                         " bytes for this loop nest, ", budget.used + extra,
+                         " used) leaves no room for ", bytes,
+                         " extra live bytes"));
+        r.suggestion = "raise --memory-budget";
+        r.Metric("bytes_moved", BytesMoved(*c))
+            .Metric("extra_live_bytes", bytes);
+        context_.remarks.Emit(std::move(r));
+        continue;
+      }
+      extra += bytes;
+      used_dus.insert(fc.dus);
+      chosen.push_back(std::move(fc));
+    }
+    if (!chosen.empty()) {
+      absl::StatusOr<Instruction*> result = w;
+      std::vector<std::pair<Instruction*, int64_t>> described;
+      for (const ForwardCandidate& fc : chosen) {
+        described.push_back(
+            {fc.collective, fc.collective->operand(0)->shape().ByteSize()});
+      }
+      // Remarks name the collectives before the rewrite deletes them.
+      std::vector<Remark> remarks;
+      for (auto& [c, bytes] : described) {
+        Remark r = MakeRemark(
+            RemarkKind::kPassed, *c, path, "forward",
+            absl::StrCat(dry_run_ ? "would delay " : "delayed ",
+                         AsAbsl(OpcodeName(c->opcode())),
+                         " to the next iteration (overlaps its compute)"));
+        r.Metric("bytes_moved", BytesMoved(*c))
+            .Metric("extra_live_bytes", bytes)
+            .Metric("trip_count", *ls.info.trip_count);
+        remarks.push_back(std::move(r));
+      }
+      if (!dry_run_) result = RewriteForward(ls, chosen);
+      for (Remark& r : remarks) {
+        if (!result.ok()) {
+          r.kind = RemarkKind::kFailure;
+          r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
+                                   result.status().message());
+          r.metrics.clear();
+        }
+        context_.remarks.Emit(std::move(r));
+      }
+      if (result.ok()) {
+        budget.used += extra;
+        changed |= !dry_run_;
+      }
+    }
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> LoopPipeliner::Run() {
+  bool changed = false;
+  LoopNest nest(module_);
+  // Budgets are per outermost loop.
+  absl::flat_hash_map<const LoopNode*, NestBudget> budgets;
+  // Snapshot the nodes: rewriting replaces while instructions, but a node is
+  // only ever processed once and before its parent.
+  std::vector<const LoopNode*> order(nest.InnermostFirst().begin(),
+                                     nest.InnermostFirst().end());
+  absl::flat_hash_set<const Instruction*> alive;
+  for (const auto& c : module_.computations()) {
+    for (const auto& inst : c->instructions()) {
+      if (inst->opcode() == Opcode::kWhile) alive.insert(inst.get());
+    }
+  }
+  for (const LoopNode* node : order) {
+    // A loop inside a body that an earlier rewrite replaced no longer exists
+    // (its copies are processed as part of that rewrite's clones: none).
+    if (!alive.contains(node->while_instr)) continue;
+    const LoopNode* root = node;
+    while (root->parent != nullptr) root = root->parent;
+    absl::StatusOr<bool> r = ProcessLoop(*node, budgets[root]);
+    if (!r.ok()) {
+      Remark rm;
+      rm.pass = std::string(kPassName);
+      rm.kind = RemarkKind::kFailure;
+      rm.loop = node->path;
+      rm.message = std::string(r.status().message());
+      context_.remarks.Emit(std::move(rm));
+      continue;
+    }
+    if (*r) {
+      changed = true;
+      // Whiles created or removed: refresh the set of live instructions.
+      alive.clear();
+      for (const auto& c : module_.computations()) {
+        for (const auto& inst : c->instructions()) {
+          if (inst->opcode() == Opcode::kWhile) alive.insert(inst.get());
+        }
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> CollectivePipelinerPass::Run(Module& module,
+                                                  PassContext& context) {
+  LoopPipeliner pipeliner(module, context, dry_run_);
+  return pipeliner.Run();
+}
+
+}  // namespace hloverlap

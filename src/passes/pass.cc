@@ -1,0 +1,120 @@
+#include "passes/pass.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "hlo/absl_compat.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
+#include "passes/call_inliner.h"
+#include "passes/collective_pipeliner.h"
+#include "passes/dce.h"
+#include "passes/tuple_simplifier.h"
+
+namespace hloverlap {
+
+absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
+  bool changed = false;
+  for (const auto& pass : passes_) {
+    absl::StatusOr<bool> r = pass->Run(module, context);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("pass ", AsAbsl(pass->name()), ": ",
+                                       r.status().message()));
+    }
+    changed |= *r;
+    if (context.options.verify_each) {
+      absl::Status s = VerifyModule(module);
+      if (!s.ok()) {
+        return absl::InternalError(
+            absl::StrCat("module does not verify after pass ",
+                         AsAbsl(pass->name()), ": ", s.message()));
+      }
+    }
+    if (!context.options.dump_after.empty() &&
+        context.options.dump_after == pass->name()) {
+      std::ofstream out(context.options.dump_path);
+      out << PrintModule(module);
+      if (!out) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot write --dump-after output to ", context.options.dump_path));
+      }
+    }
+  }
+  return changed;
+}
+
+namespace {
+
+struct PassEntry {
+  std::string_view name;
+  std::string_view help;
+  std::unique_ptr<Pass> (*make)();
+};
+
+const std::vector<PassEntry>& Registry() {
+  static const auto* entries = new std::vector<PassEntry>{
+      {"inline", "inline call instructions",
+       [] { return std::unique_ptr<Pass>(new CallInlinerPass()); }},
+      {"dce", "remove dead instructions and unreachable computations",
+       [] { return std::unique_ptr<Pass>(new DcePass()); }},
+      {"tuple-simplify", "forward tuple elements, drop rebuilt tuples",
+       [] { return std::unique_ptr<Pass>(new TupleSimplifierPass()); }},
+      {"collective-pipeliner",
+       "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
+       "(delay) across loop iterations",
+       [] { return std::unique_ptr<Pass>(new CollectivePipelinerPass()); }},
+  };
+  return *entries;
+}
+
+}  // namespace
+
+std::unique_ptr<Pass> CreatePass(std::string_view name) {
+  for (const PassEntry& e : Registry()) {
+    if (e.name == name) return e.make();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> KnownPassNames() {
+  std::vector<std::string> names;
+  for (const PassEntry& e : Registry()) names.emplace_back(e.name);
+  return names;
+}
+
+absl::StatusOr<PassPipeline> BuildPipeline(std::string_view spec) {
+  PassPipeline pipeline;
+  for (absl::string_view raw : absl::StrSplit(AsAbsl(spec), ',')) {
+    std::string name(raw);
+    // Trim spaces.
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    while (!name.empty() && name.front() == ' ') name.erase(name.begin());
+    if (name.empty()) continue;
+    std::unique_ptr<Pass> pass = CreatePass(name);
+    if (pass == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown pass '", name,
+          "'; known passes: ", absl::StrJoin(KnownPassNames(), ", ")));
+    }
+    pipeline.Add(std::move(pass));
+  }
+  return pipeline;
+}
+
+std::vector<std::string> KnownPresets() { return {"cleanup", "pipeline"}; }
+
+absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
+  if (preset == "cleanup") return BuildPipeline("inline,tuple-simplify,dce");
+  if (preset == "pipeline") {
+    return BuildPipeline(
+        "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown preset '", AsAbsl(preset),
+                   "'; known presets: ", absl::StrJoin(KnownPresets(), ", ")));
+}
+
+}  // namespace hloverlap

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/while_loop_analysis.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -242,6 +243,23 @@ ModuleSummary SummarizeModule(const Module& module) {
         loop.body = called[1]->name();
         loop.op_name = inst->metadata().op_name;
         loop.trip_count = KnownTripCount(*inst);
+        WhileLoopInfo info = AnalyzeWhileLoop(*inst);
+        if (info.has_induction_variable()) {
+          loop.iv_index = info.iv_index;
+          loop.iv_start = info.start;
+          loop.iv_step = info.step;
+          loop.iv_bound = info.bound;
+        }
+        if (loop.trip_count) {
+          loop.trip_count_source = LoopSummary::TripCountSource::kBackendConfig;
+        } else if (info.trip_count && !info.trip_count_from_backend_config) {
+          loop.trip_count = info.trip_count;
+          loop.trip_count_source = LoopSummary::TripCountSource::kInferred;
+        } else {
+          loop.unknown_reason = info.missing.empty()
+                                    ? std::string("no known_trip_count")
+                                    : info.missing;
+        }
         loop.parent = item.loop;
         loop.depth = item.loop < 0 ? 0 : s.loops[item.loop].depth + 1;
         std::optional<int64_t> outer = item.loop < 0

@@ -6,7 +6,8 @@
 //   - the while-loop nesting tree: a while inside a body (directly or through
 //     calls, conditionals, async wrappers, ...) that another while runs is
 //     that while's child; each loop carries its trip count when the while's
-//     backend_config says so ({"known_trip_count":{"n":"8"}});
+//     backend_config says so ({"known_trip_count":{"n":"8"}}) or the
+//     induction variable pattern gives it (while_loop_analysis.h);
 //   - every collective (synchronous ones, the native -start forms and the
 //     collectives wrapped by async-start) with its kind, result bytes and
 //     replica groups, attributed to its innermost loop;
@@ -65,7 +66,19 @@ struct LoopSummary {
   std::string body;
   std::string condition;
   std::string op_name;  // metadata op_name, may be empty
+  // The trip count: from backend_config known_trip_count when present,
+  // else inferred from the induction variable pattern
+  // (analysis/while_loop_analysis.h), else unknown.
   std::optional<int64_t> trip_count;
+  enum class TripCountSource { kUnknown, kBackendConfig, kInferred };
+  TripCountSource trip_count_source = TripCountSource::kUnknown;
+  // Induction variable facts when the pattern was recognised.
+  std::optional<int64_t> iv_index;
+  std::optional<int64_t> iv_start;
+  std::optional<int64_t> iv_step;
+  std::optional<int64_t> iv_bound;
+  // Why the trip count could not be inferred (empty when it was).
+  std::string unknown_reason;
   int parent = -1;  // index in ModuleSummary::loops, -1 = outermost
   std::vector<int> children;
   int depth = 0;  // 0 = outermost

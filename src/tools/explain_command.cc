@@ -16,6 +16,39 @@ std::string TripText(const std::optional<int64_t>& trip) {
   return trip ? absl::StrCat(*trip) : std::string("unknown");
 }
 
+std::string_view TripSourceName(LoopSummary::TripCountSource source) {
+  switch (source) {
+    case LoopSummary::TripCountSource::kBackendConfig:
+      return "known_trip_count";
+    case LoopSummary::TripCountSource::kInferred:
+      return "inferred";
+    case LoopSummary::TripCountSource::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+// "8 (known_trip_count)", "4 (inferred from induction variable #0: start 0,
+// step 1, bound 4)", "unknown (reason)".
+std::string LoopTripText(const LoopSummary& l) {
+  switch (l.trip_count_source) {
+    case LoopSummary::TripCountSource::kBackendConfig:
+      return absl::StrCat(TripText(l.trip_count), " (known_trip_count)");
+    case LoopSummary::TripCountSource::kInferred:
+      if (l.iv_index && l.iv_start && l.iv_step && l.iv_bound) {
+        return absl::StrCat(TripText(l.trip_count),
+                            " (inferred from induction variable #", *l.iv_index,
+                            ": start ", *l.iv_start, ", step ", *l.iv_step,
+                            ", bound ", *l.iv_bound, ")");
+      }
+      return absl::StrCat(TripText(l.trip_count), " (inferred)");
+    case LoopSummary::TripCountSource::kUnknown:
+      break;
+  }
+  if (l.unknown_reason.empty()) return "unknown";
+  return absl::StrCat("unknown (", l.unknown_reason, ")");
+}
+
 std::string BytesText(int64_t bytes) {
   if (bytes < 1024) return absl::StrCat(bytes, " B");
   return absl::StrCat(bytes, " B (", HumanBytes(bytes), ")");
@@ -39,7 +72,7 @@ void AppendLoopTree(const ModuleSummary& s, int loop, std::string& out) {
   const LoopSummary& l = s.loops[loop];
   out.append(2 + 2 * static_cast<size_t>(std::min(l.depth, 64)), ' ');
   absl::StrAppend(&out, l.name, " in ", l.computation, ": trip count ",
-                  TripText(l.trip_count), ", body ", l.body, ", condition ",
+                  LoopTripText(l), ", body ", l.body, ", condition ",
                   l.condition);
   if (l.body_executions && l.depth > 0) {
     absl::StrAppend(&out, ", body runs ", *l.body_executions,
@@ -201,6 +234,13 @@ std::string FormatSummaryJson(const ModuleSummary& s) {
                           {"condition", l.condition},
                           {"op_name", l.op_name},
                           {"trip_count", opt(l.trip_count)},
+                          {"trip_count_source",
+                           std::string(TripSourceName(l.trip_count_source))},
+                          {"unknown_reason", l.unknown_reason},
+                          {"iv_index", opt(l.iv_index)},
+                          {"iv_start", opt(l.iv_start)},
+                          {"iv_step", opt(l.iv_step)},
+                          {"iv_bound", opt(l.iv_bound)},
                           {"parent", l.parent},
                           {"depth", l.depth},
                           {"children", l.children},

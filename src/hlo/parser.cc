@@ -1,0 +1,2977 @@
+// HLO text parser; see parser.h and hlo_text_format.md.
+//
+// One pass over the token stream of a zero-copy Lexer. Instruction names
+// are resolved per computation through a flat_hash_map keyed by views into
+// the input; nothing is looked up by copying names. Attributes that passes
+// interpret are parsed into InstructionAttributes; every other attribute is
+// captured as raw text. Errors are reported once, as
+// "FILE:LINE:COL: message", and parsing stops at the first one.
+//
+// Nothing recurses deeper than ParseOptions::max_nesting_depth: tuple
+// shapes, literals and bracketed values are depth-checked, raw values are
+// scanned iteratively.
+#include "hlo/parser.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/lexer.h"
+
+namespace hloverlap {
+namespace {
+
+using TK = TokenKind;
+
+// absl::Hash of std::string_view falls back to std::hash here (this absl's
+// string_view is its own type); hash through absl::string_view instead.
+struct SvHash {
+  size_t operator()(std::string_view s) const {
+    return absl::Hash<absl::string_view>()(
+        absl::string_view(s.data(), s.size()));
+  }
+};
+template <typename V>
+using SvMap = absl::flat_hash_map<std::string_view, V, SvHash>;
+using SvSet = absl::flat_hash_set<std::string_view, SvHash>;
+
+const SvMap<Opcode>& Opcodes() {
+  static const auto* map = [] {
+    auto* m = new SvMap<Opcode>();
+    for (int i = 0; i < kNumOpcodes; ++i) {
+      m->emplace(OpcodeName(static_cast<Opcode>(i)), static_cast<Opcode>(i));
+    }
+    return m;
+  }();
+  return *map;
+}
+
+std::optional<Opcode> LookupOpcode(std::string_view s) {
+  const auto& m = Opcodes();
+  auto it = m.find(s);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+// ---------------------------------------------------------------------------
+// Element types and numbers.
+
+const SvMap<PrimitiveType>& ElementTypes() {
+  static const auto* map = [] {
+    auto* m = new SvMap<PrimitiveType>();
+    const std::pair<std::string_view, PrimitiveType> kTypes[] = {
+        {"pred", PrimitiveType::kPred},
+        {"s1", PrimitiveType::kS1},
+        {"s2", PrimitiveType::kS2},
+        {"s4", PrimitiveType::kS4},
+        {"s8", PrimitiveType::kS8},
+        {"s16", PrimitiveType::kS16},
+        {"s32", PrimitiveType::kS32},
+        {"s64", PrimitiveType::kS64},
+        {"u1", PrimitiveType::kU1},
+        {"u2", PrimitiveType::kU2},
+        {"u4", PrimitiveType::kU4},
+        {"u8", PrimitiveType::kU8},
+        {"u16", PrimitiveType::kU16},
+        {"u32", PrimitiveType::kU32},
+        {"u64", PrimitiveType::kU64},
+        {"f16", PrimitiveType::kF16},
+        {"bf16", PrimitiveType::kBF16},
+        {"f32", PrimitiveType::kF32},
+        {"f64", PrimitiveType::kF64},
+        {"f8e5m2", PrimitiveType::kF8E5M2},
+        {"f8e4m3", PrimitiveType::kF8E4M3},
+        {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
+        {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
+        {"f8e3m4", PrimitiveType::kF8E3M4},
+        {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
+        {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
+        {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
+        {"f6e3m2fn", PrimitiveType::kF6E3M2FN},
+        {"f6e2m3fn", PrimitiveType::kF6E2M3FN},
+        {"f4e2m1fn", PrimitiveType::kF4E2M1FN},
+        {"c64", PrimitiveType::kC64},
+        {"c128", PrimitiveType::kC128},
+        {"token", PrimitiveType::kToken},
+        {"opaque", PrimitiveType::kOpaque},
+    };
+    for (const auto& [name, type] : kTypes) m->emplace(name, type);
+    return m;
+  }();
+  return *map;
+}
+
+std::optional<PrimitiveType> LookupElementType(std::string_view s) {
+  // Every element type name is 2..13 characters and starts with one of
+  // p s u f b c t o; reject other identifiers without hashing.
+  if (s.size() < 2 || s.size() > 13) return std::nullopt;
+  switch (s[0]) {
+    case 'p':
+    case 's':
+    case 'u':
+    case 'f':
+    case 'b':
+    case 'c':
+    case 't':
+    case 'o':
+      break;
+    default:
+      return std::nullopt;
+  }
+  const auto& m = ElementTypes();
+  auto it = m.find(s);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+bool ParseInt64Text(std::string_view s, int64_t* v) {
+  const char* b = s.data();
+  const char* e = b + s.size();
+  auto r = std::from_chars(b, e, *v);
+  return r.ec == std::errc() && r.ptr == e;
+}
+
+bool ParseUint64Text(std::string_view s, uint64_t* v) {
+  const char* b = s.data();
+  const char* e = b + s.size();
+  auto r = std::from_chars(b, e, *v);
+  return r.ec == std::errc() && r.ptr == e;
+}
+
+// A parsed floating-point literal element.
+struct FloatValue {
+  double value = 0;
+  bool is_nan = false;
+  bool negative = false;  // sign of a NaN
+  uint64_t payload = 0;   // explicit NaN payload (mantissa bits), 0 = none
+};
+
+// Formats of the small floating-point types (f16, bf16, f8, f6, f4).
+enum class MiniKind {
+  kIeee,    // inf and NaN at the all-ones exponent
+  kFn,      // no inf; NaN only at all-ones exponent and mantissa
+  kFnuz,    // no inf, no -0; the "negative zero" pattern is the NaN
+  kE8M0,    // exponent only, unsigned
+  kFinite,  // no inf, no NaN (f6, f4)
+};
+struct MiniFormat {
+  int e;
+  int m;
+  int bias;
+  MiniKind kind;
+};
+
+std::optional<MiniFormat> MiniFormatOf(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF16:
+      return MiniFormat{5, 10, 15, MiniKind::kIeee};
+    case PrimitiveType::kBF16:
+      return MiniFormat{8, 7, 127, MiniKind::kIeee};
+    case PrimitiveType::kF8E5M2:
+      return MiniFormat{5, 2, 15, MiniKind::kIeee};
+    case PrimitiveType::kF8E4M3:
+      return MiniFormat{4, 3, 7, MiniKind::kIeee};
+    case PrimitiveType::kF8E3M4:
+      return MiniFormat{3, 4, 3, MiniKind::kIeee};
+    case PrimitiveType::kF8E4M3FN:
+      return MiniFormat{4, 3, 7, MiniKind::kFn};
+    case PrimitiveType::kF8E4M3B11FNUZ:
+      return MiniFormat{4, 3, 11, MiniKind::kFnuz};
+    case PrimitiveType::kF8E5M2FNUZ:
+      return MiniFormat{5, 2, 16, MiniKind::kFnuz};
+    case PrimitiveType::kF8E4M3FNUZ:
+      return MiniFormat{4, 3, 8, MiniKind::kFnuz};
+    case PrimitiveType::kF8E8M0FNU:
+      return MiniFormat{8, 0, 127, MiniKind::kE8M0};
+    case PrimitiveType::kF6E3M2FN:
+      return MiniFormat{3, 2, 3, MiniKind::kFinite};
+    case PrimitiveType::kF6E2M3FN:
+      return MiniFormat{2, 3, 1, MiniKind::kFinite};
+    case PrimitiveType::kF4E2M1FN:
+      return MiniFormat{2, 1, 1, MiniKind::kFinite};
+    default:
+      return std::nullopt;
+  }
+}
+
+uint64_t RoundHalfEven(double x) {
+  double fl = std::floor(x);
+  double d = x - fl;
+  if (d > 0.5 || (d == 0.5 && std::fmod(fl, 2.0) != 0)) fl += 1;
+  return static_cast<uint64_t>(fl);
+}
+
+// Encodes `v` in a small float format, rounding to nearest even. Returns
+// false with *error set when the value is not representable.
+bool EncodeMiniFloat(const MiniFormat& f, const FloatValue& v, uint32_t* bits,
+                     std::string* error) {
+  const int e = f.e, m = f.m;
+  const uint32_t sign_bit = 1u << (e + m);
+  const uint32_t exp_ones = (1u << e) - 1;
+  if (v.is_nan) {
+    const uint32_t sign = v.negative ? sign_bit : 0;
+    switch (f.kind) {
+      case MiniKind::kIeee: {
+        uint64_t man = v.payload != 0 ? v.payload : (uint64_t{1} << (m - 1));
+        if (man >= (uint64_t{1} << m)) {
+          *error = "NaN payload does not fit the type";
+          return false;
+        }
+        *bits = sign | (exp_ones << m) | static_cast<uint32_t>(man);
+        return true;
+      }
+      case MiniKind::kFn:
+        if (v.payload != 0) {
+          *error = "type has no NaN payloads";
+          return false;
+        }
+        *bits = sign | (sign_bit - 1);
+        return true;
+      case MiniKind::kFnuz:
+        if (v.payload != 0) {
+          *error = "type has no NaN payloads";
+          return false;
+        }
+        *bits = sign_bit;
+        return true;
+      case MiniKind::kE8M0:
+        *bits = 0xff;
+        return true;
+      case MiniKind::kFinite:
+        *error = "NaN is not representable in this type";
+        return false;
+    }
+  }
+  const double x = v.value;
+  const bool neg = std::signbit(x);
+  const double a = std::fabs(x);
+  if (f.kind == MiniKind::kE8M0) {
+    if (!(a > 0) || neg || std::isinf(a)) {
+      *error = "value is not representable in f8e8m0fnu";
+      return false;
+    }
+    int ex;
+    double fr = std::frexp(a, &ex);  // a = fr * 2^ex, fr in [0.5, 1)
+    int k = fr >= 0.75 ? ex : ex - 1;
+    if (k < -127 || k > 127) {
+      *error = "value out of range for f8e8m0fnu";
+      return false;
+    }
+    *bits = static_cast<uint32_t>(k + 127);
+    return true;
+  }
+  const uint32_t sign = neg ? sign_bit : 0;
+  if (std::isinf(a)) {
+    if (f.kind != MiniKind::kIeee) {
+      *error = "infinity is not representable in this type";
+      return false;
+    }
+    *bits = sign | (exp_ones << m);
+    return true;
+  }
+  if (a == 0) {
+    *bits = f.kind == MiniKind::kFnuz ? 0 : sign;
+    return true;
+  }
+  int ex;
+  std::frexp(a, &ex);
+  const int exponent = ex - 1;  // a = 1.f * 2^exponent
+  int64_t biased = exponent + f.bias;
+  uint64_t man;
+  if (biased >= 1) {
+    uint64_t q = RoundHalfEven(std::ldexp(a, m - exponent));
+    if (q >= (uint64_t{1} << (m + 1))) {
+      q >>= 1;
+      ++biased;
+    }
+    man = q - (uint64_t{1} << m);
+  } else {
+    uint64_t q = RoundHalfEven(std::ldexp(a, m - 1 + f.bias));
+    if (q >= (uint64_t{1} << m)) {
+      biased = 1;
+      man = q - (uint64_t{1} << m);
+    } else {
+      biased = 0;
+      man = q;
+    }
+  }
+  int64_t max_biased;
+  uint64_t max_man = (uint64_t{1} << m) - 1;
+  switch (f.kind) {
+    case MiniKind::kIeee:
+      max_biased = exp_ones - 1;
+      break;
+    case MiniKind::kFn:
+      max_biased = exp_ones;
+      max_man = (uint64_t{1} << m) - 2;
+      break;
+    default:
+      max_biased = exp_ones;
+      break;
+  }
+  if (biased > max_biased || (biased == max_biased && man > max_man)) {
+    *error = "value out of range for the type";
+    return false;
+  }
+  uint32_t b =
+      sign | (static_cast<uint32_t>(biased) << m) | static_cast<uint32_t>(man);
+  if (f.kind == MiniKind::kFnuz && b == sign_bit) b = 0;  // no -0
+  *bits = b;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Attribute names the parser interprets.
+
+enum AttrId : uint8_t {
+  kAttrDimensions,
+  kAttrIndex,
+  kAttrIotaDimension,
+  kAttrSlice,
+  kAttrDynamicSliceSizes,
+  kAttrPadding,
+  kAttrLhsBatchDims,
+  kAttrLhsContractingDims,
+  kAttrRhsBatchDims,
+  kAttrRhsContractingDims,
+  kAttrDirection,
+  kAttrType,
+  kAttrChannelId,
+  kAttrReplicaGroups,
+  kAttrUseGlobalDeviceIds,
+  kAttrConstrainLayout,
+  kAttrSourceTargetPairs,
+  kAttrKind,
+  kAttrCustomCallTarget,
+  kAttrMetadata,
+  kAttrFrontendAttributes,
+  kAttrBackendConfig,
+  kAttrSharding,
+  kAttrIsComposite,
+  kAttrToApply,
+  kAttrCalls,
+  kAttrCondition,
+  kAttrBody,
+  kAttrTrueComputation,
+  kAttrFalseComputation,
+  kAttrBranchComputations,
+  kAttrSelect,
+  kAttrScatter,
+  kAttrCalledComputations,
+  kAttrControlPredecessors,
+  kAttrRaw,
+};
+
+const SvMap<AttrId>& AttrIds() {
+  static const auto* map = [] {
+    auto* m = new SvMap<AttrId>{
+        {"dimensions", kAttrDimensions},
+        {"index", kAttrIndex},
+        {"iota_dimension", kAttrIotaDimension},
+        {"slice", kAttrSlice},
+        {"dynamic_slice_sizes", kAttrDynamicSliceSizes},
+        {"padding", kAttrPadding},
+        {"lhs_batch_dims", kAttrLhsBatchDims},
+        {"lhs_contracting_dims", kAttrLhsContractingDims},
+        {"rhs_batch_dims", kAttrRhsBatchDims},
+        {"rhs_contracting_dims", kAttrRhsContractingDims},
+        {"direction", kAttrDirection},
+        {"type", kAttrType},
+        {"channel_id", kAttrChannelId},
+        {"replica_groups", kAttrReplicaGroups},
+        {"use_global_device_ids", kAttrUseGlobalDeviceIds},
+        {"constrain_layout", kAttrConstrainLayout},
+        {"source_target_pairs", kAttrSourceTargetPairs},
+        {"kind", kAttrKind},
+        {"custom_call_target", kAttrCustomCallTarget},
+        {"metadata", kAttrMetadata},
+        {"frontend_attributes", kAttrFrontendAttributes},
+        {"backend_config", kAttrBackendConfig},
+        {"sharding", kAttrSharding},
+        {"is_composite", kAttrIsComposite},
+        {"to_apply", kAttrToApply},
+        {"calls", kAttrCalls},
+        {"condition", kAttrCondition},
+        {"body", kAttrBody},
+        {"true_computation", kAttrTrueComputation},
+        {"false_computation", kAttrFalseComputation},
+        {"branch_computations", kAttrBranchComputations},
+        {"select", kAttrSelect},
+        {"scatter", kAttrScatter},
+        {"called_computations", kAttrCalledComputations},
+        {"control-predecessors", kAttrControlPredecessors},
+    };
+    return m;
+  }();
+  return *map;
+}
+
+// Opcodes whose `-start/-update/-done` spellings are real opcodes (or, for
+// send/recv, whose async forms are spelled differently): never sugar.
+bool HasNativeAsyncForm(Opcode op) {
+  switch (op) {
+    case Opcode::kAllGather:
+    case Opcode::kAllReduce:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCopy:
+    case Opcode::kSend:
+    case Opcode::kRecv:
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Opcodes that take `to_apply=` (required).
+bool TakesToApply(Opcode op) {
+  switch (op) {
+    case Opcode::kCall:
+    case Opcode::kMap:
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kScatter:
+    case Opcode::kSort:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kScan:
+      return true;
+    default:
+      return false;
+  }
+}
+
+enum class Sugar { kNone, kStart, kUpdate, kDone };
+
+// Per-instruction attribute bookkeeping.
+struct AttrState {
+  uint64_t seen = 0;
+  // Single called computations by AttrId (kAttrToApply..kAttrScatter), with
+  // the offset of their attribute for diagnostics.
+  Computation* single[kAttrCalledComputations + 1] = {};
+  size_t offset[kAttrControlPredecessors + 1] = {};
+  std::vector<Computation*> branches;
+  std::vector<Computation*> called_list;
+  absl::InlinedVector<Instruction*, 4> control_preds;
+};
+
+constexpr size_t kMaxParameterNumber = size_t{1} << 20;
+
+// ---------------------------------------------------------------------------
+
+class Parser {
+ public:
+  Parser(std::string_view text, const ParseOptions& options)
+      : lex_(text), opts_(options) {}
+
+  absl::StatusOr<std::unique_ptr<Module>> ParseModule();
+  absl::StatusOr<Shape> ParseStandaloneShape();
+
+ private:
+  // --- Tokens and diagnostics ---------------------------------------------
+  void Advance() { tok_ = lex_.Next(); }
+  bool Error(size_t offset, std::string_view message);
+  // "expected X, got 'tok'" (or the lexer's message for an invalid token).
+  bool Unexpected(std::string_view expected);
+  bool Expect(TK kind, std::string_view expected) {
+    if (tok_.kind != kind) return Unexpected(expected);
+    Advance();
+    return true;
+  }
+  bool ParseInt(int64_t* v, std::string_view what);
+  bool ParseBool(bool* v);
+  bool ParseString(std::string* out);
+  bool ParseIntList(DimensionVector* out);
+  bool ParseIntListVec(std::vector<int64_t>* out);
+  bool CaptureRawValue(std::string_view* out);
+  bool CaptureBraceBlob(std::string_view* out);
+  // Skips a balanced '(' ... ')' group; *end is the offset after ')'.
+  bool SkipParenGroup(size_t* end);
+
+  // --- Module structure ---------------------------------------------------
+  bool ParseHeader();
+  bool ParseStackFrameTables();
+  bool ParseComputation();
+  bool ParseInstruction();
+  bool Finalize();
+
+  // --- Shapes ---------------------------------------------------------------
+  bool ParseShape(Shape* out, int depth);
+  bool ParseLayout(int64_t rank, Layout* layout);
+  // The common `type[d,...]{l,...}` spelling straight from the characters;
+  // false (nothing consumed) when the token path must handle it.
+  bool TryParseShapeFast(PrimitiveType type, Shape* out);
+
+  // --- Operands -------------------------------------------------------------
+  bool ParseOperands();
+  Instruction* GetOrCreateGte(Instruction* base, int64_t index, size_t offset);
+  bool UndefinedInstruction(std::string_view name, size_t offset,
+                            std::string_view what);
+  bool DefinedLater(std::string_view name, size_t from) const;
+
+  // --- Literals ---------------------------------------------------------
+  bool ParseConstantLiteral(const Shape& shape, Literal* out, int depth);
+  bool ParseArrayLevel(const Shape& shape, int64_t dim, Literal* lit,
+                       int64_t* index);
+  bool ParseElement(PrimitiveType type, Literal* lit, int64_t index);
+  bool ParseFloatValue(FloatValue* v);
+  bool StoreFloat(PrimitiveType type, const FloatValue& v, Literal* lit,
+                  int64_t index, size_t offset);
+
+  // --- Attributes ---------------------------------------------------------
+  bool ParseAttributes(Instruction* inst, Opcode op, AttrState* st);
+  bool ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
+                      size_t offset, AttrState* st);
+  bool ParseMetadata(OpMetadata* md);
+  bool ParseFrontendAttributes(FrontendAttributes* out);
+  bool ParseReplicaGroups(ReplicaGroups* rg);
+  bool ParseSlice(std::vector<SliceRange>* out);
+  bool ParsePadding(std::vector<PaddingDim>* out);
+  bool ParseSourceTargetPairs(std::vector<std::pair<int64_t, int64_t>>* out);
+  bool ParseComputationRef(Computation** out);
+  bool ParseComputationList(std::vector<Computation*>* out);
+  bool ParseControlPredecessors(AttrState* st);
+  bool FinishCalledComputations(Instruction* inst, Opcode op, AttrState* st,
+                                size_t opcode_offset);
+  bool CheckRequiredAttributes(Instruction* inst, Opcode op,
+                               const AttrState& st, size_t opcode_offset);
+
+  // --- Async syntax sugar -----------------------------------------------
+  Instruction* BuildSugarStart(std::unique_ptr<Instruction> wrapped,
+                               Shape start_shape, std::string_view name,
+                               size_t offset);
+  static std::optional<Opcode> WrappedOpcode(const Instruction* async_op);
+
+  Lexer lex_;
+  Token tok_;
+  const ParseOptions& opts_;
+  absl::Status status_;
+  std::string scratch_;
+
+  std::unique_ptr<Module> module_;
+  bool has_header_ = false;
+  SvMap<Computation*> computations_;
+  Computation* entry_ = nullptr;
+
+  // Current computation.
+  Computation* comp_ = nullptr;
+  SvMap<Instruction*> names_;
+  absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
+      gte_cache_;
+  Instruction* root_ = nullptr;
+  size_t root_offset_ = 0;
+  absl::InlinedVector<Instruction*, 16> operands_;
+  // Unresolved control predecessors of the current computation.
+  std::vector<std::pair<size_t, std::string_view>> comp_pending_preds_;
+
+  // Module-wide.
+  bool uses_compact_gte_ = false;
+  std::vector<std::pair<size_t, std::string_view>> pending_preds_;
+  std::vector<Instruction*> synth_instructions_;
+  std::vector<Computation*> synth_computations_;
+};
+
+bool Parser::Error(size_t offset, std::string_view message) {
+  if (status_.ok()) {
+    int64_t line, col;
+    lex_.LineCol(offset, &line, &col);
+    status_ = absl::InvalidArgumentError(
+        StrCatSv(opts_.filename, ":", line, ":", col, ": ", message));
+  }
+  return false;
+}
+
+bool Parser::Unexpected(std::string_view expected) {
+  if (tok_.kind == TK::kError) return Error(tok_.offset, lex_.error());
+  return Error(tok_.offset,
+               StrCatSv("expected ", expected, ", got ", DescribeToken(tok_)));
+}
+
+bool Parser::ParseInt(int64_t* v, std::string_view what) {
+  if (tok_.kind != TK::kInt) return Unexpected(what);
+  if (!ParseInt64Text(tok_.text, v)) {
+    return Error(tok_.offset,
+                 StrCatSv("integer ", DescribeToken(tok_), " out of range"));
+  }
+  Advance();
+  return true;
+}
+
+bool Parser::ParseBool(bool* v) {
+  if (tok_.kind == TK::kIdent) {
+    if (tok_.text == "true") {
+      *v = true;
+      Advance();
+      return true;
+    }
+    if (tok_.text == "false") {
+      *v = false;
+      Advance();
+      return true;
+    }
+  }
+  return Unexpected("'true' or 'false'");
+}
+
+bool Parser::ParseString(std::string* out) {
+  if (tok_.kind != TK::kString) return Unexpected("string");
+  if (!tok_.has_escape) {
+    out->assign(tok_.text.data() + 1, tok_.text.size() - 2);
+  } else {
+    std::string err;
+    if (!UnescapeString(tok_.text, out, &err)) {
+      return Error(tok_.offset, StrCatSv("malformed string: ", err));
+    }
+  }
+  Advance();
+  return true;
+}
+
+bool Parser::ParseIntList(DimensionVector* out) {
+  out->clear();
+  if (!Expect(TK::kLbrace, "'{'")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    int64_t v;
+    if (!ParseInt(&v, "integer")) return false;
+    out->push_back(v);
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}'");
+  }
+}
+
+bool Parser::ParseIntListVec(std::vector<int64_t>* out) {
+  out->clear();
+  if (!Expect(TK::kLbrace, "'{'")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    int64_t v;
+    if (!ParseInt(&v, "integer")) return false;
+    out->push_back(v);
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}'");
+  }
+}
+
+bool Parser::CaptureRawValue(std::string_view* out) {
+  size_t end;
+  if (!lex_.ScanRawValue(tok_.offset, opts_.max_nesting_depth, out, &end)) {
+    return Error(lex_.error_offset(), lex_.error());
+  }
+  if (out->empty()) return Unexpected("attribute value");
+  lex_.set_pos(end);
+  Advance();
+  return true;
+}
+
+bool Parser::CaptureBraceBlob(std::string_view* out) {
+  if (tok_.kind != TK::kLbrace) return Unexpected("'{'");
+  size_t end;
+  if (!lex_.ScanBraceBlob(tok_.offset, opts_.max_nesting_depth, out, &end)) {
+    return Error(lex_.error_offset(), lex_.error());
+  }
+  lex_.set_pos(end);
+  Advance();
+  return true;
+}
+
+bool Parser::SkipParenGroup(size_t* end) {
+  if (tok_.kind != TK::kLparen) return Unexpected("'('");
+  int depth = 0;
+  while (true) {
+    if (tok_.kind == TK::kLparen) {
+      if (++depth > opts_.max_nesting_depth) {
+        return Error(tok_.offset, StrCatSv("nesting deeper than ",
+                                           opts_.max_nesting_depth, " levels"));
+      }
+    } else if (tok_.kind == TK::kRparen) {
+      if (--depth == 0) {
+        *end = tok_.offset + 1;
+        Advance();
+        return true;
+      }
+    } else if (tok_.kind == TK::kEof || tok_.kind == TK::kError) {
+      return Unexpected("')'");
+    }
+    Advance();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Shapes.
+
+bool Parser::ParseShape(Shape* out, int depth) {
+  if (depth > opts_.max_nesting_depth) {
+    return Error(tok_.offset, StrCatSv("shape nesting deeper than ",
+                                       opts_.max_nesting_depth, " levels"));
+  }
+  if (tok_.kind == TK::kLparen) {
+    Advance();
+    std::vector<Shape> elements;
+    if (tok_.kind != TK::kRparen) {
+      while (true) {
+        elements.emplace_back();
+        if (!ParseShape(&elements.back(), depth + 1)) return false;
+        if (tok_.kind == TK::kComma) {
+          Advance();
+          continue;
+        }
+        if (tok_.kind == TK::kRparen) break;
+        return Unexpected("',' or ')' in tuple shape");
+      }
+    }
+    Advance();
+    *out = Shape::Tuple(std::move(elements));
+    return true;
+  }
+  if (tok_.kind != TK::kIdent) return Unexpected("shape");
+  std::optional<PrimitiveType> type = LookupElementType(tok_.text);
+  if (!type) {
+    return Error(tok_.offset,
+                 StrCatSv("expected shape, got ", DescribeToken(tok_),
+                          " (not an element type)"));
+  }
+  if (TryParseShapeFast(*type, out)) return true;
+  const size_t shape_offset = tok_.offset;
+  Advance();
+  if (tok_.kind != TK::kLsquare) return Unexpected("'[' after element type");
+  Advance();
+  absl::InlinedVector<int64_t, 6> dims;
+  absl::InlinedVector<DimKind, 6> kinds;
+  bool dynamic = false;
+  if (tok_.kind != TK::kRsquare) {
+    while (true) {
+      DimKind kind = DimKind::kStatic;
+      int64_t size;
+      if (tok_.kind == TK::kQuestion) {
+        kind = DimKind::kUnbounded;
+        size = -1;
+        Advance();
+      } else {
+        if (tok_.kind == TK::kLeq) {
+          kind = DimKind::kBounded;
+          Advance();
+        }
+        if (tok_.kind != TK::kInt) return Unexpected("dimension size");
+        if (!ParseInt64Text(tok_.text, &size)) {
+          return Error(tok_.offset,
+                       StrCatSv("dimension size ", DescribeToken(tok_),
+                                " is too large"));
+        }
+        if (size < 0) {
+          return Error(tok_.offset, StrCatSv("negative dimension size ", size));
+        }
+        Advance();
+      }
+      dynamic |= kind != DimKind::kStatic;
+      dims.push_back(size);
+      kinds.push_back(kind);
+      if (tok_.kind == TK::kComma) {
+        Advance();
+        continue;
+      }
+      if (tok_.kind == TK::kRsquare) break;
+      return Unexpected("',' or ']' in dimensions");
+    }
+  }
+  Advance();
+  if (*type == PrimitiveType::kToken || *type == PrimitiveType::kOpaque) {
+    if (!dims.empty()) {
+      return Error(shape_offset, "token and opaque shapes have no dimensions");
+    }
+    *out = *type == PrimitiveType::kToken ? Shape::Token()
+                                          : Shape(PrimitiveType::kOpaque, {});
+    return true;
+  }
+  // Element count and byte size must fit in int64.
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d > 0 && __builtin_mul_overflow(count, d, &count)) {
+      return Error(shape_offset, "shape has too many elements");
+    }
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(count, PrimitiveTypeByteSize(*type) * 2, &bytes)) {
+    return Error(shape_offset, "shape is too large");
+  }
+  Shape s(*type, std::move(dims));
+  if (dynamic) s.mutable_dim_kinds() = std::move(kinds);
+  if (tok_.kind == TK::kLbrace) {
+    Token next = lex_.Peek();
+    if (next.kind == TK::kInt || next.kind == TK::kColon) {
+      Layout layout;
+      if (!ParseLayout(s.rank(), &layout)) return false;
+      s.set_layout(std::move(layout));
+    }
+  }
+  *out = std::move(s);
+  return true;
+}
+
+bool Parser::TryParseShapeFast(PrimitiveType type, Shape* out) {
+  if (type == PrimitiveType::kToken || type == PrimitiveType::kOpaque) {
+    return false;
+  }
+  const std::string_view in = lex_.input();
+  const size_t n = in.size();
+  size_t p = tok_.offset + tok_.text.size();
+  auto digit = [&](size_t i) { return i < n && in[i] >= '0' && in[i] <= '9'; };
+  // Reads up to 18 digits (no overflow possible); false on anything else.
+  auto number = [&](int64_t* v) {
+    if (!digit(p)) return false;
+    const size_t start = p;
+    int64_t x = 0;
+    while (digit(p)) {
+      if (p - start >= 18) return false;
+      x = x * 10 + (in[p] - '0');
+      ++p;
+    }
+    *v = x;
+    return true;
+  };
+  if (p >= n || in[p] != '[') return false;
+  ++p;
+  absl::InlinedVector<int64_t, 6> dims;
+  if (p < n && in[p] == ']') {
+    ++p;
+  } else {
+    while (true) {
+      int64_t d;
+      if (!number(&d)) return false;
+      dims.push_back(d);
+      if (p < n && in[p] == ',') {
+        ++p;
+        continue;
+      }
+      if (p < n && in[p] == ']') {
+        ++p;
+        break;
+      }
+      return false;
+    }
+  }
+  int64_t count = 1, bytes;
+  for (int64_t d : dims) {
+    if (d > 0 && __builtin_mul_overflow(count, d, &count)) return false;
+  }
+  if (__builtin_mul_overflow(count, PrimitiveTypeByteSize(type) * 2, &bytes)) {
+    return false;
+  }
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  Shape s(type, std::move(dims));
+  if (p < n && in[p] == '{') {
+    if (!digit(p + 1)) return false;  // `{:...}`, spaces: token path
+    ++p;
+    Layout layout;
+    uint64_t seen = 0;
+    while (true) {
+      int64_t d;
+      if (!number(&d) || d >= rank || d >= 64 || (seen >> d) & 1) return false;
+      seen |= uint64_t{1} << d;
+      layout.minor_to_major.push_back(d);
+      if (p < n && in[p] == ',') {
+        ++p;
+        continue;
+      }
+      if (p < n && in[p] == '}') {
+        ++p;
+        break;
+      }
+      return false;
+    }
+    if (static_cast<int64_t>(layout.minor_to_major.size()) != rank) {
+      return false;
+    }
+    s.set_layout(std::move(layout));
+  } else {
+    // A layout separated by whitespace or comments is unusual: let the
+    // token path decide.
+    size_t q = p;
+    while (q < n &&
+           (in[q] == ' ' || in[q] == '\t' || in[q] == '\n' || in[q] == '\r')) {
+      ++q;
+    }
+    if (q < n && (in[q] == '/' ||
+                  (in[q] == '{' && q + 1 < n &&
+                   (digit(q + 1) || in[q + 1] == ':' || in[q + 1] == ' ' ||
+                    in[q + 1] == '/' || in[q + 1] == '\n')))) {
+      return false;
+    }
+  }
+  lex_.set_pos(p);
+  Advance();
+  *out = std::move(s);
+  return true;
+}
+
+bool Parser::ParseLayout(int64_t rank, Layout* layout) {
+  const size_t layout_offset = tok_.offset;
+  Advance();  // '{'
+  while (tok_.kind == TK::kInt) {
+    int64_t v;
+    if (!ParseInt(&v, "dimension number")) return false;
+    layout->minor_to_major.push_back(v);
+    if (tok_.kind != TK::kComma) break;
+    Advance();
+  }
+  if (tok_.kind == TK::kColon) {
+    Advance();
+    while (tok_.kind != TK::kRbrace) {
+      const size_t item_offset = tok_.offset;
+      if (tok_.kind == TK::kIdent && tok_.text == "T") {
+        Advance();
+        if (tok_.kind != TK::kLparen) return Unexpected("'(' after 'T'");
+        while (tok_.kind == TK::kLparen) {
+          Advance();
+          Tile tile;
+          while (tok_.kind != TK::kRparen) {
+            if (tok_.kind == TK::kStar) {
+              tile.dims.push_back(Tile::kCombineDim);
+              Advance();
+            } else {
+              int64_t v;
+              if (!ParseInt(&v, "tile dimension")) return false;
+              if (v < 0) return Error(item_offset, "negative tile dimension");
+              tile.dims.push_back(v);
+            }
+            if (tok_.kind == TK::kComma) {
+              Advance();
+            } else if (tok_.kind != TK::kRparen) {
+              return Unexpected("',' or ')' in tile");
+            }
+          }
+          Advance();
+          layout->tiles.push_back(std::move(tile));
+        }
+      } else if (tok_.kind == TK::kIdent &&
+                 (tok_.text == "E" || tok_.text == "S")) {
+        const bool is_e = tok_.text == "E";
+        Advance();
+        if (!Expect(TK::kLparen, "'('")) return false;
+        int64_t v;
+        if (!ParseInt(&v, "integer")) return false;
+        if (v < 0) return Error(item_offset, "negative layout value");
+        if (!Expect(TK::kRparen, "')'")) return false;
+        (is_e ? layout->element_size_bits : layout->memory_space) = v;
+      } else if ((tok_.kind == TK::kIdent &&
+                  (tok_.text == "D" || tok_.text == "L" || tok_.text == "SC" ||
+                   tok_.text == "P" || tok_.text == "M")) ||
+                 tok_.kind == TK::kHash || tok_.kind == TK::kStar) {
+        Advance();
+        size_t end = 0;
+        if (!SkipParenGroup(&end)) return false;
+        while (tok_.kind == TK::kLparen) {
+          if (!SkipParenGroup(&end)) return false;
+        }
+        layout->other_tail.append(
+            lex_.input().substr(item_offset, end - item_offset));
+      } else {
+        return Unexpected("layout attribute or '}'");
+      }
+    }
+  }
+  if (!Expect(TK::kRbrace, "'}' to end layout")) return false;
+  const auto& m2m = layout->minor_to_major;
+  if (static_cast<int64_t>(m2m.size()) != rank) {
+    return Error(layout_offset,
+                 StrCatSv("layout has ", m2m.size(),
+                          " dimensions but the shape has rank ", rank));
+  }
+  absl::InlinedVector<bool, 8> seen(m2m.size(), false);
+  for (int64_t d : m2m) {
+    if (d < 0 || d >= rank || seen[d]) {
+      return Error(layout_offset,
+                   "layout is not a permutation of the dimensions");
+    }
+    seen[d] = true;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Module structure.
+
+absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
+  Advance();
+  if (tok_.kind == TK::kEof) {
+    Error(tok_.offset, "empty input: expected 'HloModule' or a computation");
+    return status_;
+  }
+  module_ = std::make_unique<Module>("");
+  if (tok_.kind == TK::kIdent && tok_.text == "HloModule") {
+    has_header_ = true;
+    if (!ParseHeader()) return status_;
+  }
+  if (!ParseStackFrameTables()) return status_;
+  while (tok_.kind != TK::kEof) {
+    if (!ParseComputation()) return status_;
+  }
+  if (computations_.empty()) {
+    Error(tok_.offset, "expected at least one computation");
+    return status_;
+  }
+  if (!Finalize()) return status_;
+  return std::move(module_);
+}
+
+bool Parser::ParseHeader() {
+  Advance();  // HloModule
+  if (tok_.kind != TK::kIdent && tok_.kind != TK::kName) {
+    return Unexpected("module name");
+  }
+  module_->set_name(std::string(tok_.text));
+  Advance();
+  absl::InlinedVector<std::string_view, 8> seen;
+  while (tok_.kind == TK::kComma) {
+    Advance();
+    std::string_view name = tok_.text;
+    const size_t offset = tok_.offset;
+    if (tok_.kind == TK::kAttrName) {
+      Advance();
+    } else if (tok_.kind == TK::kIdent) {
+      Advance();
+      if (!Expect(TK::kEqual, "'=' after attribute name")) return false;
+    } else {
+      return Unexpected("module attribute");
+    }
+    for (std::string_view s : seen) {
+      if (s == name) {
+        return Error(offset,
+                     StrCatSv("duplicate module attribute '", name, "'"));
+      }
+    }
+    seen.push_back(name);
+    if (name == "is_scheduled") {
+      bool v;
+      if (!ParseBool(&v)) return false;
+      module_->set_is_scheduled(v);
+    } else if (name == "replica_count" || name == "num_partitions") {
+      const size_t value_offset = tok_.offset;
+      int64_t v;
+      if (!ParseInt(&v, "integer")) return false;
+      if (v < 1) {
+        return Error(value_offset,
+                     StrCatSv(name, " must be positive, got ", v));
+      }
+      if (name == "replica_count") {
+        module_->set_replica_count(v);
+      } else {
+        module_->set_num_partitions(v);
+      }
+    } else if (name == "entry_computation_layout") {
+      if (tok_.kind != TK::kLbrace) return Unexpected("'{'");
+      std::string_view raw;
+      if (!CaptureRawValue(&raw)) return false;
+      module_->set_entry_computation_layout(std::string(raw));
+    } else if (name == "frontend_attributes") {
+      if (!ParseFrontendAttributes(&module_->frontend_attributes())) {
+        return false;
+      }
+    } else {
+      std::string_view raw;
+      if (!CaptureRawValue(&raw)) return false;
+      module_->raw_header_attributes().push_back(
+          RawAttribute{std::string(name), std::string(raw)});
+    }
+  }
+  return true;
+}
+
+bool Parser::ParseStackFrameTables() {
+  StackFrameIndex& sf = module_->stack_frames();
+  bool seen[4] = {false, false, false, false};
+  while (tok_.kind == TK::kIdent) {
+    int which = -1;
+    if (tok_.text == "FileNames") which = 0;
+    if (tok_.text == "FunctionNames") which = 1;
+    if (tok_.text == "FileLocations") which = 2;
+    if (tok_.text == "StackFrames") which = 3;
+    if (which < 0) break;
+    // A computation may be named like a table; tables start with an id.
+    if (lex_.Peek().kind != TK::kInt) break;
+    if (seen[which]) {
+      return Error(tok_.offset, StrCatSv("duplicate ", tok_.text, " table"));
+    }
+    seen[which] = true;
+    const std::string_view table = tok_.text;
+    Advance();
+    int64_t expected = 1;
+    while (tok_.kind == TK::kInt) {
+      int64_t id;
+      const size_t id_offset = tok_.offset;
+      if (!ParseInt(&id, "id")) return false;
+      if (id != expected) {
+        return Error(id_offset, StrCatSv("expected id ", expected, " in ",
+                                         table, " table, got ", id));
+      }
+      ++expected;
+      if (which <= 1) {
+        std::string s;
+        if (!ParseString(&s)) return false;
+        (which == 0 ? sf.file_names : sf.function_names)
+            .push_back(std::move(s));
+        continue;
+      }
+      if (!Expect(TK::kLbrace, "'{'")) return false;
+      StackFrameIndex::FileLocation loc;
+      StackFrameIndex::Frame frame;
+      while (tok_.kind != TK::kRbrace) {
+        if (tok_.kind == TK::kComma) {
+          Advance();
+          continue;
+        }
+        if (tok_.kind != TK::kAttrName) return Unexpected("key=value or '}'");
+        const std::string_view key = tok_.text;
+        const size_t key_offset = tok_.offset;
+        Advance();
+        int64_t v;
+        const size_t value_offset = tok_.offset;
+        if (!ParseInt(&v, "integer")) return false;
+        if (v < 0) return Error(value_offset, "negative id");
+        int64_t limit = -1;  // upper bound of an id, -1 = unchecked
+        if (which == 2) {
+          if (key == "file_name_id") {
+            loc.file_name_id = v;
+            if (seen[0]) limit = sf.file_names.size();
+          } else if (key == "function_name_id") {
+            loc.function_name_id = v;
+            if (seen[1]) limit = sf.function_names.size();
+          } else if (key == "line") {
+            loc.line = v;
+          } else if (key == "end_line") {
+            loc.end_line = v;
+          } else if (key == "column") {
+            loc.column = v;
+          } else if (key == "end_column") {
+            loc.end_column = v;
+          } else {
+            return Error(key_offset,
+                         StrCatSv("unknown key '", key, "' in FileLocations"));
+          }
+        } else {
+          if (key == "file_location_id") {
+            frame.file_location_id = v;
+            if (seen[2]) limit = sf.file_locations.size();
+          } else if (key == "parent_frame_id") {
+            // Text ids are stored value + 1 (0 = no parent).
+            frame.parent_frame_id = v > 0 ? v - 1 : 0;
+          } else {
+            return Error(key_offset,
+                         StrCatSv("unknown key '", key, "' in StackFrames"));
+          }
+        }
+        if (limit >= 0 && v > limit) {
+          return Error(value_offset,
+                       StrCatSv(key, " ", v, " refers to no entry"));
+        }
+      }
+      Advance();
+      if (which == 2) {
+        sf.file_locations.push_back(loc);
+      } else {
+        sf.frames.push_back(frame);
+      }
+    }
+  }
+  return true;
+}
+
+bool Parser::ParseComputation() {
+  bool is_entry = false;
+  const size_t start_offset = tok_.offset;
+  if (tok_.kind == TK::kIdent && tok_.text == "ENTRY") {
+    is_entry = true;
+    Advance();
+  }
+  if (tok_.kind != TK::kName && tok_.kind != TK::kIdent) {
+    return Unexpected(is_entry ? "computation name after ENTRY"
+                               : "computation name");
+  }
+  const std::string_view name = tok_.text;
+  const size_t name_offset = tok_.offset;
+  if (computations_.contains(name)) {
+    return Error(name_offset,
+                 StrCatSv("duplicate computation name '", name, "'"));
+  }
+  Advance();
+  // Optional program-shape signature: (p: shape, ...) -> shape.
+  Shape signature_result;
+  bool has_signature = false;
+  size_t signature_offset = 0;
+  if (tok_.kind == TK::kLparen) {
+    Advance();
+    if (tok_.kind != TK::kRparen) {
+      while (true) {
+        if (tok_.kind != TK::kIdent && tok_.kind != TK::kName) {
+          return Unexpected("parameter name");
+        }
+        Advance();
+        if (!Expect(TK::kColon, "':' after parameter name")) return false;
+        Shape ignored;
+        if (!ParseShape(&ignored, 0)) return false;
+        if (tok_.kind == TK::kComma) {
+          Advance();
+          continue;
+        }
+        if (tok_.kind == TK::kRparen) break;
+        return Unexpected("',' or ')' in computation signature");
+      }
+    }
+    Advance();
+    if (!Expect(TK::kArrow, "'->' after parameter list")) return false;
+    signature_offset = tok_.offset;
+    if (!ParseShape(&signature_result, 0)) return false;
+    has_signature = true;
+  }
+  if (!Expect(TK::kLbrace, "'{' to start the computation body")) return false;
+
+  comp_ =
+      module_->AddComputation(std::make_unique<Computation>(std::string(name)));
+  names_.clear();
+  gte_cache_.clear();
+  root_ = nullptr;
+  comp_pending_preds_.clear();
+
+  while (tok_.kind != TK::kRbrace) {
+    if (!ParseInstruction()) return false;
+  }
+  const size_t close_offset = tok_.offset;
+  Advance();
+  if (comp_->instruction_count() == 0) {
+    return Error(close_offset,
+                 StrCatSv("computation '", name, "' has no instructions"));
+  }
+  Instruction* root =
+      root_ != nullptr ? root_ : comp_->instructions().back().get();
+  comp_->set_root(root);
+  const auto& params = comp_->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] == nullptr) {
+      return Error(close_offset,
+                   StrCatSv("computation '", name, "' has parameter(",
+                            params.size() - 1, ") but no parameter(", i, ")"));
+    }
+  }
+  if (has_signature && !signature_result.Compatible(root->shape())) {
+    return Error(signature_offset, StrCatSv("computation result shape ",
+                                            signature_result.ToString(false),
+                                            " does not match the root shape ",
+                                            root->shape().ToString(false)));
+  }
+  for (const auto& [offset, pred] : comp_pending_preds_) {
+    if (names_.contains(pred)) {
+      return Error(offset, StrCatSv("control predecessor '", pred,
+                                    "' is used before its definition"));
+    }
+    pending_preds_.emplace_back(offset, pred);
+  }
+  if (tok_.kind == TK::kComma) {
+    Advance();
+    if (tok_.kind != TK::kAttrName || tok_.text != "execution_thread") {
+      return Unexpected("'execution_thread=' after computation");
+    }
+    Advance();
+    std::string thread;
+    if (!ParseString(&thread)) return false;
+    comp_->set_execution_thread(std::move(thread));
+  }
+  if (is_entry) {
+    if (entry_ != nullptr) {
+      return Error(start_offset, "more than one ENTRY computation");
+    }
+    entry_ = comp_;
+  }
+  computations_.emplace(name, comp_);
+  comp_ = nullptr;
+  return true;
+}
+
+bool Parser::ParseInstruction() {
+  bool is_root = false;
+  const size_t line_offset = tok_.offset;
+  if (tok_.kind == TK::kIdent && tok_.text == "ROOT") {
+    is_root = true;
+    Advance();
+  }
+  std::string_view name;
+  const size_t name_offset = tok_.offset;
+  if (tok_.kind == TK::kName || tok_.kind == TK::kIdent) {
+    name = tok_.text;
+    Advance();
+    if (!Expect(TK::kEqual, "'=' after instruction name")) return false;
+  } else if (tok_.kind == TK::kAttrName) {
+    name = tok_.text;
+    Advance();
+  } else {
+    return Unexpected(is_root ? "instruction name after ROOT"
+                              : "instruction name or '}'");
+  }
+  // Reserve the name now (value set once the instruction exists); a null
+  // value means "being defined" and reads as undefined.
+  auto [name_slot, fresh_name] = names_.try_emplace(name, nullptr);
+  if (!fresh_name) {
+    return Error(name_offset,
+                 StrCatSv("duplicate instruction name '", name,
+                          "' in computation '", comp_->name(), "'"));
+  }
+  const size_t shape_offset = tok_.offset;
+  Shape shape;
+  if (!ParseShape(&shape, 0)) return false;
+
+  if (tok_.kind != TK::kIdent) return Unexpected("opcode");
+  const std::string_view opcode_text = tok_.text;
+  const size_t opcode_offset = tok_.offset;
+  Sugar sugar = Sugar::kNone;
+  Opcode op;
+  if (std::optional<Opcode> parsed = LookupOpcode(opcode_text)) {
+    op = *parsed;
+  } else {
+    std::optional<Opcode> wrapped;
+    for (auto [suffix, kind] :
+         {std::pair<std::string_view, Sugar>{"-start", Sugar::kStart},
+          {"-update", Sugar::kUpdate},
+          {"-done", Sugar::kDone}}) {
+      if (opcode_text.size() > suffix.size() &&
+          opcode_text.substr(opcode_text.size() - suffix.size()) == suffix) {
+        wrapped = LookupOpcode(
+            opcode_text.substr(0, opcode_text.size() - suffix.size()));
+        if (wrapped && HasNativeAsyncForm(*wrapped)) wrapped.reset();
+        if (wrapped) sugar = kind;
+        break;
+      }
+    }
+    if (!wrapped) {
+      return Error(opcode_offset,
+                   StrCatSv("unknown opcode '", opcode_text, "'"));
+    }
+    op = *wrapped;
+  }
+  Advance();
+  if (!Expect(TK::kLparen, "'(' after opcode")) return false;
+
+  // The instruction the line describes. For `X-start` sugar it is the
+  // wrapped X (result: element 1 of the start shape); the async-start is
+  // built around it below.
+  Opcode line_op = op;
+  Shape start_shape;
+  std::string wrapped_name;
+  if (sugar == Sugar::kStart) {
+    if (!shape.IsTuple() || shape.tuple_size() < 2 ||
+        !shape.tuple_shapes(0).IsTuple()) {
+      return Error(shape_offset,
+                   StrCatSv("'", opcode_text,
+                            "' must have a tuple shape ((operands...), "
+                            "result, ...)"));
+    }
+    start_shape = std::move(shape);
+    shape = start_shape.tuple_shapes(1);
+    std::string_view start_suffix = "-start";
+    std::string_view base = OpcodeName(op);
+    if (name.substr(0, base.size() + start_suffix.size()) ==
+        StrCatSv(base, start_suffix)) {
+      wrapped_name =
+          StrCatSv(base, name.substr(base.size() + start_suffix.size()));
+    } else {
+      wrapped_name = StrCatSv(name, ".wrapped");
+    }
+  } else if (sugar == Sugar::kUpdate) {
+    line_op = Opcode::kAsyncUpdate;
+  } else if (sugar == Sugar::kDone) {
+    line_op = Opcode::kAsyncDone;
+  }
+  auto inst = std::make_unique<Instruction>(
+      line_op,
+      sugar == Sugar::kStart ? std::move(wrapped_name) : std::string(name),
+      std::move(shape));
+  operands_.clear();
+  if (line_op == Opcode::kParameter) {
+    const size_t number_offset = tok_.offset;
+    int64_t number;
+    if (!ParseInt(&number, "parameter number")) return false;
+    if (number < 0 || number >= static_cast<int64_t>(kMaxParameterNumber)) {
+      return Error(number_offset,
+                   StrCatSv("parameter number ", number, " out of range"));
+    }
+    const auto& params = comp_->parameters();
+    if (number < static_cast<int64_t>(params.size()) &&
+        params[number] != nullptr) {
+      return Error(number_offset,
+                   StrCatSv("duplicate parameter number ", number));
+    }
+    inst->mutable_attrs().parameter_number = number;
+    if (!Expect(TK::kRparen, "')'")) return false;
+  } else if (line_op == Opcode::kConstant) {
+    auto literal = std::make_unique<Literal>();
+    if (!ParseConstantLiteral(inst->shape(), literal.get(), 0)) return false;
+    inst->mutable_attrs().literal = std::move(literal);
+    if (!Expect(TK::kRparen, "')' after constant literal")) return false;
+  } else {
+    if (!ParseOperands()) return false;
+  }
+
+  AttrState st;
+  if (!ParseAttributes(inst.get(), op, &st)) return false;
+  if (!FinishCalledComputations(
+          inst.get(),
+          line_op == Opcode::kAsyncUpdate || line_op == Opcode::kAsyncDone
+              ? line_op
+              : op,
+          &st, opcode_offset)) {
+    return false;
+  }
+  if (!CheckRequiredAttributes(inst.get(), line_op, st, opcode_offset)) {
+    return false;
+  }
+  if (inst->opcode() == Opcode::kFusion && inst->to_apply() != nullptr) {
+    inst->to_apply()->set_is_fusion_computation(true);
+  }
+
+  Instruction* added;
+  if (sugar == Sugar::kStart) {
+    added = BuildSugarStart(std::move(inst), std::move(start_shape), name,
+                            opcode_offset);
+    if (added == nullptr) return false;
+  } else {
+    if (sugar != Sugar::kNone) {
+      std::optional<Opcode> wrapped =
+          operands_.size() == 1 ? WrappedOpcode(operands_[0]) : std::nullopt;
+      if (!wrapped || *wrapped != op) {
+        return Error(
+            opcode_offset,
+            StrCatSv("'", opcode_text, "' needs one operand: the matching '",
+                     OpcodeName(op), "-start'"));
+      }
+    }
+    added = comp_->AddInstruction(std::move(inst));
+    for (Instruction* operand : operands_) added->AppendOperand(operand);
+  }
+  for (Instruction* pred : st.control_preds) {
+    added->AddControlPredecessor(pred);
+  }
+  name_slot->second = added;
+  if (is_root) {
+    if (root_ != nullptr) {
+      return Error(line_offset, StrCatSv("computation '", comp_->name(),
+                                         "' has more than one ROOT"));
+    }
+    root_ = added;
+    root_offset_ = line_offset;
+  }
+  return true;
+}
+
+bool Parser::Finalize() {
+  Computation* entry = entry_;
+  if (entry == nullptr) {
+    // The last computation of the file (synthesized ones precede callers).
+    entry = module_->computations().back().get();
+  }
+  module_->set_entry(entry);
+  if (!has_header_) module_->set_name(StrCatSv("module_", entry->name()));
+
+  if (!pending_preds_.empty()) {
+    if (!uses_compact_gte_) {
+      const auto& [offset, name] = pending_preds_.front();
+      return Error(offset,
+                   StrCatSv("undefined control predecessor '", name, "'"));
+    }
+    module_->set_dropped_control_predecessors(
+        static_cast<int64_t>(pending_preds_.size()));
+  }
+
+  // Names must be unique per module: rename synthesized instructions and
+  // computations that collide with anything else.
+  if (!synth_instructions_.empty()) {
+    // Count, for each synthesized name, how many instructions carry it; a
+    // count above one means a collision (rare: resolved below).
+    SvMap<int64_t> counts;
+    counts.reserve(synth_instructions_.size());
+    for (const Instruction* inst : synth_instructions_) {
+      counts.emplace(inst->name(), 0);
+    }
+    bool collision = false;
+    for (const auto& comp : module_->computations()) {
+      for (const auto& inst : comp->instructions()) {
+        auto it = counts.find(inst->name());
+        if (it != counts.end() && ++it->second > 1) collision = true;
+      }
+    }
+    if (collision) {
+      absl::flat_hash_set<const Instruction*> synth(synth_instructions_.begin(),
+                                                    synth_instructions_.end());
+      SvSet used;
+      for (const auto& comp : module_->computations()) {
+        for (const auto& inst : comp->instructions()) {
+          if (!synth.contains(inst.get())) used.insert(inst->name());
+        }
+      }
+      for (Instruction* inst : synth_instructions_) {
+        if (used.contains(inst->name())) {
+          std::string base = inst->name();
+          for (int64_t k = 1;; ++k) {
+            std::string candidate = StrCatSv(base, ".", k);
+            if (!used.contains(candidate)) {
+              inst->set_name(std::move(candidate));
+              break;
+            }
+          }
+        }
+        used.insert(inst->name());
+      }
+    }
+  }
+  if (!synth_computations_.empty()) {
+    absl::flat_hash_set<const Computation*> synth(synth_computations_.begin(),
+                                                  synth_computations_.end());
+    SvSet used;
+    for (const auto& comp : module_->computations()) {
+      if (!synth.contains(comp.get())) used.insert(comp->name());
+    }
+    for (Computation* comp : synth_computations_) {
+      if (used.contains(comp->name())) {
+        std::string base = comp->name();
+        for (int64_t k = 1;; ++k) {
+          std::string candidate = StrCatSv(base, ".", k);
+          if (!used.contains(candidate)) {
+            comp->set_name(std::move(candidate));
+            break;
+          }
+        }
+      }
+      used.insert(comp->name());
+    }
+  }
+  module_->InvalidateNameCache();
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Operands.
+
+bool Parser::ParseOperands() {
+  if (tok_.kind == TK::kRparen) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    Shape declared;
+    bool has_declared = false;
+    const size_t declared_offset = tok_.offset;
+    if (tok_.kind == TK::kLparen ||
+        (tok_.kind == TK::kIdent && LookupElementType(tok_.text))) {
+      if (!ParseShape(&declared, 0)) return false;
+      has_declared = true;
+    }
+    if (tok_.kind != TK::kName && tok_.kind != TK::kIdent) {
+      return Unexpected("operand name");
+    }
+    const std::string_view name = tok_.text;
+    const size_t name_offset = tok_.offset;
+    auto it = names_.find(name);
+    if (it == names_.end() || it->second == nullptr) {
+      return UndefinedInstruction(name, name_offset, "operand");
+    }
+    Instruction* operand = it->second;
+    Advance();
+    while (tok_.kind == TK::kHash) {
+      Advance();
+      const size_t index_offset = tok_.offset;
+      int64_t index;
+      if (!ParseInt(&index, "tuple index after '#'")) return false;
+      operand = GetOrCreateGte(operand, index, index_offset);
+      if (operand == nullptr) return false;
+    }
+    if (has_declared && !declared.Compatible(operand->shape())) {
+      return Error(
+          declared_offset,
+          StrCatSv("operand '", operand->name(), "' is declared with shape ",
+                   declared.ToString(false), " but has shape ",
+                   operand->shape().ToString(false)));
+    }
+    operands_.push_back(operand);
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    if (tok_.kind == TK::kRparen) {
+      Advance();
+      return true;
+    }
+    return Unexpected("',' or ')' after operand");
+  }
+}
+
+Instruction* Parser::GetOrCreateGte(Instruction* base, int64_t index,
+                                    size_t offset) {
+  const Shape& shape = base->shape();
+  if (!shape.IsTuple()) {
+    Error(offset,
+          StrCatSv("'", base->name(), "#' needs a tuple, but the shape is ",
+                   shape.ToString(false)));
+    return nullptr;
+  }
+  if (index < 0 || index >= shape.tuple_size()) {
+    Error(offset,
+          StrCatSv("tuple index ", index, " out of range for '", base->name(),
+                   "' with ", shape.tuple_size(), " elements"));
+    return nullptr;
+  }
+  auto [it, inserted] = gte_cache_.try_emplace({base, index}, nullptr);
+  if (!inserted) return it->second;
+  auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement,
+                                           StrCatSv(base->name(), "_", index),
+                                           shape.tuple_shapes(index));
+  gte->mutable_attrs().tuple_index = index;
+  Instruction* added = comp_->AddInstruction(std::move(gte));
+  added->AppendOperand(base);
+  it->second = added;
+  synth_instructions_.push_back(added);
+  uses_compact_gte_ = true;
+  return added;
+}
+
+bool Parser::DefinedLater(std::string_view name, size_t from) const {
+  const std::string_view in = lex_.input();
+  const size_t end_of_computation = in.find("\n}", from);
+  size_t p = from;
+  while (true) {
+    size_t q = in.find(name, p);
+    if (q == std::string_view::npos || q > end_of_computation) return false;
+    p = q + 1;
+    char before = q > 0 ? in[q - 1] : '\n';
+    if (before != '%' && before != ' ' && before != '\n' && before != '\t') {
+      continue;
+    }
+    size_t r = q + name.size();
+    while (r < in.size() && (in[r] == ' ' || in[r] == '\t')) ++r;
+    if (r < in.size() && in[r] == '=') return true;
+  }
+}
+
+bool Parser::UndefinedInstruction(std::string_view name, size_t offset,
+                                  std::string_view what) {
+  if (DefinedLater(name, lex_.pos())) {
+    return Error(offset,
+                 StrCatSv(what, " '", name, "' is used before its definition"));
+  }
+  return Error(offset, StrCatSv("undefined ", what, " '", name,
+                                "' in computation '", comp_->name(), "'"));
+}
+
+// ---------------------------------------------------------------------------
+// Literals.
+
+bool Parser::ParseConstantLiteral(const Shape& shape, Literal* out, int depth) {
+  if (depth > opts_.max_nesting_depth) {
+    return Error(tok_.offset, StrCatSv("literal nesting deeper than ",
+                                       opts_.max_nesting_depth, " levels"));
+  }
+  const size_t offset = tok_.offset;
+  // `{...}`: values elided by the printer.
+  if (tok_.kind == TK::kLbrace && lex_.Peek().kind == TK::kDots) {
+    Advance();
+    Advance();
+    if (!Expect(TK::kRbrace, "'}' after '...'")) return false;
+    *out = Literal::Elided(shape);
+    return true;
+  }
+  if (shape.IsTuple()) {
+    // Literal(shape) allocates every leaf: bound the total first.
+    int64_t leaves = 0;
+    std::vector<const Shape*> stack = {&shape};
+    while (!stack.empty()) {
+      const Shape* s = stack.back();
+      stack.pop_back();
+      if (s->IsTuple()) {
+        for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
+      } else if (s->IsArray() &&
+                 __builtin_add_overflow(leaves, s->ElementCount(), &leaves)) {
+        leaves = std::numeric_limits<int64_t>::max();
+      }
+    }
+    if (leaves > static_cast<int64_t>(lex_.input().size() - offset) ||
+        leaves > opts_.max_elements) {
+      return Error(offset, StrCatSv("tuple constant of shape ",
+                                    shape.ToString(false), " has ", leaves,
+                                    " elements, more than the input "
+                                    "holds"));
+    }
+    if (!Expect(TK::kLparen, "'(' to start a tuple literal")) return false;
+    std::vector<Literal> elements;
+    elements.reserve(shape.tuple_size());
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      if (i > 0 && !Expect(TK::kComma, "',' in tuple literal")) return false;
+      elements.emplace_back();
+      if (!ParseConstantLiteral(shape.tuple_shapes(i), &elements.back(),
+                                depth + 1)) {
+        return false;
+      }
+    }
+    if (!Expect(TK::kRparen, "')' to end a tuple literal")) return false;
+    Literal tuple(shape);
+    tuple.mutable_elements() = std::move(elements);
+    *out = std::move(tuple);
+    return true;
+  }
+  if (!shape.IsArray()) {
+    return Error(offset, StrCatSv("cannot parse a literal of shape ",
+                                  shape.ToString(false)));
+  }
+  const int64_t count = shape.ElementCount();
+  if (count > opts_.max_elements) {
+    return Error(offset, StrCatSv("constant has ", count,
+                                  " elements, more than the limit of ",
+                                  opts_.max_elements));
+  }
+  // Each element takes at least one character of input: reject impossible
+  // sizes before allocating.
+  if (count > static_cast<int64_t>(lex_.input().size() - offset)) {
+    return Error(offset,
+                 StrCatSv("constant of shape ", shape.ToString(false), " has ",
+                          count, " elements, more than the input holds"));
+  }
+  if (shape.rank() > opts_.max_nesting_depth) {
+    return Error(offset, StrCatSv("literal nesting deeper than ",
+                                  opts_.max_nesting_depth, " levels"));
+  }
+  Literal lit(shape);
+  if (shape.rank() == 0) {
+    if (!ParseElement(shape.element_type(), &lit, 0)) return false;
+  } else {
+    int64_t index = 0;
+    if (!ParseArrayLevel(shape, 0, &lit, &index)) return false;
+  }
+  *out = std::move(lit);
+  return true;
+}
+
+bool Parser::ParseArrayLevel(const Shape& shape, int64_t dim, Literal* lit,
+                             int64_t* index) {
+  if (!Expect(TK::kLbrace, "'{' in literal")) return false;
+  const int64_t want = shape.dimensions(dim);
+  const bool innermost = dim + 1 == shape.rank();
+  int64_t n = 0;
+  if (tok_.kind != TK::kRbrace) {
+    while (true) {
+      if (n >= want) {
+        return Error(tok_.offset,
+                     StrCatSv("too many elements in dimension ", dim,
+                              " of literal: expected ", want));
+      }
+      if (innermost) {
+        if (!ParseElement(shape.element_type(), lit, (*index)++)) return false;
+      } else {
+        if (!ParseArrayLevel(shape, dim + 1, lit, index)) return false;
+      }
+      ++n;
+      if (tok_.kind == TK::kComma) {
+        Advance();
+        continue;
+      }
+      if (tok_.kind == TK::kRbrace) break;
+      return Unexpected("',' or '}' in literal");
+    }
+  }
+  if (n != want) {
+    return Error(tok_.offset,
+                 StrCatSv("expected ", want, " elements in dimension ", dim,
+                          " of literal, got ", n));
+  }
+  Advance();
+  return true;
+}
+
+bool Parser::ParseFloatValue(FloatValue* v) {
+  const Token t = tok_;
+  std::string_view text = t.text;
+  bool nan = false;
+  if (t.kind == TK::kIdent) {
+    if (text == "inf") {
+      v->value = std::numeric_limits<double>::infinity();
+    } else if (text == "nan") {
+      nan = true;
+    } else {
+      return Unexpected("number");
+    }
+  } else if (t.kind == TK::kDecimal || t.kind == TK::kInt) {
+    if (text == "-inf") {
+      v->value = -std::numeric_limits<double>::infinity();
+    } else if (text == "-nan") {
+      nan = true;
+      v->negative = true;
+    } else {
+      const char* b = text.data();
+      const char* e = b + text.size();
+      auto r = std::from_chars(b, e, v->value);
+      if (r.ec != std::errc() || r.ptr != e) {
+        return Error(t.offset,
+                     StrCatSv("number ", DescribeToken(t), " is out of range"));
+      }
+    }
+  } else {
+    return Unexpected("number");
+  }
+  Advance();
+  if (nan) {
+    v->is_nan = true;
+    if (tok_.kind == TK::kLparen) {
+      Advance();
+      const size_t payload_offset = tok_.offset;
+      std::string_view p = tok_.text;
+      if (tok_.kind != TK::kWord || p.size() < 3 || p[0] != '0' ||
+          (p[1] != 'x' && p[1] != 'X')) {
+        return Unexpected("hexadecimal NaN payload");
+      }
+      uint64_t payload;
+      const char* b = p.data() + 2;
+      const char* e = p.data() + p.size();
+      auto r = std::from_chars(b, e, payload, 16);
+      if (r.ec != std::errc() || r.ptr != e || payload == 0) {
+        return Error(payload_offset, "invalid NaN payload");
+      }
+      v->payload = payload;
+      Advance();
+      if (!Expect(TK::kRparen, "')' after NaN payload")) return false;
+    }
+  }
+  return true;
+}
+
+bool Parser::StoreFloat(PrimitiveType type, const FloatValue& v, Literal* lit,
+                        int64_t index, size_t offset) {
+  switch (type) {
+    case PrimitiveType::kF32: {
+      float f;
+      if (v.is_nan) {
+        uint64_t man = v.payload != 0 ? v.payload : 0x400000;
+        if (man >= (uint64_t{1} << 23)) {
+          return Error(offset, "NaN payload does not fit f32");
+        }
+        uint32_t bits = (v.negative ? 0x80000000u : 0) | 0x7f800000u |
+                        static_cast<uint32_t>(man);
+        std::memcpy(&f, &bits, sizeof(f));
+      } else {
+        f = static_cast<float>(v.value);
+        if (std::isinf(f) && !std::isinf(v.value)) {
+          return Error(offset, "value out of range for f32");
+        }
+      }
+      lit->Set<float>(index, f);
+      return true;
+    }
+    case PrimitiveType::kF64: {
+      double d = v.value;
+      if (v.is_nan) {
+        uint64_t man = v.payload != 0 ? v.payload : (uint64_t{1} << 51);
+        if (man >= (uint64_t{1} << 52)) {
+          return Error(offset, "NaN payload does not fit f64");
+        }
+        uint64_t bits = (v.negative ? (uint64_t{1} << 63) : 0) |
+                        (uint64_t{0x7ff} << 52) | man;
+        std::memcpy(&d, &bits, sizeof(d));
+      }
+      lit->Set<double>(index, d);
+      return true;
+    }
+    default:
+      break;
+  }
+  std::optional<MiniFormat> format = MiniFormatOf(type);
+  if (!format) return Error(offset, "not a floating-point type");
+  uint32_t bits;
+  std::string err;
+  if (!EncodeMiniFloat(*format, v, &bits, &err)) {
+    return Error(offset, StrCatSv(err, " (", PrimitiveTypeName(type), ")"));
+  }
+  if (PrimitiveTypeByteSize(type) == 2) {
+    lit->Set<uint16_t>(index, static_cast<uint16_t>(bits));
+  } else {
+    lit->Set<uint8_t>(index, static_cast<uint8_t>(bits));
+  }
+  return true;
+}
+
+bool Parser::ParseElement(PrimitiveType type, Literal* lit, int64_t index) {
+  const size_t offset = tok_.offset;
+  if (type == PrimitiveType::kPred) {
+    uint8_t v;
+    if (tok_.kind == TK::kIdent && tok_.text == "true") {
+      v = 1;
+    } else if (tok_.kind == TK::kIdent && tok_.text == "false") {
+      v = 0;
+    } else if (tok_.kind == TK::kInt &&
+               (tok_.text == "0" || tok_.text == "1")) {
+      v = tok_.text[0] - '0';
+    } else {
+      return Unexpected("'true', 'false', 0 or 1");
+    }
+    Advance();
+    lit->Set<uint8_t>(index, v);
+    return true;
+  }
+  if (IsIntegralType(type)) {
+    if (tok_.kind != TK::kInt) return Unexpected("integer");
+    const int bits = PrimitiveTypeBitWidth(type);
+    const bool is_signed = IsSignedIntegralType(type);
+    uint64_t u = 0;
+    int64_t s = 0;
+    bool negative = tok_.text[0] == '-';
+    bool ok;
+    if (negative) {
+      ok = ParseInt64Text(tok_.text, &s);
+      if (ok && !is_signed) {
+        return Error(offset,
+                     StrCatSv("negative value ", tok_.text,
+                              " for unsigned type ", PrimitiveTypeName(type)));
+      }
+      if (ok && bits < 64 && s < -(int64_t{1} << (bits - 1))) ok = false;
+    } else {
+      ok = ParseUint64Text(tok_.text, &u);
+      if (ok) {
+        const uint64_t max =
+            is_signed ? (uint64_t{1} << (bits - 1)) - 1
+                      : (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+        if (u > max) ok = false;
+      }
+      s = static_cast<int64_t>(u);
+    }
+    if (!ok) {
+      return Error(offset, StrCatSv("value ", tok_.text, " out of range for ",
+                                    PrimitiveTypeName(type)));
+    }
+    Advance();
+    switch (PrimitiveTypeByteSize(type)) {
+      case 1:
+        lit->Set<uint8_t>(index, static_cast<uint8_t>(s));
+        break;
+      case 2:
+        lit->Set<uint16_t>(index, static_cast<uint16_t>(s));
+        break;
+      case 4:
+        lit->Set<uint32_t>(index, static_cast<uint32_t>(s));
+        break;
+      default:
+        lit->Set<uint64_t>(index, static_cast<uint64_t>(s));
+        break;
+    }
+    return true;
+  }
+  if (IsComplexType(type)) {
+    if (!Expect(TK::kLparen, "'(' to start a complex value")) return false;
+    FloatValue re, im;
+    const size_t re_offset = tok_.offset;
+    if (!ParseFloatValue(&re)) return false;
+    if (!Expect(TK::kComma, "',' in complex value")) return false;
+    const size_t im_offset = tok_.offset;
+    if (!ParseFloatValue(&im)) return false;
+    if (!Expect(TK::kRparen, "')' to end a complex value")) return false;
+    const PrimitiveType part =
+        type == PrimitiveType::kC64 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+    return StoreFloat(part, re, lit, 2 * index, re_offset) &&
+           StoreFloat(part, im, lit, 2 * index + 1, im_offset);
+  }
+  if (IsFloatingPointType(type)) {
+    FloatValue v;
+    if (!ParseFloatValue(&v)) return false;
+    return StoreFloat(type, v, lit, index, offset);
+  }
+  return Error(offset, StrCatSv("cannot parse a literal of type ",
+                                PrimitiveTypeName(type)));
+}
+
+// ---------------------------------------------------------------------------
+// Attributes.
+
+bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
+  while (tok_.kind == TK::kComma) {
+    Advance();
+    std::string_view name = tok_.text;
+    const size_t offset = tok_.offset;
+    if (tok_.kind == TK::kAttrName) {
+      Advance();
+    } else if (tok_.kind == TK::kIdent) {
+      Advance();
+      if (!Expect(TK::kEqual, "'=' after attribute name")) return false;
+    } else {
+      return Unexpected("attribute name");
+    }
+    if (!ParseAttribute(inst, op, name, offset, st)) return false;
+  }
+  return true;
+}
+
+bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
+                            size_t offset, AttrState* st) {
+  const auto& ids = AttrIds();
+  auto it = ids.find(name);
+  AttrId id = it == ids.end() ? kAttrRaw : it->second;
+  // Attributes typed only for particular opcodes.
+  if ((id == kAttrPadding && op != Opcode::kPad) ||
+      ((id == kAttrDirection || id == kAttrType) && op != Opcode::kCompare) ||
+      (id == kAttrKind && op != Opcode::kFusion)) {
+    id = kAttrRaw;
+  }
+  InstructionAttributes& a = inst->mutable_attrs();
+  if (id != kAttrRaw) {
+    const uint64_t bit = uint64_t{1} << id;
+    if (st->seen & bit) {
+      return Error(offset, StrCatSv("duplicate attribute '", name, "'"));
+    }
+    st->seen |= bit;
+    st->offset[id] = offset;
+  }
+  switch (id) {
+    case kAttrDimensions:
+      a.has_dimensions = true;
+      return ParseIntList(&a.dimensions);
+    case kAttrIndex:
+      return ParseInt(&a.tuple_index, "tuple index");
+    case kAttrIotaDimension:
+      return ParseInt(&a.iota_dimension, "iota dimension");
+    case kAttrSlice:
+      return ParseSlice(&a.slice);
+    case kAttrDynamicSliceSizes:
+      return ParseIntList(&a.dynamic_slice_sizes);
+    case kAttrPadding:
+      return ParsePadding(&a.padding);
+    case kAttrLhsBatchDims:
+      return ParseIntList(&a.dot.lhs_batch_dims);
+    case kAttrLhsContractingDims:
+      return ParseIntList(&a.dot.lhs_contracting_dims);
+    case kAttrRhsBatchDims:
+      return ParseIntList(&a.dot.rhs_batch_dims);
+    case kAttrRhsContractingDims:
+      return ParseIntList(&a.dot.rhs_contracting_dims);
+    case kAttrDirection: {
+      static constexpr std::pair<std::string_view, ComparisonDirection>
+          kDirections[] = {{"EQ", ComparisonDirection::kEq},
+                           {"NE", ComparisonDirection::kNe},
+                           {"LT", ComparisonDirection::kLt},
+                           {"LE", ComparisonDirection::kLe},
+                           {"GT", ComparisonDirection::kGt},
+                           {"GE", ComparisonDirection::kGe}};
+      if (tok_.kind == TK::kIdent) {
+        for (const auto& [text, dir] : kDirections) {
+          if (tok_.text == text) {
+            a.comparison_direction = dir;
+            Advance();
+            return true;
+          }
+        }
+      }
+      return Unexpected("comparison direction (EQ, NE, LT, LE, GT, GE)");
+    }
+    case kAttrType:
+      if (tok_.kind != TK::kIdent ||
+          !(tok_.text == "FLOAT" || tok_.text == "TOTALORDER" ||
+            tok_.text == "SIGNED" || tok_.text == "UNSIGNED")) {
+        return Unexpected(
+            "comparison type (FLOAT, TOTALORDER, SIGNED, UNSIGNED)");
+      }
+      a.comparison_type = std::string(tok_.text);
+      Advance();
+      return true;
+    case kAttrChannelId: {
+      int64_t v;
+      if (!ParseInt(&v, "channel id")) return false;
+      a.channel_id = v;
+      return true;
+    }
+    case kAttrReplicaGroups:
+      return ParseReplicaGroups(&a.replica_groups);
+    case kAttrUseGlobalDeviceIds:
+      return ParseBool(&a.use_global_device_ids);
+    case kAttrConstrainLayout:
+      return ParseBool(&a.constrain_layout);
+    case kAttrSourceTargetPairs:
+      return ParseSourceTargetPairs(&a.source_target_pairs);
+    case kAttrKind:
+      if (tok_.kind != TK::kIdent) return Unexpected("fusion kind");
+      a.fusion_kind = std::string(tok_.text);
+      Advance();
+      return true;
+    case kAttrCustomCallTarget:
+      return ParseString(&a.custom_call_target);
+    case kAttrMetadata:
+      return ParseMetadata(&a.metadata);
+    case kAttrFrontendAttributes:
+      return ParseFrontendAttributes(&a.frontend_attributes);
+    case kAttrBackendConfig:
+      if (tok_.kind == TK::kLbrace) {
+        std::string_view blob;
+        if (!CaptureBraceBlob(&blob)) return false;
+        a.backend_config.assign(blob.data(), blob.size());
+        a.backend_config_is_raw = true;
+        return true;
+      }
+      if (tok_.kind == TK::kString) {
+        a.backend_config_is_raw = false;
+        return ParseString(&a.backend_config);
+      }
+      return Unexpected("'{' or string for backend_config");
+    case kAttrSharding: {
+      if (tok_.kind != TK::kLbrace) return Unexpected("'{' for sharding");
+      std::string_view raw;
+      if (!CaptureRawValue(&raw)) return false;
+      a.sharding.assign(raw.data(), raw.size());
+      return true;
+    }
+    case kAttrIsComposite:
+      return ParseBool(&a.is_composite);
+    case kAttrToApply:
+    case kAttrCalls:
+    case kAttrCondition:
+    case kAttrBody:
+    case kAttrTrueComputation:
+    case kAttrFalseComputation:
+    case kAttrSelect:
+    case kAttrScatter:
+      return ParseComputationRef(&st->single[id]);
+    case kAttrBranchComputations:
+      return ParseComputationList(&st->branches);
+    case kAttrCalledComputations:
+      return ParseComputationList(&st->called_list);
+    case kAttrControlPredecessors:
+      return ParseControlPredecessors(st);
+    case kAttrRaw:
+      break;
+  }
+  for (const RawAttribute& r : a.raw) {
+    if (r.name == name) {
+      return Error(offset, StrCatSv("duplicate attribute '", name, "'"));
+    }
+  }
+  std::string_view raw;
+  if (!CaptureRawValue(&raw)) return false;
+  a.raw.push_back(RawAttribute{std::string(name), std::string(raw)});
+  return true;
+}
+
+bool Parser::ParseMetadata(OpMetadata* md) {
+  if (!Expect(TK::kLbrace, "'{' to start metadata")) return false;
+  while (tok_.kind != TK::kRbrace) {
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    if (tok_.kind != TK::kAttrName) return Unexpected("metadata key or '}'");
+    const std::string_view key = tok_.text;
+    Advance();
+    std::string* str = nullptr;
+    int64_t* num = nullptr;
+    if (key == "op_name") {
+      str = &md->op_name;
+    } else if (key == "op_type") {
+      str = &md->op_type;
+    } else if (key == "source_file") {
+      str = &md->source_file;
+    } else if (key == "scheduling_name") {
+      str = &md->scheduling_name;
+    } else if (key == "deduplicated_name") {
+      str = &md->deduplicated_name;
+    } else if (key == "metadata_payload") {
+      str = &md->metadata_payload;
+    } else if (key == "source_line") {
+      num = &md->source_line;
+    } else if (key == "source_end_line") {
+      num = &md->source_end_line;
+    } else if (key == "source_column") {
+      num = &md->source_column;
+    } else if (key == "source_end_column") {
+      num = &md->source_end_column;
+    } else if (key == "stack_frame_id") {
+      num = &md->stack_frame_id;
+    }
+    if (str != nullptr) {
+      if (!ParseString(str)) return false;
+    } else if (num != nullptr) {
+      if (!ParseInt(num, "integer")) return false;
+    } else if (key == "profile_type") {
+      std::string_view blob;
+      if (!CaptureBraceBlob(&blob)) return false;
+      md->profile_type.assign(blob.data(), blob.size());
+    } else {
+      // Unknown key from a newer XLA: skip its value.
+      if (tok_.kind == TK::kLbrace) {
+        std::string_view blob;
+        if (!CaptureBraceBlob(&blob)) return false;
+      } else if (tok_.kind == TK::kString || tok_.kind == TK::kInt ||
+                 tok_.kind == TK::kDecimal || tok_.kind == TK::kIdent) {
+        Advance();
+      } else {
+        return Unexpected("metadata value");
+      }
+    }
+  }
+  Advance();
+  return true;
+}
+
+bool Parser::ParseFrontendAttributes(FrontendAttributes* out) {
+  if (!Expect(TK::kLbrace, "'{' to start frontend attributes")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    FrontendAttribute attr;
+    if (tok_.kind == TK::kAttrName) {
+      attr.key = std::string(tok_.text);
+      Advance();
+    } else if (tok_.kind == TK::kIdent || tok_.kind == TK::kString) {
+      if (tok_.kind == TK::kString) {
+        if (!ParseString(&attr.key)) return false;
+      } else {
+        attr.key = std::string(tok_.text);
+        Advance();
+      }
+      if (!Expect(TK::kEqual, "'='")) return false;
+    } else {
+      return Unexpected("frontend attribute name");
+    }
+    if (tok_.kind == TK::kString) {
+      if (!ParseString(&attr.value)) return false;
+    } else if (tok_.kind == TK::kLbrace) {
+      std::string_view blob;
+      if (!CaptureBraceBlob(&blob)) return false;
+      attr.value.assign(blob.data(), blob.size());
+      attr.is_raw = true;
+    } else {
+      return Unexpected("string or '{' for a frontend attribute value");
+    }
+    out->push_back(std::move(attr));
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}' in frontend attributes");
+  }
+}
+
+bool Parser::ParseReplicaGroups(ReplicaGroups* rg) {
+  const size_t offset = tok_.offset;
+  if (tok_.kind == TK::kLbrace) {
+    Advance();
+    rg->format = ReplicaGroups::Format::kExplicit;
+    rg->explicit_groups.clear();
+    if (tok_.kind == TK::kRbrace) {
+      Advance();
+      return true;
+    }
+    while (true) {
+      rg->explicit_groups.emplace_back();
+      if (!ParseIntListVec(&rg->explicit_groups.back())) return false;
+      if (tok_.kind == TK::kComma) {
+        Advance();
+        continue;
+      }
+      return Expect(TK::kRbrace, "',' or '}' in replica groups");
+    }
+  }
+  if (tok_.kind == TK::kLsquare) {
+    Advance();
+    rg->format = ReplicaGroups::Format::kIota;
+    if (!ParseInt(&rg->iota_num_groups, "number of groups")) return false;
+    if (!Expect(TK::kComma, "','")) return false;
+    if (!ParseInt(&rg->iota_group_size, "group size")) return false;
+    if (!Expect(TK::kRsquare, "']' (iota replica groups have 2 dimensions)")) {
+      return false;
+    }
+    if (!Expect(TK::kLeq, "'<='")) return false;
+    if (!Expect(TK::kLsquare, "'['")) return false;
+    while (true) {
+      int64_t d;
+      if (!ParseInt(&d, "dimension")) return false;
+      rg->iota_reshape_dims.push_back(d);
+      if (tok_.kind == TK::kComma) {
+        Advance();
+        continue;
+      }
+      if (!Expect(TK::kRsquare, "',' or ']'")) return false;
+      break;
+    }
+    if (tok_.kind == TK::kIdent && tok_.text == "T") {
+      Advance();
+      if (!Expect(TK::kLparen, "'(' after 'T'")) return false;
+      while (true) {
+        int64_t p;
+        if (!ParseInt(&p, "permutation index")) return false;
+        rg->iota_transpose_perm.push_back(p);
+        if (tok_.kind == TK::kComma) {
+          Advance();
+          continue;
+        }
+        if (!Expect(TK::kRparen, "',' or ')'")) return false;
+        break;
+      }
+    }
+    // Validate: num_groups * group_size == product(reshape dims), perm is a
+    // permutation of the reshape dims.
+    int64_t total = 1;
+    bool bad = rg->iota_num_groups < 0 || rg->iota_group_size < 0;
+    for (int64_t d : rg->iota_reshape_dims) {
+      if (d < 0 || __builtin_mul_overflow(total, d, &total)) bad = true;
+    }
+    int64_t groups_total;
+    if (__builtin_mul_overflow(rg->iota_num_groups, rg->iota_group_size,
+                               &groups_total) ||
+        groups_total != total) {
+      bad = true;
+    }
+    if (!rg->iota_transpose_perm.empty()) {
+      const size_t n = rg->iota_reshape_dims.size();
+      if (rg->iota_transpose_perm.size() != n) bad = true;
+      std::vector<bool> used(n, false);
+      for (int64_t p : rg->iota_transpose_perm) {
+        if (p < 0 || p >= static_cast<int64_t>(n) || used[p]) {
+          bad = true;
+          break;
+        }
+        used[p] = true;
+      }
+    }
+    if (bad) return Error(offset, "malformed iota replica groups");
+    return true;
+  }
+  if (tok_.kind == TK::kIdent && tok_.text == "mesh") {
+    std::string_view raw;
+    if (!CaptureRawValue(&raw)) return false;
+    rg->format = ReplicaGroups::Format::kMesh;
+    rg->mesh_text.assign(raw.data(), raw.size());
+    return true;
+  }
+  return Unexpected("replica groups ('{', '[' or 'mesh')");
+}
+
+bool Parser::ParseSlice(std::vector<SliceRange>* out) {
+  if (!Expect(TK::kLbrace, "'{' to start slice ranges")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    if (!Expect(TK::kLsquare, "'[' to start a slice range")) return false;
+    SliceRange r;
+    if (!ParseInt(&r.start, "slice start")) return false;
+    if (!Expect(TK::kColon, "':' in slice range")) return false;
+    if (!ParseInt(&r.limit, "slice limit")) return false;
+    if (tok_.kind == TK::kColon) {
+      Advance();
+      if (!ParseInt(&r.stride, "slice stride")) return false;
+    }
+    if (!Expect(TK::kRsquare, "']' to end a slice range")) return false;
+    out->push_back(r);
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}' in slice ranges");
+  }
+}
+
+bool Parser::ParsePadding(std::vector<PaddingDim>* out) {
+  // low_high[_interior] per dimension, joined by 'x'. A single dimension
+  // lexes as a word ("0_0") or, degenerate, an integer.
+  if (tok_.kind != TK::kWord && tok_.kind != TK::kInt) {
+    return Unexpected("padding (low_high[_interior]x...)");
+  }
+  const std::string_view text = tok_.text;
+  const size_t offset = tok_.offset;
+  size_t p = 0;
+  while (p <= text.size()) {
+    size_t x = text.find('x', p);
+    if (x == std::string_view::npos) x = text.size();
+    std::string_view dim = text.substr(p, x - p);
+    int64_t parts[3] = {0, 0, 0};
+    int n = 0;
+    size_t q = 0;
+    while (q <= dim.size()) {
+      size_t u = dim.find('_', q);
+      if (u == std::string_view::npos) u = dim.size();
+      if (n >= 3 || !ParseInt64Text(dim.substr(q, u - q), &parts[n])) {
+        return Error(offset, StrCatSv("malformed padding '", text, "'"));
+      }
+      ++n;
+      q = u + 1;
+    }
+    if (n < 2 || parts[2] < 0) {
+      return Error(offset, StrCatSv("malformed padding '", text, "'"));
+    }
+    out->push_back(PaddingDim{parts[0], parts[1], parts[2]});
+    p = x + 1;
+  }
+  Advance();
+  return true;
+}
+
+bool Parser::ParseSourceTargetPairs(
+    std::vector<std::pair<int64_t, int64_t>>* out) {
+  if (!Expect(TK::kLbrace, "'{' to start source_target_pairs")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    if (!Expect(TK::kLbrace, "'{' to start a source/target pair")) {
+      return false;
+    }
+    int64_t s, t;
+    if (!ParseInt(&s, "source")) return false;
+    if (!Expect(TK::kComma, "','")) return false;
+    if (!ParseInt(&t, "target")) return false;
+    if (!Expect(TK::kRbrace, "'}' to end a source/target pair")) return false;
+    out->emplace_back(s, t);
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}' in source_target_pairs");
+  }
+}
+
+bool Parser::ParseComputationRef(Computation** out) {
+  if (tok_.kind != TK::kName && tok_.kind != TK::kIdent) {
+    if (tok_.kind == TK::kLbrace) {
+      return Error(tok_.offset, "inline computations are not supported");
+    }
+    return Unexpected("computation name");
+  }
+  auto it = computations_.find(tok_.text);
+  if (it == computations_.end()) {
+    const std::string_view name = tok_.text;
+    // Was it defined later in the file?
+    const std::string_view in = lex_.input();
+    bool later = false;
+    for (size_t p = lex_.pos(); !later;) {
+      size_t q = in.find(name, p);
+      if (q == std::string_view::npos) break;
+      p = q + 1;
+      char before = q > 0 ? in[q - 1] : '\n';
+      size_t r = q + name.size();
+      while (r < in.size() && in[r] == ' ') ++r;
+      if ((before == '\n' || before == '%' || before == ' ') && r < in.size() &&
+          (in[r] == '(' || in[r] == '{') &&
+          (before != ' ' || (q >= 6 && in.substr(q - 6, 6) == "ENTRY "))) {
+        later = true;
+      }
+    }
+    if (later) {
+      return Error(tok_.offset,
+                   StrCatSv("computation '", name,
+                            "' is used before its definition (callees "
+                            "must be defined before callers)"));
+    }
+    return Error(tok_.offset, StrCatSv("undefined computation '", name, "'"));
+  }
+  *out = it->second;
+  Advance();
+  return true;
+}
+
+bool Parser::ParseComputationList(std::vector<Computation*>* out) {
+  if (!Expect(TK::kLbrace, "'{' to start a computation list")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    Computation* c;
+    if (!ParseComputationRef(&c)) return false;
+    out->push_back(c);
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}' in computation list");
+  }
+}
+
+bool Parser::ParseControlPredecessors(AttrState* st) {
+  if (!Expect(TK::kLbrace, "'{' to start control-predecessors")) return false;
+  if (tok_.kind == TK::kRbrace) {
+    Advance();
+    return true;
+  }
+  while (true) {
+    if (tok_.kind != TK::kName && tok_.kind != TK::kIdent) {
+      return Unexpected("instruction name");
+    }
+    auto it = names_.find(tok_.text);
+    if (it == names_.end() || it->second == nullptr) {
+      comp_pending_preds_.emplace_back(tok_.offset, tok_.text);
+    } else {
+      st->control_preds.push_back(it->second);
+    }
+    Advance();
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      continue;
+    }
+    return Expect(TK::kRbrace, "',' or '}' in control-predecessors");
+  }
+}
+
+bool Parser::FinishCalledComputations(Instruction* inst, Opcode op,
+                                      AttrState* st, size_t opcode_offset) {
+  // Which called-computation attributes the opcode takes; `required` ones
+  // must be present.
+  uint64_t allowed = 0, required = 0;
+  auto bit = [](AttrId id) { return uint64_t{1} << id; };
+  switch (op) {
+    case Opcode::kWhile:
+      allowed = required = bit(kAttrCondition) | bit(kAttrBody);
+      break;
+    case Opcode::kConditional:
+      allowed = bit(kAttrTrueComputation) | bit(kAttrFalseComputation) |
+                bit(kAttrBranchComputations);
+      break;
+    case Opcode::kSelectAndScatter:
+      allowed = required = bit(kAttrSelect) | bit(kAttrScatter);
+      break;
+    case Opcode::kCustomCall:
+      allowed = bit(kAttrToApply) | bit(kAttrCalledComputations);
+      break;
+    case Opcode::kFusion:
+    case Opcode::kAsyncStart:
+      allowed = required = bit(kAttrCalls);
+      break;
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      allowed = bit(kAttrCalls);
+      break;
+    default:
+      if (TakesToApply(op)) allowed = required = bit(kAttrToApply);
+      break;
+  }
+  const uint64_t comp_attrs =
+      bit(kAttrToApply) | bit(kAttrCalls) | bit(kAttrCondition) |
+      bit(kAttrBody) | bit(kAttrTrueComputation) | bit(kAttrFalseComputation) |
+      bit(kAttrBranchComputations) | bit(kAttrSelect) | bit(kAttrScatter) |
+      bit(kAttrCalledComputations);
+  const uint64_t present = st->seen & comp_attrs;
+  if (uint64_t bad = present & ~allowed) {
+    const AttrId id = static_cast<AttrId>(__builtin_ctzll(bad));
+    std::string_view attr_name;
+    for (const auto& [n, i] : AttrIds()) {
+      if (i == id) attr_name = n;
+    }
+    return Error(st->offset[id],
+                 StrCatSv("attribute '", attr_name, "' is not allowed on '",
+                          OpcodeName(op), "'"));
+  }
+  if (uint64_t missing = required & ~present) {
+    const AttrId id = static_cast<AttrId>(__builtin_ctzll(missing));
+    std::string_view attr_name;
+    for (const auto& [n, i] : AttrIds()) {
+      if (i == id) attr_name = n;
+    }
+    return Error(opcode_offset,
+                 StrCatSv("'", OpcodeName(op), "' requires attribute '",
+                          attr_name, "'"));
+  }
+  std::vector<Computation*>& called = inst->mutable_called_computations();
+  switch (op) {
+    case Opcode::kWhile:
+      called = {st->single[kAttrCondition], st->single[kAttrBody]};
+      break;
+    case Opcode::kConditional: {
+      const bool has_tf =
+          present & (bit(kAttrTrueComputation) | bit(kAttrFalseComputation));
+      const bool has_branches = present & bit(kAttrBranchComputations);
+      if (has_tf && has_branches) {
+        return Error(st->offset[kAttrBranchComputations],
+                     "conditional takes either branch_computations or "
+                     "true_computation/false_computation, not both");
+      }
+      if (has_branches) {
+        called = st->branches;
+        inst->mutable_attrs().branch_computations_form = true;
+      } else {
+        if (st->single[kAttrTrueComputation] == nullptr ||
+            st->single[kAttrFalseComputation] == nullptr) {
+          return Error(opcode_offset,
+                       "'conditional' requires true_computation and "
+                       "false_computation, or branch_computations");
+        }
+        called = {st->single[kAttrTrueComputation],
+                  st->single[kAttrFalseComputation]};
+      }
+      break;
+    }
+    case Opcode::kSelectAndScatter:
+      called = {st->single[kAttrSelect], st->single[kAttrScatter]};
+      break;
+    case Opcode::kCustomCall:
+      if ((present & bit(kAttrToApply)) &&
+          (present & bit(kAttrCalledComputations))) {
+        return Error(st->offset[kAttrToApply],
+                     "custom-call takes to_apply or called_computations, not "
+                     "both");
+      }
+      if (present & bit(kAttrToApply)) {
+        called = {st->single[kAttrToApply]};
+      } else {
+        called = st->called_list;
+      }
+      break;
+    case Opcode::kFusion:
+    case Opcode::kAsyncStart:
+      called = {st->single[kAttrCalls]};
+      break;
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      // Older printers repeat calls= here; it must name the start's
+      // computation and is not stored.
+      if (present & bit(kAttrCalls)) {
+        const Instruction* start =
+            operands_.size() == 1 ? operands_[0] : nullptr;
+        while (start != nullptr && start->opcode() == Opcode::kAsyncUpdate) {
+          start = start->operand_count() == 1 ? start->operand(0) : nullptr;
+        }
+        if (start == nullptr || start->opcode() != Opcode::kAsyncStart ||
+            start->to_apply() != st->single[kAttrCalls]) {
+          return Error(st->offset[kAttrCalls],
+                       "calls= does not match the async-start's computation");
+        }
+      }
+      break;
+    default:
+      if (TakesToApply(op)) called = {st->single[kAttrToApply]};
+      break;
+  }
+  return true;
+}
+
+bool Parser::CheckRequiredAttributes(Instruction* inst, Opcode op,
+                                     const AttrState& st,
+                                     size_t opcode_offset) {
+  AttrId required = kAttrRaw;
+  switch (op) {
+    case Opcode::kGetTupleElement:
+      required = kAttrIndex;
+      break;
+    case Opcode::kCompare:
+      required = kAttrDirection;
+      break;
+    case Opcode::kCustomCall:
+      required = kAttrCustomCallTarget;
+      break;
+    case Opcode::kFusion:
+      required = kAttrKind;
+      break;
+    case Opcode::kIota:
+      required = kAttrIotaDimension;
+      break;
+    case Opcode::kSlice:
+      required = kAttrSlice;
+      break;
+    case Opcode::kDynamicSlice:
+      required = kAttrDynamicSliceSizes;
+      break;
+    case Opcode::kPad:
+      required = kAttrPadding;
+      break;
+    case Opcode::kTranspose:
+    case Opcode::kReduce:
+    case Opcode::kConcatenate:
+    case Opcode::kReverse:
+    case Opcode::kSort:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter:
+      required = kAttrDimensions;
+      break;
+    case Opcode::kBroadcast:
+      if (!(operands_.size() == 1 && operands_[0]->shape().IsScalar())) {
+        required = kAttrDimensions;
+      }
+      break;
+    default:
+      break;
+  }
+  if (required != kAttrRaw && !(st.seen & (uint64_t{1} << required))) {
+    std::string_view attr_name;
+    for (const auto& [n, i] : AttrIds()) {
+      if (i == required) attr_name = n;
+    }
+    return Error(opcode_offset,
+                 StrCatSv("'", OpcodeName(op), "' requires attribute '",
+                          attr_name, "'"));
+  }
+  (void)inst;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Async syntax sugar.
+
+std::optional<Opcode> Parser::WrappedOpcode(const Instruction* async_op) {
+  const Instruction* start = async_op;
+  while (start != nullptr && start->opcode() == Opcode::kAsyncUpdate) {
+    start = start->operand_count() == 1 ? start->operand(0) : nullptr;
+  }
+  if (start == nullptr || start->opcode() != Opcode::kAsyncStart ||
+      start->to_apply() == nullptr || start->to_apply()->root() == nullptr) {
+    return std::nullopt;
+  }
+  return start->to_apply()->root()->opcode();
+}
+
+Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
+                                     Shape start_shape, std::string_view name,
+                                     size_t offset) {
+  const Shape& operand_shapes = start_shape.tuple_shapes(0);
+  if (static_cast<int64_t>(operands_.size()) != operand_shapes.tuple_size()) {
+    Error(offset, StrCatSv("'", OpcodeName(wrapped->opcode()), "-start' has ",
+                           operands_.size(), " operands but its shape lists ",
+                           operand_shapes.tuple_size()));
+    return nullptr;
+  }
+  for (size_t k = 0; k < operands_.size(); ++k) {
+    if (!operands_[k]->shape().Compatible(operand_shapes.tuple_shapes(k))) {
+      Error(
+          offset,
+          StrCatSv("operand ", k, " of '", OpcodeName(wrapped->opcode()),
+                   "-start' has shape ", operands_[k]->shape().ToString(false),
+                   " but the start shape lists ",
+                   operand_shapes.tuple_shapes(k).ToString(false)));
+      return nullptr;
+    }
+  }
+  std::string comp_name = StrCatSv("wrapped_", OpcodeName(wrapped->opcode()));
+  for (char& c : comp_name) {
+    if (c == '-') c = '_';
+  }
+  Computation* wc = module_->AddComputation(
+      std::make_unique<Computation>(std::move(comp_name)), comp_);
+  synth_computations_.push_back(wc);
+  absl::InlinedVector<Instruction*, 8> params;
+  for (size_t k = 0; k < operands_.size(); ++k) {
+    auto p =
+        std::make_unique<Instruction>(Opcode::kParameter, StrCatSv("param_", k),
+                                      operand_shapes.tuple_shapes(k));
+    p->mutable_attrs().parameter_number = static_cast<int64_t>(k);
+    Instruction* added = wc->AddInstruction(std::move(p));
+    synth_instructions_.push_back(added);
+    params.push_back(added);
+  }
+  auto start = std::make_unique<Instruction>(
+      Opcode::kAsyncStart, std::string(name), std::move(start_shape));
+  InstructionAttributes& sa = start->mutable_attrs();
+  const InstructionAttributes& wa = wrapped->attrs();
+  sa.metadata = wa.metadata;
+  sa.frontend_attributes = wa.frontend_attributes;
+  sa.backend_config = wa.backend_config;
+  sa.backend_config_is_raw = wa.backend_config_is_raw;
+  Instruction* root = wc->AddInstruction(std::move(wrapped));
+  for (Instruction* p : params) root->AppendOperand(p);
+  wc->set_root(root);
+  synth_instructions_.push_back(root);
+  start->mutable_called_computations().push_back(wc);
+  Instruction* added = comp_->AddInstruction(std::move(start));
+  for (Instruction* operand : operands_) added->AppendOperand(operand);
+  return added;
+}
+
+absl::StatusOr<Shape> Parser::ParseStandaloneShape() {
+  Advance();
+  Shape shape;
+  if (!ParseShape(&shape, 0)) return status_;
+  if (tok_.kind != TK::kEof) {
+    Unexpected("end of shape");
+    return status_;
+  }
+  return shape;
+}
+
+// ---------------------------------------------------------------------------
+// Input files.
+
+constexpr size_t kMaxDecompressedBytes = size_t{2} << 30;  // 2 GiB
+
+absl::StatusOr<std::string> Gunzip(const std::string& data,
+                                   const std::string& path) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+    return absl::InternalError(StrCatSv(path, ": cannot initialize zlib"));
+  }
+  std::string out;
+  out.resize(std::min<size_t>(std::max<size_t>(data.size() * 4, 1 << 16),
+                              kMaxDecompressedBytes));
+  size_t in_pos = 0;
+  size_t out_pos = 0;
+  int rc = Z_OK;
+  absl::Status status;
+  while (true) {
+    if (zs.avail_in == 0 && in_pos < data.size()) {
+      const size_t chunk = std::min<size_t>(data.size() - in_pos, 1u << 30);
+      zs.next_in =
+          reinterpret_cast<Bytef*>(const_cast<char*>(data.data())) + in_pos;
+      zs.avail_in = static_cast<uInt>(chunk);
+      in_pos += chunk;
+    }
+    if (out_pos == out.size()) {
+      if (out.size() >= kMaxDecompressedBytes) {
+        status = absl::InvalidArgumentError(
+            StrCatSv(path, ": decompressed size exceeds the limit of 2 GiB"));
+        break;
+      }
+      out.resize(std::min(out.size() * 2, kMaxDecompressedBytes));
+    }
+    const size_t avail = std::min<size_t>(out.size() - out_pos, 1u << 30);
+    zs.next_out = reinterpret_cast<Bytef*>(&out[out_pos]);
+    zs.avail_out = static_cast<uInt>(avail);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out_pos += avail - zs.avail_out;
+    if (rc == Z_STREAM_END) {
+      // Concatenated gzip members.
+      if (zs.avail_in > 0 || in_pos < data.size()) {
+        if (inflateReset(&zs) != Z_OK) {
+          status = absl::InternalError(StrCatSv(path, ": zlib reset"));
+          break;
+        }
+        continue;
+      }
+      break;
+    }
+    if (rc == Z_BUF_ERROR) {
+      if (zs.avail_in == 0 && in_pos >= data.size()) {
+        status =
+            absl::InvalidArgumentError(StrCatSv(path, ": truncated gzip data"));
+        break;
+      }
+      continue;
+    }
+    if (rc != Z_OK) {
+      status = absl::InvalidArgumentError(StrCatSv(
+          path, ": corrupt gzip data",
+          zs.msg != nullptr ? StrCatSv(" (", zs.msg, ")") : std::string()));
+      break;
+    }
+    if (zs.avail_in == 0 && in_pos >= data.size() && zs.avail_out != 0) {
+      status =
+          absl::InvalidArgumentError(StrCatSv(path, ": truncated gzip data"));
+      break;
+    }
+  }
+  inflateEnd(&zs);
+  if (!status.ok()) return status;
+  out.resize(out_pos);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Module>> ParseHloModule(
+    std::string_view text, const ParseOptions& options) {
+  Parser parser(text, options);
+  return parser.ParseModule();
+}
+
+absl::StatusOr<Shape> ParseShape(std::string_view text) {
+  ParseOptions options;
+  options.filename = "<shape>";
+  Parser parser(text, options);
+  return parser.ParseStandaloneShape();
+}
+
+absl::StatusOr<std::string> ReadInputFile(const std::string& path) {
+  std::string data;
+  if (path == "-") {
+    char buf[1 << 16];
+    while (true) {
+      size_t n = std::fread(buf, 1, sizeof(buf), stdin);
+      data.append(buf, n);
+      if (n < sizeof(buf)) {
+        if (std::ferror(stdin)) {
+          return absl::InvalidArgumentError("<stdin>: read error");
+        }
+        break;
+      }
+    }
+  } else {
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) {
+      const int err = errno;
+      std::string msg = StrCatSv(path, ": ", std::strerror(err));
+      if (err == ENOENT) return absl::NotFoundError(msg);
+      return absl::InvalidArgumentError(msg);
+    }
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return absl::InvalidArgumentError(StrCatSv(path, ": is a directory"));
+    }
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      data.reserve(static_cast<size_t>(st.st_size));
+    }
+    char buf[1 << 16];
+    while (true) {
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::close(fd);
+        return absl::InvalidArgumentError(
+            StrCatSv(path, ": ", std::strerror(err)));
+      }
+      if (n == 0) break;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+  }
+  const std::string name = path == "-" ? "<stdin>" : path;
+  const bool magic = data.size() >= 2 &&
+                     static_cast<unsigned char>(data[0]) == 0x1f &&
+                     static_cast<unsigned char>(data[1]) == 0x8b;
+  const bool gz_suffix =
+      path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  if (magic) return Gunzip(data, name);
+  if (gz_suffix) {
+    return absl::InvalidArgumentError(
+        StrCatSv(name, ": not gzip data (missing gzip header)"));
+  }
+  return data;
+}
+
+absl::StatusOr<std::unique_ptr<Module>> ParseHloFile(const std::string& path,
+                                                     ParseOptions options) {
+  absl::StatusOr<std::string> data = ReadInputFile(path);
+  if (!data.ok()) return data.status();
+  options.filename = path == "-" ? "<stdin>" : path;
+  return ParseHloModule(*data, options);
+}
+
+}  // namespace hloverlap

@@ -38,6 +38,27 @@ std::unique_ptr<CLI::App> MakeApp() {
 
 int RunApp(CLI::App& app, CommandContext& ctx, int argc, char** argv) {
   try {
+    // A first word that is neither a flag nor a command: say so plainly
+    // (CLI11 would only say that a subcommand is required).
+    if (argc > 1 && argv[1] != nullptr && argv[1][0] != '-') {
+      std::string word = argv[1];
+      std::vector<std::string> names;
+      bool known = false;
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        names.push_back(sub->get_name());
+        if (sub->check_name(word)) known = true;
+      }
+      if (!known) {
+        std::string list;
+        for (const std::string& n : names) {
+          absl::StrAppend(&list, list.empty() ? "" : ", ", n);
+        }
+        PrintError(absl::StrCat("hloverlap: unknown command '", word,
+                                "' (commands: ", list,
+                                "; see hloverlap --help)"));
+        return kExitUserError;
+      }
+    }
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

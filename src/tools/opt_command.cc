@@ -1,30 +1,132 @@
 // `hloverlap opt` (see opt_command.h).
 #include "tools/opt_command.h"
 
+#include <charconv>
 #include <memory>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/absl_compat.h"
 #include "hlo/printer.h"
+#include "hlo/verifier.h"
+#include "passes/pass.h"
 
 namespace hloverlap {
 namespace {
 
-// The pass pipeline hook: runs `--passes` / `--preset` on the module. No
-// passes exist yet, so any requested pipeline is a user error.
-absl::Status ApplyPassPipeline(Module& module,
-                               const OptCommandOptions& options) {
-  if (!options.passes.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--passes: unknown pass pipeline '", options.passes,
-                     "' (no passes are available in this build)"));
+// "1000", "64K", "1.5G" style sizes (K/M/G/T are powers of 1024, optional
+// trailing "iB"/"B").
+absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
+  std::string t = text;
+  for (std::string_view suffix : {"iB", "B"}) {
+    if (t.size() > suffix.size() &&
+        t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      t.resize(t.size() - suffix.size());
+      break;
+    }
   }
-  if (!options.preset.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--preset: unknown preset '", options.preset, "'"));
+  double scale = 1;
+  if (!t.empty()) {
+    switch (t.back()) {
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      case 't':
+      case 'T':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) t.pop_back();
   }
-  return absl::OkStatus();
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  double bytes = v * scale;
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() ||
+      !(bytes >= 0) || bytes > 9.2e18) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--memory-budget: invalid size '", text,
+                     "' (examples: 1000000, 512M, 2GiB)"));
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+// Builds and runs the pipeline of `--passes` / `--preset` on the module.
+// Returns the exit code (remarks are written even when a pass fails).
+int ApplyPassPipeline(Module& module, const OptCommandOptions& options) {
+  if (options.passes.empty() && options.preset.empty()) {
+    if (!options.loop_rules.empty()) {
+      PrintError("warning: --loop given without --passes or --preset");
+    }
+    return kExitOk;
+  }
+  if (!options.passes.empty() && !options.preset.empty()) {
+    return ReportStatus(absl::InvalidArgumentError(
+        "--passes and --preset cannot be used together"));
+  }
+  absl::StatusOr<PassPipeline> pipeline = options.preset.empty()
+                                              ? BuildPipeline(options.passes)
+                                              : BuildPreset(options.preset);
+  if (!pipeline.ok()) {
+    return ReportStatus(absl::InvalidArgumentError(
+        absl::StrCat(options.preset.empty() ? "--passes: " : "--preset: ",
+                     pipeline.status().message())));
+  }
+
+  PassContext context;
+  context.options.verify_each = options.verify_each;
+  context.options.pipeline_depth = options.pipeline_depth;
+  context.options.dump_after = options.dump_after;
+  context.options.dump_path = options.dump_path;
+  if (!options.dump_after.empty() && options.dump_path.empty()) {
+    context.options.dump_path = options.dump_after + ".hlo";
+  }
+  if (!options.memory_budget.empty()) {
+    absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
+    if (!budget.ok()) return ReportStatus(budget.status());
+    context.options.memory_budget_bytes = *budget;
+  }
+  for (const std::string& rule : options.loop_rules) {
+    absl::StatusOr<LoopRule> parsed = ParseLoopRule(rule);
+    if (!parsed.ok()) {
+      return ReportStatus(absl::InvalidArgumentError(
+          absl::StrCat("--loop=", rule, ": ", parsed.status().message())));
+    }
+    context.options.loop_rules.push_back(*std::move(parsed));
+  }
+
+  absl::StatusOr<bool> changed = pipeline->Run(module, context);
+
+  if (!options.remarks.empty()) {
+    std::string text = options.remarks_format == "json"
+                           ? context.remarks.ToJsonLines()
+                           : context.remarks.ToText();
+    if (options.remarks == "-") {
+      PrintError(text);
+    } else if (absl::Status st = WriteOutputFile(options.remarks, text);
+               !st.ok()) {
+      return ReportStatus(st);
+    }
+  }
+  if (!changed.ok()) return ReportStatus(changed.status());
+  // A pass that leaves an invalid module is a bug, not a user error.
+  if (absl::Status st = VerifyModule(module); !st.ok()) {
+    return ReportStatus(absl::InternalError(absl::StrCat(
+        "the module does not verify after the pipeline: ", st.message())));
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -36,8 +138,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (absl::Status st = ApplyPassPipeline(module, options); !st.ok()) {
-    return ReportStatus(st);
+  if (int code = ApplyPassPipeline(module, options); code != kExitOk) {
+    return code;
   }
 
   PrintOptions print;
@@ -63,9 +165,32 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("!--no-verify", options->verify,
                 "Do not verify the input module");
   cmd->add_option("--passes", options->passes,
-                  "Comma-separated pass pipeline (none available yet)");
+                  absl::StrCat("Comma-separated pass pipeline; passes: ",
+                               absl::StrJoin(KnownPassNames(), ", ")));
   cmd->add_option("--preset", options->preset,
-                  "Named pass pipeline (none available yet)");
+                  absl::StrCat("Named pass pipeline: ",
+                               absl::StrJoin(KnownPresets(), ", ")));
+  cmd->add_option("--loop", options->loop_rules,
+                  "Per-loop rule SELECTOR:POLICY, repeatable, later wins "
+                  "(e.g. innermost:pipeline=depth=2, "
+                  "'op_name~fori_loop:pipeline=off')");
+  cmd->add_option("--remarks", options->remarks,
+                  "Write optimization remarks to FILE ('-' = stderr)");
+  cmd->add_option("--remarks-format", options->remarks_format,
+                  "Remarks as 'text' (default) or 'json' lines")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--verify-each", options->verify_each,
+                "Verify the module after every pass");
+  cmd->add_option("--pipeline-depth", options->pipeline_depth,
+                  "Default prefetch depth for all-gathers (iterations ahead)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--memory-budget", options->memory_budget,
+                  "Extra live bytes the pipeliner may add per loop nest "
+                  "(e.g. 512M, 2GiB)");
+  cmd->add_option("--dump-after", options->dump_after,
+                  "Write the module after the named pass");
+  cmd->add_option("--dump-path", options->dump_path,
+                  "File for --dump-after (default PASS.hlo)");
   cmd->add_flag("!--no-metadata", options->print_metadata,
                 "Leave metadata={...} out of the output");
   cmd->add_flag("!--no-backend-config", options->print_backend_config,

@@ -1,13 +1,15 @@
 // `hloverlap opt IN.hlo [-o OUT.hlo]`: parse, verify, transform, print.
 //
-// Today it reads a module (file, `-` for stdin, `.hlo.gz`), verifies it and
-// prints it in the current default XLA style. The pass pipeline
-// (`--passes=...` / `--preset=...`) plugs into ApplyPassPipeline in
-// opt_command.cc.
+// Reads a module (file, `-` for stdin, `.hlo.gz`), verifies it, runs the
+// pass pipeline given by `--passes=a,b,c` or `--preset=NAME` (passes/pass.h)
+// with per-loop rules (`--loop=`), writes the remarks (`--remarks=-|FILE`,
+// text or JSON lines) and prints the result in the current default XLA
+// style.
 #ifndef HLOVERLAP_TOOLS_OPT_COMMAND_H_
 #define HLOVERLAP_TOOLS_OPT_COMMAND_H_
 
 #include <string>
+#include <vector>
 
 #include "tools/cli_util.h"
 
@@ -16,12 +18,20 @@ namespace hloverlap {
 struct OptCommandOptions {
   std::string input;
   std::string output = "-";
-  bool verify = true;                // --no-verify turns off input verification
-  std::string passes;                // --passes=a,b,c (empty: none)
-  std::string preset;                // --preset=NAME
-  bool print_metadata = true;        // --no-metadata
-  bool print_backend_config = true;  // --no-backend-config
-  int64_t elide_constants_above = -1;  // --elide-constants=N
+  bool verify = true;  // --no-verify turns off input verification
+  std::string passes;  // --passes=a,b,c (empty: none)
+  std::string preset;  // --preset=NAME
+  std::vector<std::string> loop_rules;  // --loop=SELECTOR:POLICY, repeatable
+  std::string remarks;                  // --remarks=-|FILE (empty: none)
+  std::string remarks_format = "text";  // --remarks-format=text|json
+  bool verify_each = false;             // --verify-each
+  int pipeline_depth = 1;               // --pipeline-depth=N
+  std::string memory_budget;            // --memory-budget=BYTES[KMG]
+  std::string dump_after;               // --dump-after=PASS
+  std::string dump_path;                // --dump-path=FILE
+  bool print_metadata = true;           // --no-metadata
+  bool print_backend_config = true;     // --no-backend-config
+  int64_t elide_constants_above = -1;   // --elide-constants=N
 };
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx);

@@ -4,6 +4,10 @@
 #include <array>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -53,6 +57,81 @@ constexpr std::array<uint8_t, 256> kStringSpecial = MakeStringSpecial();
 
 inline bool Is(char c, uint8_t cls) {
   return (kClass[static_cast<uint8_t>(c)] & cls) != 0;
+}
+
+// --- Scanning loops (SSE2 where available, 16 bytes at a time). Each
+// returns the first position >= p (and <= n) whose byte stops the scan.
+
+// Stops at a byte that is not an identifier character [A-Za-z0-9_.-].
+inline size_t SkipIdChars(const char* d, size_t p, size_t n) {
+#if defined(__SSE2__)
+  const __m128i k20 = _mm_set1_epi8(0x20);
+  const __m128i ka = _mm_set1_epi8('a' - 1), kz = _mm_set1_epi8('z' + 1);
+  const __m128i k0 = _mm_set1_epi8('0' - 1), k9 = _mm_set1_epi8('9' + 1);
+  const __m128i kus = _mm_set1_epi8('_'), kdot = _mm_set1_epi8('.');
+  const __m128i kdash = _mm_set1_epi8('-');
+  while (p + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    const __m128i lower = _mm_or_si128(v, k20);
+    __m128i ok =
+        _mm_and_si128(_mm_cmpgt_epi8(lower, ka), _mm_cmplt_epi8(lower, kz));
+    ok = _mm_or_si128(
+        ok, _mm_and_si128(_mm_cmpgt_epi8(v, k0), _mm_cmplt_epi8(v, k9)));
+    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kus));
+    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kdot));
+    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kdash));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(ok));
+    if (mask != 0xffff) return p + __builtin_ctz(~mask);
+    p += 16;
+  }
+#endif
+  while (p < n && Is(d[p], kIdChar)) ++p;
+  return p;
+}
+
+// Stops at '"', '\'', '\\', NUL or a byte >= 0x80 (string contents).
+inline size_t SkipStringChars(const char* d, size_t p, size_t n) {
+#if defined(__SSE2__)
+  const __m128i kdq = _mm_set1_epi8('"'), ksq = _mm_set1_epi8('\'');
+  const __m128i kbs = _mm_set1_epi8('\\'), kzero = _mm_setzero_si128();
+  while (p + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, kdq), _mm_cmpeq_epi8(v, ksq)),
+        _mm_or_si128(_mm_cmpeq_epi8(v, kbs), _mm_cmpeq_epi8(v, kzero)));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit)) |
+                          static_cast<unsigned>(_mm_movemask_epi8(v));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < n && !(kStringSpecial[static_cast<uint8_t>(d[p])] & 1)) ++p;
+  return p;
+}
+
+// Stops at '{', '}', '"', NUL or a byte >= 0x80 (brace blob, outside
+// strings).
+inline size_t SkipBlobChars(const char* d, size_t p, size_t n) {
+#if defined(__SSE2__)
+  const __m128i klb = _mm_set1_epi8('{'), krb = _mm_set1_epi8('}');
+  const __m128i kdq = _mm_set1_epi8('"'), kzero = _mm_setzero_si128();
+  while (p + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, klb), _mm_cmpeq_epi8(v, krb)),
+        _mm_or_si128(_mm_cmpeq_epi8(v, kdq), _mm_cmpeq_epi8(v, kzero)));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit)) |
+                          static_cast<unsigned>(_mm_movemask_epi8(v));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < n) {
+    const uint8_t c = static_cast<uint8_t>(d[p]);
+    if (c == '{' || c == '}' || c == '"' || c == 0 || c >= 0x80) break;
+    ++p;
+  }
+  return p;
 }
 
 std::string DescribeByte(unsigned char c) {
@@ -240,9 +319,7 @@ Token Lexer::LexString(size_t start) {
   size_t p = start + 1;
   bool has_escape = false;
   while (true) {
-    while (p < n && !(kStringSpecial[static_cast<uint8_t>(input_[p])] & 1)) {
-      ++p;
-    }
+    p = SkipStringChars(input_.data(), p, n);
     if (p >= n) return MakeError(start, "unterminated string");
     unsigned char c = static_cast<unsigned char>(input_[p]);
     if (c == static_cast<unsigned char>(quote)) break;
@@ -264,7 +341,7 @@ Token Lexer::LexString(size_t start) {
   t.kind = TokenKind::kString;
   t.has_escape = has_escape;
   t.offset = start;
-  t.text = input_.substr(start, p + 1 - start);
+  t.text = std::string_view(input_.data() + start, p + 1 - start);
   pos_ = p + 1;
   return t;
 }
@@ -318,7 +395,7 @@ Token Lexer::LexNumberOrWord(size_t start) {
   return t;
 }
 
-Token Lexer::Next() {
+Token Lexer::NextSlow() {
   size_t error_at = 0;
   {
     const size_t n = input_.size();
@@ -345,22 +422,22 @@ Token Lexer::Next() {
   const char c = input_[start];
   auto punct = [&](TokenKind kind, size_t len) {
     t.kind = kind;
-    t.text = input_.substr(start, len);
+    t.text = std::string_view(input_.data() + start, len);
     pos_ = start + len;
     return t;
   };
   if (Is(c, kIdStart)) {
     size_t p = start + 1;
-    while (p < n && Is(input_[p], kIdChar)) ++p;
+    p = SkipIdChars(input_.data(), p, n);
     if (input_[p - 1] == '-' && p < n && input_[p] == '>') {
       // Dim labels written with a leading letter: b01f_01io->b01f.
       p = ScanWordTail(p);
       t.kind = TokenKind::kWord;
-      t.text = input_.substr(start, p - start);
+      t.text = std::string_view(input_.data() + start, p - start);
       pos_ = p;
       return t;
     }
-    t.text = input_.substr(start, p - start);
+    t.text = std::string_view(input_.data() + start, p - start);
     if (p < n && input_[p] == '=') {
       t.kind = TokenKind::kAttrName;
       pos_ = p + 1;
@@ -377,9 +454,9 @@ Token Lexer::Next() {
       if (p >= n || !(Is(input_[p], kIdStart) || Is(input_[p], kDigit))) {
         return MakeError(start, "expected a name after '%'");
       }
-      while (p < n && Is(input_[p], kIdChar)) ++p;
+      p = SkipIdChars(input_.data(), p, n);
       t.kind = TokenKind::kName;
-      t.text = input_.substr(start + 1, p - start - 1);
+      t.text = std::string_view(input_.data() + start + 1, p - start - 1);
       pos_ = p;
       return t;
     }
@@ -439,8 +516,9 @@ Token Lexer::Next() {
   if (uc >= 0x80) {
     size_t len = Utf8SequenceLength(start);
     if (len == 0) return MakeError(start, "invalid UTF-8 byte sequence");
-    return MakeError(start, StrCatSv("unexpected character '",
-                                     input_.substr(start, len), "'"));
+    return MakeError(
+        start, StrCatSv("unexpected character '",
+                        std::string_view(input_.data() + start, len), "'"));
   }
   return MakeError(start, StrCatSv("unexpected character ", DescribeByte(uc)));
 }
@@ -567,11 +645,8 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
   int depth = 0;
   size_t p = start;
   while (p < n) {
-    if (!kStringSpecial[static_cast<uint8_t>(input_[p])] || input_[p] == '\'' ||
-        input_[p] == '\\') {
-      ++p;
-      continue;
-    }
+    p = SkipBlobChars(input_.data(), p, n);
+    if (p >= n) break;
     const unsigned char c = static_cast<unsigned char>(input_[p]);
     if (c == '{') {
       if (++depth > max_depth) {
@@ -588,10 +663,7 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
       const size_t s = p;
       ++p;
       while (true) {
-        while (p < n &&
-               !(kStringSpecial[static_cast<uint8_t>(input_[p])] & 1)) {
-          ++p;
-        }
+        p = SkipStringChars(input_.data(), p, n);
         if (p >= n) {
           MakeError(s, "unterminated string");
           return false;

@@ -25,6 +25,7 @@
 #ifndef HLOVERLAP_HLO_LEXER_H_
 #define HLOVERLAP_HLO_LEXER_H_
 
+#include <array>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,29 @@ enum class TokenKind : uint8_t {
 // Human-readable name of a token kind ("identifier", "'{'", ...).
 std::string_view TokenKindName(TokenKind kind);
 
+namespace text_internal {
+// Single-character punctuation tokens by byte (kEof = not one).
+constexpr std::array<TokenKind, 256> MakePunctTable() {
+  std::array<TokenKind, 256> t{};
+  t['='] = TokenKind::kEqual;
+  t[','] = TokenKind::kComma;
+  t[':'] = TokenKind::kColon;
+  t['*'] = TokenKind::kStar;
+  t['?'] = TokenKind::kQuestion;
+  t['#'] = TokenKind::kHash;
+  t['+'] = TokenKind::kPlus;
+  t['~'] = TokenKind::kTilde;
+  t['['] = TokenKind::kLsquare;
+  t[']'] = TokenKind::kRsquare;
+  t['{'] = TokenKind::kLbrace;
+  t['}'] = TokenKind::kRbrace;
+  t['('] = TokenKind::kLparen;
+  t[')'] = TokenKind::kRparen;
+  return t;
+}
+inline constexpr std::array<TokenKind, 256> kPunctTable = MakePunctTable();
+}  // namespace text_internal
+
 struct Token {
   TokenKind kind = TokenKind::kEof;
   // kString: the text contains a backslash escape.
@@ -80,7 +104,26 @@ class Lexer {
   explicit Lexer(std::string_view input) : input_(input) {}
 
   // Lexes the token starting at (or after whitespace/comments from) pos().
-  Token Next();
+  // Punctuation is handled inline; everything else by NextSlow().
+  Token Next() {
+    const size_t n = input_.size();
+    size_t p = pos_;
+    while (p < n && (input_[p] == ' ' || input_[p] == '\n')) ++p;
+    if (p < n) {
+      const TokenKind k =
+          text_internal::kPunctTable[static_cast<unsigned char>(input_[p])];
+      if (k != TokenKind::kEof) {
+        pos_ = p + 1;
+        Token t;
+        t.kind = k;
+        t.offset = p;
+        t.text = std::string_view(input_.data() + p, 1);
+        return t;
+      }
+    }
+    pos_ = p;
+    return NextSlow();
+  }
   // The token Next() would return, without consuming it.
   Token Peek() {
     size_t saved = pos_;
@@ -115,6 +158,7 @@ class Lexer {
   void LineCol(size_t offset, int64_t* line, int64_t* col) const;
 
  private:
+  Token NextSlow();
   Token MakeError(size_t offset, std::string message);
   Token LexNumberOrWord(size_t start);
   Token LexString(size_t start);

@@ -40,11 +40,44 @@ namespace {
 using TK = TokenKind;
 
 // absl::Hash of std::string_view falls back to std::hash here (this absl's
-// string_view is its own type); hash through absl::string_view instead.
+// string_view is its own type), so std::string_view keys use SvHash.
+// A small fast hash (names are short): 8-byte chunks, multiply-xor mixing,
+// murmur3 finalizer so that all bits are usable by the swiss table.
 struct SvHash {
   size_t operator()(std::string_view s) const {
-    return absl::Hash<absl::string_view>()(
-        absl::string_view(s.data(), s.size()));
+    const char* p = s.data();
+    const size_t len = s.size();
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (len * 0xff51afd7ed558ccdull);
+    uint64_t v;
+    if (len >= 8) {
+      size_t n = len;
+      while (n > 8) {
+        std::memcpy(&v, p, 8);
+        h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+      }
+      std::memcpy(&v, s.data() + len - 8, 8);  // last 8 bytes (overlap)
+    } else if (len >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + len - 4, 4);
+      v = a | (static_cast<uint64_t>(b) << 32);
+    } else if (len > 0) {
+      v = static_cast<uint8_t>(p[0]) |
+          (static_cast<uint64_t>(static_cast<uint8_t>(p[len / 2])) << 8) |
+          (static_cast<uint64_t>(static_cast<uint8_t>(p[len - 1])) << 16);
+    } else {
+      v = 0;
+    }
+    h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return static_cast<size_t>(h);
   }
 };
 template <typename V>
@@ -72,72 +105,66 @@ std::optional<Opcode> LookupOpcode(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Element types and numbers.
 
-const SvMap<PrimitiveType>& ElementTypes() {
-  static const auto* map = [] {
-    auto* m = new SvMap<PrimitiveType>();
-    const std::pair<std::string_view, PrimitiveType> kTypes[] = {
-        {"pred", PrimitiveType::kPred},
-        {"s1", PrimitiveType::kS1},
-        {"s2", PrimitiveType::kS2},
-        {"s4", PrimitiveType::kS4},
-        {"s8", PrimitiveType::kS8},
-        {"s16", PrimitiveType::kS16},
-        {"s32", PrimitiveType::kS32},
-        {"s64", PrimitiveType::kS64},
-        {"u1", PrimitiveType::kU1},
-        {"u2", PrimitiveType::kU2},
-        {"u4", PrimitiveType::kU4},
-        {"u8", PrimitiveType::kU8},
-        {"u16", PrimitiveType::kU16},
-        {"u32", PrimitiveType::kU32},
-        {"u64", PrimitiveType::kU64},
-        {"f16", PrimitiveType::kF16},
-        {"bf16", PrimitiveType::kBF16},
-        {"f32", PrimitiveType::kF32},
-        {"f64", PrimitiveType::kF64},
-        {"f8e5m2", PrimitiveType::kF8E5M2},
-        {"f8e4m3", PrimitiveType::kF8E4M3},
-        {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
-        {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
-        {"f8e3m4", PrimitiveType::kF8E3M4},
-        {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
-        {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
-        {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
-        {"f6e3m2fn", PrimitiveType::kF6E3M2FN},
-        {"f6e2m3fn", PrimitiveType::kF6E2M3FN},
-        {"f4e2m1fn", PrimitiveType::kF4E2M1FN},
-        {"c64", PrimitiveType::kC64},
-        {"c128", PrimitiveType::kC128},
-        {"token", PrimitiveType::kToken},
-        {"opaque", PrimitiveType::kOpaque},
-    };
-    for (const auto& [name, type] : kTypes) m->emplace(name, type);
-    return m;
-  }();
-  return *map;
-}
-
 std::optional<PrimitiveType> LookupElementType(std::string_view s) {
-  // Every element type name is 2..13 characters and starts with one of
-  // p s u f b c t o; reject other identifiers without hashing.
-  if (s.size() < 2 || s.size() > 13) return std::nullopt;
-  switch (s[0]) {
-    case 'p':
-    case 's':
-    case 'u':
-    case 'f':
-    case 'b':
-    case 'c':
-    case 't':
-    case 'o':
-      break;
+  using PT = PrimitiveType;
+  auto is = [&](const char* name) { return s == name; };
+  switch (s.size()) {
+    case 2:
+      if (s[0] != 's' && s[0] != 'u') return std::nullopt;
+      if (is("s8")) return PT::kS8;
+      if (is("u8")) return PT::kU8;
+      if (is("s4")) return PT::kS4;
+      if (is("u4")) return PT::kU4;
+      if (is("s2")) return PT::kS2;
+      if (is("u2")) return PT::kU2;
+      if (is("s1")) return PT::kS1;
+      if (is("u1")) return PT::kU1;
+      return std::nullopt;
+    case 3:
+      if (is("f32")) return PT::kF32;
+      if (is("s32")) return PT::kS32;
+      if (is("u32")) return PT::kU32;
+      if (is("f16")) return PT::kF16;
+      if (is("f64")) return PT::kF64;
+      if (is("s64")) return PT::kS64;
+      if (is("u64")) return PT::kU64;
+      if (is("s16")) return PT::kS16;
+      if (is("u16")) return PT::kU16;
+      if (is("c64")) return PT::kC64;
+      return std::nullopt;
+    case 4:
+      if (is("bf16")) return PT::kBF16;
+      if (is("pred")) return PT::kPred;
+      if (is("c128")) return PT::kC128;
+      return std::nullopt;
+    case 5:
+      if (is("token")) return PT::kToken;
+      return std::nullopt;
+    case 6:
+      if (is("opaque")) return PT::kOpaque;
+      if (is("f8e5m2")) return PT::kF8E5M2;
+      if (is("f8e4m3")) return PT::kF8E4M3;
+      if (is("f8e3m4")) return PT::kF8E3M4;
+      return std::nullopt;
+    case 8:
+      if (is("f8e4m3fn")) return PT::kF8E4M3FN;
+      if (is("f6e3m2fn")) return PT::kF6E3M2FN;
+      if (is("f6e2m3fn")) return PT::kF6E2M3FN;
+      if (is("f4e2m1fn")) return PT::kF4E2M1FN;
+      return std::nullopt;
+    case 9:
+      if (is("f8e8m0fnu")) return PT::kF8E8M0FNU;
+      return std::nullopt;
+    case 10:
+      if (is("f8e5m2fnuz")) return PT::kF8E5M2FNUZ;
+      if (is("f8e4m3fnuz")) return PT::kF8E4M3FNUZ;
+      return std::nullopt;
+    case 13:
+      if (is("f8e4m3b11fnuz")) return PT::kF8E4M3B11FNUZ;
+      return std::nullopt;
     default:
       return std::nullopt;
   }
-  const auto& m = ElementTypes();
-  auto it = m.find(s);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
 }
 
 bool ParseInt64Text(std::string_view s, int64_t* v) {
@@ -467,14 +494,27 @@ struct AttrState {
   uint64_t seen = 0;
   // Single called computations by AttrId (kAttrToApply..kAttrScatter), with
   // the offset of their attribute for diagnostics.
-  Computation* single[kAttrCalledComputations + 1] = {};
-  size_t offset[kAttrControlPredecessors + 1] = {};
+  Computation*& single(AttrId id) { return single_[id - kAttrToApply]; }
+  size_t& offset(AttrId id) { return offset_[id - kAttrToApply]; }
+  Computation* single_[kAttrCalledComputations - kAttrToApply + 1] = {};
+  size_t offset_[kAttrCalledComputations - kAttrToApply + 1] = {};
   std::vector<Computation*> branches;
   std::vector<Computation*> called_list;
   absl::InlinedVector<Instruction*, 4> control_preds;
 };
 
 constexpr size_t kMaxParameterNumber = size_t{1} << 20;
+
+// An array shape scanned by the fast path.
+struct FastShape {
+  static constexpr int kMaxRank = 12;
+  PrimitiveType type;
+  int rank;
+  bool has_layout;
+  size_t end;
+  int64_t dims[kMaxRank];
+  int64_t minor_to_major[kMaxRank];
+};
 
 // ---------------------------------------------------------------------------
 
@@ -519,7 +559,12 @@ class Parser {
   bool ParseLayout(int64_t rank, Layout* layout);
   // The common `type[d,...]{l,...}` spelling straight from the characters;
   // false (nothing consumed) when the token path must handle it.
-  bool TryParseShapeFast(PrimitiveType type, Shape* out);
+  // The common `type[d,...]{l,...}` spelling scanned straight from the
+  // characters (no tokens); false when the token path must handle it.
+  // ApplyFastShape fills a default Shape and moves past the shape.
+  bool ScanShapeFast(PrimitiveType type, FastShape* fs) const;
+  void ApplyFastShape(const FastShape& fs, Shape* out);
+  size_t CountTupleElements(size_t open) const;
 
   // --- Operands -------------------------------------------------------------
   bool ParseOperands();
@@ -579,6 +624,8 @@ class Parser {
       gte_cache_;
   Instruction* root_ = nullptr;
   size_t root_offset_ = 0;
+  absl::flat_hash_set<int64_t> param_numbers_;
+  int64_t max_param_number_ = -1;
   absl::InlinedVector<Instruction*, 16> operands_;
   // Unresolved control predecessors of the current computation.
   std::vector<std::pair<size_t, std::string_view>> comp_pending_preds_;
@@ -737,8 +784,9 @@ bool Parser::ParseShape(Shape* out, int depth) {
                                        opts_.max_nesting_depth, " levels"));
   }
   if (tok_.kind == TK::kLparen) {
-    Advance();
     std::vector<Shape> elements;
+    elements.reserve(CountTupleElements(tok_.offset));
+    Advance();
     if (tok_.kind != TK::kRparen) {
       while (true) {
         elements.emplace_back();
@@ -762,7 +810,13 @@ bool Parser::ParseShape(Shape* out, int depth) {
                  StrCatSv("expected shape, got ", DescribeToken(tok_),
                           " (not an element type)"));
   }
-  if (TryParseShapeFast(*type, out)) return true;
+  {
+    FastShape fs;
+    if (ScanShapeFast(*type, &fs)) {
+      ApplyFastShape(fs, out);
+      return true;
+    }
+  }
   const size_t shape_offset = tok_.offset;
   Advance();
   if (tok_.kind != TK::kLsquare) return Unexpected("'[' after element type");
@@ -839,42 +893,72 @@ bool Parser::ParseShape(Shape* out, int depth) {
   return true;
 }
 
-bool Parser::TryParseShapeFast(PrimitiveType type, Shape* out) {
+size_t Parser::CountTupleElements(size_t open) const {
+  // A reservation hint only: counts commas at depth 1 up to the matching
+  // ')' (comments are not special; a wrong count only costs a reallocation).
+  const std::string_view in = lex_.input();
+  const size_t limit = std::min(in.size(), open + (size_t{1} << 16));
+  size_t count = 1;
+  int depth = 0;
+  for (size_t p = open; p < limit; ++p) {
+    switch (in[p]) {
+      case '(':
+      case '[':
+      case '{':
+        ++depth;
+        break;
+      case ')':
+      case ']':
+      case '}':
+        if (--depth == 0) return count;
+        break;
+      case ',':
+        if (depth == 1) ++count;
+        break;
+      default:
+        break;
+    }
+  }
+  return 8;
+}
+
+bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
   if (type == PrimitiveType::kToken || type == PrimitiveType::kOpaque) {
     return false;
   }
   const std::string_view in = lex_.input();
+  const char* const d = in.data();
   const size_t n = in.size();
   size_t p = tok_.offset + tok_.text.size();
-  auto digit = [&](size_t i) { return i < n && in[i] >= '0' && in[i] <= '9'; };
   // Reads up to 18 digits (no overflow possible); false on anything else.
   auto number = [&](int64_t* v) {
-    if (!digit(p)) return false;
     const size_t start = p;
     int64_t x = 0;
-    while (digit(p)) {
-      if (p - start >= 18) return false;
-      x = x * 10 + (in[p] - '0');
+    while (p < n && static_cast<unsigned>(d[p] - '0') < 10) {
+      x = x * 10 + (d[p] - '0');
       ++p;
     }
+    if (p == start || p - start > 18) return false;
     *v = x;
     return true;
   };
-  if (p >= n || in[p] != '[') return false;
+  if (p >= n || d[p] != '[') return false;
   ++p;
-  absl::InlinedVector<int64_t, 6> dims;
-  if (p < n && in[p] == ']') {
+  fs->type = type;
+  fs->rank = 0;
+  fs->has_layout = false;
+  if (p < n && d[p] == ']') {
     ++p;
   } else {
     while (true) {
-      int64_t d;
-      if (!number(&d)) return false;
-      dims.push_back(d);
-      if (p < n && in[p] == ',') {
+      if (fs->rank == FastShape::kMaxRank) return false;
+      if (!number(&fs->dims[fs->rank])) return false;
+      ++fs->rank;
+      if (p < n && d[p] == ',') {
         ++p;
         continue;
       }
-      if (p < n && in[p] == ']') {
+      if (p < n && d[p] == ']') {
         ++p;
         break;
       }
@@ -882,57 +966,70 @@ bool Parser::TryParseShapeFast(PrimitiveType type, Shape* out) {
     }
   }
   int64_t count = 1, bytes;
-  for (int64_t d : dims) {
-    if (d > 0 && __builtin_mul_overflow(count, d, &count)) return false;
+  for (int i = 0; i < fs->rank; ++i) {
+    if (fs->dims[i] > 0 && __builtin_mul_overflow(count, fs->dims[i], &count)) {
+      return false;
+    }
   }
   if (__builtin_mul_overflow(count, PrimitiveTypeByteSize(type) * 2, &bytes)) {
     return false;
   }
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  Shape s(type, std::move(dims));
-  if (p < n && in[p] == '{') {
-    if (!digit(p + 1)) return false;  // `{:...}`, spaces: token path
+  if (p < n && d[p] == '{') {
+    // `{:...}` (layout tail) and spaced layouts take the token path.
+    if (p + 1 >= n || static_cast<unsigned>(d[p + 1] - '0') >= 10) {
+      return false;
+    }
     ++p;
-    Layout layout;
     uint64_t seen = 0;
+    int count_m2m = 0;
     while (true) {
-      int64_t d;
-      if (!number(&d) || d >= rank || d >= 64 || (seen >> d) & 1) return false;
-      seen |= uint64_t{1} << d;
-      layout.minor_to_major.push_back(d);
-      if (p < n && in[p] == ',') {
+      int64_t dim;
+      if (count_m2m == fs->rank || !number(&dim) || dim >= fs->rank ||
+          (seen >> dim) & 1) {
+        return false;
+      }
+      seen |= uint64_t{1} << dim;
+      fs->minor_to_major[count_m2m++] = dim;
+      if (p < n && d[p] == ',') {
         ++p;
         continue;
       }
-      if (p < n && in[p] == '}') {
+      if (p < n && d[p] == '}') {
         ++p;
         break;
       }
       return false;
     }
-    if (static_cast<int64_t>(layout.minor_to_major.size()) != rank) {
-      return false;
-    }
-    s.set_layout(std::move(layout));
+    if (count_m2m != fs->rank) return false;
+    fs->has_layout = true;
   } else {
     // A layout separated by whitespace or comments is unusual: let the
     // token path decide.
     size_t q = p;
     while (q < n &&
-           (in[q] == ' ' || in[q] == '\t' || in[q] == '\n' || in[q] == '\r')) {
+           (d[q] == ' ' || d[q] == '\t' || d[q] == '\n' || d[q] == '\r')) {
       ++q;
     }
-    if (q < n && (in[q] == '/' ||
-                  (in[q] == '{' && q + 1 < n &&
-                   (digit(q + 1) || in[q + 1] == ':' || in[q + 1] == ' ' ||
-                    in[q + 1] == '/' || in[q + 1] == '\n')))) {
+    if (q < n && (d[q] == '/' || (d[q] == '{' && q + 1 < n &&
+                                  (static_cast<unsigned>(d[q + 1] - '0') < 10 ||
+                                   d[q + 1] == ':' || d[q + 1] == ' ' ||
+                                   d[q + 1] == '/' || d[q + 1] == '\n')))) {
       return false;
     }
   }
-  lex_.set_pos(p);
-  Advance();
-  *out = std::move(s);
+  fs->end = p;
   return true;
+}
+
+void Parser::ApplyFastShape(const FastShape& fs, Shape* out) {
+  out->set_element_type(fs.type);
+  out->mutable_dimensions().assign(fs.dims, fs.dims + fs.rank);
+  if (fs.has_layout) {
+    out->mutable_layout().emplace().minor_to_major.assign(
+        fs.minor_to_major, fs.minor_to_major + fs.rank);
+  }
+  lex_.set_pos(fs.end);
+  Advance();
 }
 
 bool Parser::ParseLayout(int64_t rank, Layout* layout) {
@@ -1260,6 +1357,8 @@ bool Parser::ParseComputation() {
       module_->AddComputation(std::make_unique<Computation>(std::string(name)));
   names_.clear();
   gte_cache_.clear();
+  param_numbers_.clear();
+  max_param_number_ = -1;
   root_ = nullptr;
   comp_pending_preds_.clear();
 
@@ -1275,13 +1374,13 @@ bool Parser::ParseComputation() {
   Instruction* root =
       root_ != nullptr ? root_ : comp_->instructions().back().get();
   comp_->set_root(root);
-  const auto& params = comp_->parameters();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i] == nullptr) {
-      return Error(close_offset,
-                   StrCatSv("computation '", name, "' has parameter(",
-                            params.size() - 1, ") but no parameter(", i, ")"));
-    }
+  if (!param_numbers_.empty() &&
+      static_cast<int64_t>(param_numbers_.size()) != max_param_number_ + 1) {
+    int64_t missing = 0;
+    while (param_numbers_.contains(missing)) ++missing;
+    return Error(close_offset, StrCatSv("computation '", name,
+                                        "' has parameter(", max_param_number_,
+                                        ") but no parameter(", missing, ")"));
   }
   if (has_signature && !signature_result.Compatible(root->shape())) {
     return Error(signature_offset, StrCatSv("computation result shape ",
@@ -1347,7 +1446,17 @@ bool Parser::ParseInstruction() {
   }
   const size_t shape_offset = tok_.offset;
   Shape shape;
-  if (!ParseShape(&shape, 0)) return false;
+  FastShape fast_shape;
+  bool is_fast_shape = false;
+  if (tok_.kind == TK::kIdent) {
+    std::optional<PrimitiveType> type = LookupElementType(tok_.text);
+    if (type && ScanShapeFast(*type, &fast_shape)) {
+      is_fast_shape = true;
+      lex_.set_pos(fast_shape.end);
+      Advance();
+    }
+  }
+  if (!is_fast_shape && !ParseShape(&shape, 0)) return false;
 
   if (tok_.kind != TK::kIdent) return Unexpected("opcode");
   const std::string_view opcode_text = tok_.text;
@@ -1387,6 +1496,12 @@ bool Parser::ParseInstruction() {
   Shape start_shape;
   std::string wrapped_name;
   if (sugar == Sugar::kStart) {
+    if (is_fast_shape) {
+      return Error(shape_offset,
+                   StrCatSv("'", opcode_text,
+                            "' must have a tuple shape ((operands...), "
+                            "result, ...)"));
+    }
     if (!shape.IsTuple() || shape.tuple_size() < 2 ||
         !shape.tuple_shapes(0).IsTuple()) {
       return Error(shape_offset,
@@ -1413,7 +1528,20 @@ bool Parser::ParseInstruction() {
   auto inst = std::make_unique<Instruction>(
       line_op,
       sugar == Sugar::kStart ? std::move(wrapped_name) : std::string(name),
-      std::move(shape));
+      Shape());
+  if (is_fast_shape) {
+    Shape& target = inst->mutable_shape();
+    target.set_element_type(fast_shape.type);
+    target.mutable_dimensions().assign(fast_shape.dims,
+                                       fast_shape.dims + fast_shape.rank);
+    if (fast_shape.has_layout) {
+      target.mutable_layout().emplace().minor_to_major.assign(
+          fast_shape.minor_to_major,
+          fast_shape.minor_to_major + fast_shape.rank);
+    }
+  } else {
+    inst->mutable_shape() = std::move(shape);
+  }
   operands_.clear();
   if (line_op == Opcode::kParameter) {
     const size_t number_offset = tok_.offset;
@@ -1423,12 +1551,11 @@ bool Parser::ParseInstruction() {
       return Error(number_offset,
                    StrCatSv("parameter number ", number, " out of range"));
     }
-    const auto& params = comp_->parameters();
-    if (number < static_cast<int64_t>(params.size()) &&
-        params[number] != nullptr) {
+    if (!param_numbers_.insert(number).second) {
       return Error(number_offset,
                    StrCatSv("duplicate parameter number ", number));
     }
+    max_param_number_ = std::max(max_param_number_, number);
     inst->mutable_attrs().parameter_number = number;
     if (!Expect(TK::kRparen, "')'")) return false;
   } else if (line_op == Opcode::kConstant) {
@@ -1514,15 +1641,30 @@ bool Parser::Finalize() {
   // computations that collide with anything else.
   if (!synth_instructions_.empty()) {
     // Count, for each synthesized name, how many instructions carry it; a
-    // count above one means a collision (rare: resolved below).
+    // count above one means a collision (rare: resolved below). A bitmap
+    // over a cheap signature of the names skips most lookups.
+    auto signature = [](std::string_view n) -> uint32_t {
+      if (n.empty()) return 0;
+      const uint32_t last = static_cast<uint8_t>(n.back());
+      const uint32_t prev =
+          n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
+      return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
+              prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
+             0xffffu;
+    };
+    std::vector<uint64_t> bitmap(1024, 0);
     SvMap<int64_t> counts;
     counts.reserve(synth_instructions_.size());
     for (const Instruction* inst : synth_instructions_) {
       counts.emplace(inst->name(), 0);
+      const uint32_t sig = signature(inst->name());
+      bitmap[sig >> 6] |= uint64_t{1} << (sig & 63);
     }
     bool collision = false;
     for (const auto& comp : module_->computations()) {
       for (const auto& inst : comp->instructions()) {
+        const uint32_t sig = signature(inst->name());
+        if (!((bitmap[sig >> 6] >> (sig & 63)) & 1)) continue;
         auto it = counts.find(inst->name());
         if (it != counts.end() && ++it->second > 1) collision = true;
       }
@@ -2049,7 +2191,9 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
       return Error(offset, StrCatSv("duplicate attribute '", name, "'"));
     }
     st->seen |= bit;
-    st->offset[id] = offset;
+    if (id >= kAttrToApply && id <= kAttrCalledComputations) {
+      st->offset(id) = offset;
+    }
   }
   switch (id) {
     case kAttrDimensions:
@@ -2157,7 +2301,7 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrFalseComputation:
     case kAttrSelect:
     case kAttrScatter:
-      return ParseComputationRef(&st->single[id]);
+      return ParseComputationRef(&st->single(id));
     case kAttrBranchComputations:
       return ParseComputationList(&st->branches);
     case kAttrCalledComputations:
@@ -2190,28 +2334,34 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     Advance();
     std::string* str = nullptr;
     int64_t* num = nullptr;
-    if (key == "op_name") {
-      str = &md->op_name;
-    } else if (key == "op_type") {
-      str = &md->op_type;
-    } else if (key == "source_file") {
-      str = &md->source_file;
-    } else if (key == "scheduling_name") {
-      str = &md->scheduling_name;
-    } else if (key == "deduplicated_name") {
-      str = &md->deduplicated_name;
-    } else if (key == "metadata_payload") {
-      str = &md->metadata_payload;
-    } else if (key == "source_line") {
-      num = &md->source_line;
-    } else if (key == "source_end_line") {
-      num = &md->source_end_line;
-    } else if (key == "source_column") {
-      num = &md->source_column;
-    } else if (key == "source_end_column") {
-      num = &md->source_end_column;
-    } else if (key == "stack_frame_id") {
-      num = &md->stack_frame_id;
+    switch (key.size()) {
+      case 7:
+        if (key == "op_name") str = &md->op_name;
+        if (key == "op_type") str = &md->op_type;
+        break;
+      case 11:
+        if (key == "source_file") str = &md->source_file;
+        if (key == "source_line") num = &md->source_line;
+        break;
+      case 14:
+        if (key == "stack_frame_id") num = &md->stack_frame_id;
+        break;
+      case 15:
+        if (key == "scheduling_name") str = &md->scheduling_name;
+        if (key == "source_end_line") num = &md->source_end_line;
+        break;
+      case 17:
+        if (key == "deduplicated_name") str = &md->deduplicated_name;
+        if (key == "source_end_column") num = &md->source_end_column;
+        break;
+      case 13:
+        if (key == "source_column") num = &md->source_column;
+        break;
+      case 16:
+        if (key == "metadata_payload") str = &md->metadata_payload;
+        break;
+      default:
+        break;
     }
     if (str != nullptr) {
       if (!ParseString(str)) return false;
@@ -2586,7 +2736,7 @@ bool Parser::FinishCalledComputations(Instruction* inst, Opcode op,
     for (const auto& [n, i] : AttrIds()) {
       if (i == id) attr_name = n;
     }
-    return Error(st->offset[id],
+    return Error(st->offset(id),
                  StrCatSv("attribute '", attr_name, "' is not allowed on '",
                           OpcodeName(op), "'"));
   }
@@ -2603,14 +2753,14 @@ bool Parser::FinishCalledComputations(Instruction* inst, Opcode op,
   std::vector<Computation*>& called = inst->mutable_called_computations();
   switch (op) {
     case Opcode::kWhile:
-      called = {st->single[kAttrCondition], st->single[kAttrBody]};
+      called = {st->single(kAttrCondition), st->single(kAttrBody)};
       break;
     case Opcode::kConditional: {
       const bool has_tf =
           present & (bit(kAttrTrueComputation) | bit(kAttrFalseComputation));
       const bool has_branches = present & bit(kAttrBranchComputations);
       if (has_tf && has_branches) {
-        return Error(st->offset[kAttrBranchComputations],
+        return Error(st->offset(kAttrBranchComputations),
                      "conditional takes either branch_computations or "
                      "true_computation/false_computation, not both");
       }
@@ -2618,36 +2768,36 @@ bool Parser::FinishCalledComputations(Instruction* inst, Opcode op,
         called = st->branches;
         inst->mutable_attrs().branch_computations_form = true;
       } else {
-        if (st->single[kAttrTrueComputation] == nullptr ||
-            st->single[kAttrFalseComputation] == nullptr) {
+        if (st->single(kAttrTrueComputation) == nullptr ||
+            st->single(kAttrFalseComputation) == nullptr) {
           return Error(opcode_offset,
                        "'conditional' requires true_computation and "
                        "false_computation, or branch_computations");
         }
-        called = {st->single[kAttrTrueComputation],
-                  st->single[kAttrFalseComputation]};
+        called = {st->single(kAttrTrueComputation),
+                  st->single(kAttrFalseComputation)};
       }
       break;
     }
     case Opcode::kSelectAndScatter:
-      called = {st->single[kAttrSelect], st->single[kAttrScatter]};
+      called = {st->single(kAttrSelect), st->single(kAttrScatter)};
       break;
     case Opcode::kCustomCall:
       if ((present & bit(kAttrToApply)) &&
           (present & bit(kAttrCalledComputations))) {
-        return Error(st->offset[kAttrToApply],
+        return Error(st->offset(kAttrToApply),
                      "custom-call takes to_apply or called_computations, not "
                      "both");
       }
       if (present & bit(kAttrToApply)) {
-        called = {st->single[kAttrToApply]};
+        called = {st->single(kAttrToApply)};
       } else {
         called = st->called_list;
       }
       break;
     case Opcode::kFusion:
     case Opcode::kAsyncStart:
-      called = {st->single[kAttrCalls]};
+      called = {st->single(kAttrCalls)};
       break;
     case Opcode::kAsyncUpdate:
     case Opcode::kAsyncDone:
@@ -2660,14 +2810,14 @@ bool Parser::FinishCalledComputations(Instruction* inst, Opcode op,
           start = start->operand_count() == 1 ? start->operand(0) : nullptr;
         }
         if (start == nullptr || start->opcode() != Opcode::kAsyncStart ||
-            start->to_apply() != st->single[kAttrCalls]) {
-          return Error(st->offset[kAttrCalls],
+            start->to_apply() != st->single(kAttrCalls)) {
+          return Error(st->offset(kAttrCalls),
                        "calls= does not match the async-start's computation");
         }
       }
       break;
     default:
-      if (TakesToApply(op)) called = {st->single[kAttrToApply]};
+      if (TakesToApply(op)) called = {st->single(kAttrToApply)};
       break;
   }
   return true;

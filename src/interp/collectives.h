@@ -1,0 +1,162 @@
+// Simulated devices and collectives for the reference interpreter.
+//
+// Devices. A run has replica_count x num_partitions devices; device d is
+// replica d / num_partitions, partition d % num_partitions (XLA's default
+// device assignment; the global device id is d).
+//
+// Groups. Which devices take part in a collective follows XLA's
+// CollectiveOpGroupMode (collective_ops_utils.cc):
+//   no channel_id                          -> cross-replica: replica_groups
+//       list replica ids; a group is those replicas of my partition;
+//   channel_id, all-reduce/all-gather/reduce-scatter with
+//       use_global_device_ids=false       -> cross-replica-and-partition:
+//       replica_groups list replica ids; a group is those replicas x every
+//       partition (ordered replica-major);
+//   channel_id, all-to-all, collective-permute, collective-broadcast
+//                                          -> cross-partition: replica_groups
+//       (or source_target_pairs) list partition ids within my replica;
+//   use_global_device_ids=true             -> flattened ids: replica_groups
+//       list global device ids.
+// An empty replica_groups is one group of every replica/partition/device.
+// All replica group formats (explicit, iota, mesh) are expanded with
+// ReplicaGroups::Groups(). The rank of a device in its group is its
+// position in the group's list; gathers concatenate in rank order and
+// reductions fold in rank order (acc = in[0]; acc = f(acc, in[1]); ...).
+//
+// Rendezvous. Every device counts the collectives it executes; the n-th
+// collective of device d meets the n-th collective of each device in its
+// group. The devices must agree on the instruction and the group, else the
+// run fails with a "collective mismatch" error naming both instructions. A
+// device that finishes (or fails) while another waits for it ends the run
+// with a "deadlock" error naming the waiting instruction. Nothing hangs.
+#ifndef HLOVERLAP_INTERP_COLLECTIVES_H_
+#define HLOVERLAP_INTERP_COLLECTIVES_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/instruction.h"
+#include "interp/reduce.h"
+#include "interp/value.h"
+
+namespace hloverlap::interp {
+
+struct DeviceTopology {
+  int64_t replica_count = 1;
+  int64_t num_partitions = 1;
+  int64_t num_devices() const { return replica_count * num_partitions; }
+  int64_t replica_of(int64_t device) const { return device / num_partitions; }
+  int64_t partition_of(int64_t device) const { return device % num_partitions; }
+  int64_t device_id(int64_t replica, int64_t partition) const {
+    return replica * num_partitions + partition;
+  }
+};
+
+enum class CollectiveGroupMode {
+  kCrossReplica,
+  kCrossPartition,
+  kCrossReplicaAndPartition,
+  kFlattenedId,
+};
+std::string_view CollectiveGroupModeName(CollectiveGroupMode mode);
+
+// The group mode of a collective (sync or async start) instruction.
+absl::StatusOr<CollectiveGroupMode> GetCollectiveGroupMode(
+    const Instruction& instr);
+
+// The ordered devices of the group `device` belongs to.
+absl::StatusOr<std::vector<int64_t>> GetParticipants(
+    const Instruction& instr, const DeviceTopology& topology, int64_t device);
+
+// collective-permute: every device of `domain` (my replica's partitions, or
+// my partition's replicas without channel_id) rendezvous; `source` is the
+// index in `domain` of the device whose operand I receive, or -1 (zeros).
+struct PermutePlan {
+  std::vector<int64_t> domain;
+  int64_t source = -1;
+};
+absl::StatusOr<PermutePlan> GetPermutePlan(const Instruction& instr,
+                                           const DeviceTopology& topology,
+                                           int64_t device);
+
+// "all-gather.2 (computation body, channel_id=5)".
+std::string DescribeCollective(const Instruction* instr);
+
+// Meeting point of the devices of one run (see the header comment). Also
+// limits how many devices compute at once (a device that waits in a
+// collective does not count).
+class Rendezvous {
+ public:
+  // max_running <= 0: no limit.
+  Rendezvous(int64_t num_devices, int64_t max_running);
+
+  // Called by a device's thread before it starts computing.
+  void Start(int64_t device);
+  // Contributes `inputs` for the next collective of `device` and blocks
+  // until every participant contributed; returns every participant's
+  // inputs in `participants` order.
+  absl::StatusOr<std::vector<std::vector<Value>>> Exchange(
+      int64_t device, const Instruction* instr,
+      const std::vector<int64_t>& participants, std::vector<Value> inputs);
+  // The device's program ended normally.
+  void Finish(int64_t device);
+  // The device failed with `status`; every waiting device is woken and
+  // fails too. The first failure is kept as the run's error.
+  void Fail(int64_t device, const absl::Status& status);
+
+  // The first error of the run (OK if none).
+  absl::Status error() const;
+  int64_t collectives_executed(int64_t device) const;
+
+ private:
+  struct Arrival {
+    const Instruction* instr = nullptr;
+    std::vector<int64_t> participants;
+    std::vector<Value> inputs;
+    int64_t pending_reads = 0;
+  };
+  void AcquireSlot();
+  void ReleaseSlot();
+
+  const int64_t num_devices_;
+  const int64_t max_running_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int64_t> next_seq_;
+  std::vector<bool> finished_;
+  std::vector<const Instruction*> last_instr_;
+  std::vector<std::map<int64_t, Arrival>> arrivals_;
+  absl::Status error_;
+
+  std::mutex slot_mu_;
+  std::condition_variable slot_cv_;
+  int64_t running_ = 0;
+};
+
+// --- Data movement (inputs in group rank order)
+// -------------------------------
+
+absl::StatusOr<Value> AllGatherData(absl::Span<const Value> parts,
+                                    int64_t dimension);
+absl::StatusOr<Value> AllReduceData(absl::Span<const Value> parts,
+                                    const Reducer& reducer);
+// The `rank`-th of group-size chunks along `dimension` of the reduction.
+absl::StatusOr<Value> ReduceScatterData(absl::Span<const Value> parts,
+                                        int64_t dimension, int64_t rank,
+                                        const Reducer& reducer);
+// Array all-to-all: chunk `rank` of every part along `dimension`,
+// concatenated along `dimension` in rank order.
+absl::StatusOr<Value> AllToAllData(absl::Span<const Value> parts,
+                                   int64_t dimension, int64_t rank);
+
+}  // namespace hloverlap::interp
+
+#endif  // HLOVERLAP_INTERP_COLLECTIVES_H_

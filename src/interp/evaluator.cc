@@ -1,0 +1,1143 @@
+#include "interp/evaluator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/computation.h"
+#include "interp/dot.h"
+#include "interp/elementwise.h"
+#include "interp/random_inputs.h"
+#include "interp/reduce.h"
+#include "interp/shape_ops.h"
+
+namespace hloverlap::interp {
+
+// One instruction of a computation plan.
+struct Step {
+  const Instruction* instr = nullptr;
+  std::vector<int32_t> operands;   // slots (= step indices)
+  std::vector<int32_t> release;    // slots to free after this step
+  std::vector<bool> operand_dies;  // operand i's last use is here
+  std::vector<const ComputationPlan*> called;
+};
+
+struct ComputationPlan {
+  const Computation* computation = nullptr;
+  std::vector<Step> steps;
+  int32_t root = -1;
+  // Set when the computation is `op(parameter(0), parameter(1))` on scalars
+  // of one type with op a combiner (add, multiply, maximum, ...).
+  std::optional<Opcode> combiner;
+  int64_t peak_bytes = -1;  // memory estimate, computed lazily
+};
+
+namespace {
+
+absl::Status Invalid(std::string msg) {
+  return absl::InvalidArgumentError(std::move(msg));
+}
+
+std::string Where(const Instruction* instr) {
+  return absl::StrCat("in instruction ", instr->name(), " (computation ",
+                      instr->parent() ? instr->parent()->name() : "?", ")");
+}
+
+bool IsIdentityCustomCall(std::string_view target) {
+  return target == "Sharding" || target == "SPMDFullToShardShape" ||
+         target == "SPMDShardToFullShape" || target == "MoveToHost" ||
+         target == "MoveToDevice" || target == "LayoutConstraint" ||
+         target.rfind("xla.sdy.", 0) == 0;
+}
+
+bool IsSupportedOpcode(const Instruction& instr) {
+  const Opcode op = instr.opcode();
+  if (IsSupportedUnaryOpcode(op) || IsSupportedBinaryOpcode(op)) return true;
+  switch (op) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kConcatenate:
+    case Opcode::kPad:
+    case Opcode::kIota:
+    case Opcode::kReverse:
+    case Opcode::kDot:
+    case Opcode::kReduce:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kWhile:
+    case Opcode::kCall:
+    case Opcode::kConditional:
+    case Opcode::kFusion:
+    case Opcode::kOptBarrier:
+    case Opcode::kAddDependency:
+    case Opcode::kAfterAll:
+    case Opcode::kDomain:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllReduceDone:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+    case Opcode::kCopyStart:
+    case Opcode::kCopyDone:
+      return true;
+    case Opcode::kCustomCall:
+      return IsIdentityCustomCall(instr.attrs().custom_call_target);
+    default:
+      return false;
+  }
+}
+
+// Ops whose result shares its operand's storage (memory estimate).
+bool AliasesOperand(Opcode op) {
+  switch (op) {
+    case Opcode::kParameter:
+    case Opcode::kGetTupleElement:
+    case Opcode::kTuple:
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kCopy:
+    case Opcode::kOptBarrier:
+    case Opcode::kAddDependency:
+    case Opcode::kDomain:
+    case Opcode::kCustomCall:
+    case Opcode::kConstant:
+    case Opcode::kAfterAll:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllReduceDone:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kCopyDone:
+    case Opcode::kBitcastConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status CheckShapeSupported(const Shape& shape, const Instruction& instr) {
+  if (shape.IsTuple()) {
+    for (const Shape& s : shape.tuple_shapes()) {
+      if (absl::Status st = CheckShapeSupported(s, instr); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  if (shape.IsToken()) return absl::OkStatus();
+  if (!shape.IsArray() || !IsSupportedElementType(shape.element_type())) {
+    return Invalid(absl::StrCat(
+        "unsupported element type '",
+        std::string(PrimitiveTypeName(shape.element_type())), "' ",
+        Where(&instr),
+        " (the interpreter supports pred, s8-s64, u8-u64, f16, bf16, f32, "
+        "f64)"));
+  }
+  if (shape.is_dynamic()) {
+    return Invalid(absl::StrCat("dynamic shape ", shape.ToString(), " ",
+                                Where(&instr), " is not supported"));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<Opcode> DetectCombiner(const Computation& comp) {
+  if (comp.num_parameters() != 2) return std::nullopt;
+  const Instruction* root = comp.root();
+  const Instruction* p0 = comp.parameter(0);
+  const Instruction* p1 = comp.parameter(1);
+  if (root == nullptr || p0 == nullptr || p1 == nullptr) return std::nullopt;
+  if (!IsCombinerOpcode(root->opcode()) || root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  if (!((root->operand(0) == p0 && root->operand(1) == p1) ||
+        (root->operand(0) == p1 && root->operand(1) == p0))) {
+    return std::nullopt;
+  }
+  if (!root->shape().IsScalar() || !p0->shape().IsScalar() ||
+      !p1->shape().IsScalar() ||
+      p0->shape().element_type() != root->shape().element_type() ||
+      p1->shape().element_type() != root->shape().element_type()) {
+    return std::nullopt;
+  }
+  // and/or/xor on floats are not defined; let the generic path report it.
+  if (IsFloatingPointType(root->shape().element_type()) &&
+      (root->opcode() == Opcode::kAnd || root->opcode() == Opcode::kOr ||
+       root->opcode() == Opcode::kXor)) {
+    return std::nullopt;
+  }
+  return root->opcode();
+}
+
+// Values of `shape` filled deterministically (elided constants).
+absl::StatusOr<Value> FillConstant(const Shape& shape, uint64_t seed) {
+  return RandomValue(shape, MixKey(seed, HashString(shape.ToString(false))));
+}
+
+int64_t ShapeBytes(const Shape& s) { return s.ByteSize(); }
+
+}  // namespace
+
+int64_t PhysicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<int64_t>(pages) * static_cast<int64_t>(page);
+}
+
+absl::StatusOr<DeviceTopology> ResolveTopology(const Module& module,
+                                               int64_t num_devices) {
+  DeviceTopology t;
+  t.replica_count = std::max<int64_t>(1, module.replica_count());
+  t.num_partitions = std::max<int64_t>(1, module.num_partitions());
+  if (t.replica_count > 65536 || t.num_partitions > 65536) {
+    return Invalid("replica_count/num_partitions too large to simulate");
+  }
+  if (num_devices <= 0 || num_devices == t.num_devices()) return t;
+  if (num_devices > 65536) {
+    return Invalid(absl::StrCat("--devices=", num_devices, " is too many"));
+  }
+  if (num_devices % t.replica_count == 0) {
+    t.num_partitions = num_devices / t.replica_count;
+  } else if (num_devices % t.num_partitions == 0) {
+    t.replica_count = num_devices / t.num_partitions;
+  } else {
+    return Invalid(absl::StrCat("--devices=", num_devices,
+                                " is not a multiple of the module's "
+                                "replica_count (",
+                                module.replica_count(), ") or num_partitions (",
+                                module.num_partitions(), ")"));
+  }
+  return t;
+}
+
+// --- Device execution
+// -------------------------------------------------------------
+
+class DeviceRunner {
+ public:
+  DeviceRunner(const Interpreter& interp, Rendezvous* rendezvous,
+               int64_t device)
+      : interp_(interp),
+        rdv_(rendezvous),
+        device_(device),
+        replica_(interp.topology_.replica_of(device)),
+        partition_(interp.topology_.partition_of(device)) {}
+
+  absl::StatusOr<Value> Eval(const ComputationPlan& plan,
+                             std::vector<Value> args);
+
+  int64_t instructions() const { return instructions_; }
+  int64_t while_iterations() const { return while_iterations_; }
+
+ private:
+  absl::StatusOr<Value> Exec(const Step& step, std::vector<Value>& env);
+  absl::StatusOr<Value> ExecCollective(const Step& step,
+                                       std::vector<Value> operands);
+  absl::StatusOr<Reducer> MakeReducer(const ComputationPlan* plan);
+  absl::Status Annotate(const absl::Status& st, const Instruction* instr) {
+    if (annotated_ || st.code() == absl::StatusCode::kAborted) return st;
+    annotated_ = true;
+    return absl::Status(st.code(),
+                        absl::StrCat(st.message(), " ", Where(instr)));
+  }
+
+  const Interpreter& interp_;
+  Rendezvous* rdv_;
+  const int64_t device_;
+  const int64_t replica_;
+  const int64_t partition_;
+  bool annotated_ = false;
+  int64_t instructions_ = 0;
+  int64_t while_iterations_ = 0;
+};
+
+absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
+                                         std::vector<Value> args) {
+  std::vector<Value> env(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& step = plan.steps[i];
+    const Instruction* instr = step.instr;
+    if (instr->opcode() == Opcode::kParameter) {
+      const int64_t n = instr->parameter_number();
+      if (n < 0 || n >= static_cast<int64_t>(args.size())) {
+        return Annotate(Invalid(absl::StrCat("parameter(", n,
+                                             ") but the computation "
+                                             "was called with ",
+                                             args.size(), " arguments")),
+                        instr);
+      }
+      env[i] = std::move(args[n]);
+    } else {
+      ++instructions_;
+      absl::StatusOr<Value> v = Exec(step, env);
+      if (!v.ok()) return Annotate(v.status(), instr);
+      env[i] = *std::move(v);
+    }
+    for (int32_t s : step.release) env[s] = Value();
+  }
+  if (plan.root < 0) {
+    return Invalid(
+        absl::StrCat("computation ", plan.computation->name(), " has no root"));
+  }
+  return std::move(env[plan.root]);
+}
+
+absl::StatusOr<Reducer> DeviceRunner::MakeReducer(const ComputationPlan* plan) {
+  if (plan == nullptr) return Invalid("missing to_apply computation");
+  Reducer r;
+  r.fast_op = plan->combiner;
+  r.generic =
+      [this, plan](
+          const std::vector<Value>& acc,
+          const std::vector<Value>& xs) -> absl::StatusOr<std::vector<Value>> {
+    std::vector<Value> args;
+    args.reserve(acc.size() + xs.size());
+    args.insert(args.end(), acc.begin(), acc.end());
+    args.insert(args.end(), xs.begin(), xs.end());
+    absl::StatusOr<Value> out = Eval(*plan, std::move(args));
+    if (!out.ok()) return out.status();
+    if (out->is_tuple()) return out->elements();
+    return std::vector<Value>{*std::move(out)};
+  };
+  return r;
+}
+
+absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
+                                         std::vector<Value>& env) {
+  const Instruction* instr = step.instr;
+  const Opcode op = instr->opcode();
+  const Shape& shape = instr->shape();
+  auto operand = [&](int64_t i) -> const Value& {
+    return env[step.operands[i]];
+  };
+  const int64_t nops = static_cast<int64_t>(step.operands.size());
+  auto need = [&](int64_t n) -> absl::Status {
+    if (nops < n) {
+      return Invalid(absl::StrCat(std::string(OpcodeName(op)), " needs ", n,
+                                  " operands, has ", nops));
+    }
+    return absl::OkStatus();
+  };
+  auto array_dims = [&]() { return ToDims(shape.dimensions()); };
+  auto scalar_int = [&](int64_t i) -> absl::StatusOr<int64_t> {
+    const Value& v = operand(i);
+    if (!v.is_array() || v.element_count() != 1 ||
+        !(IsIntegralType(v.type()) || v.type() == PrimitiveType::kPred)) {
+      return Invalid(
+          absl::StrCat("operand ", i, " of ", std::string(OpcodeName(op)),
+                       " must be an integer scalar, got ", v.ShapeString()));
+    }
+    return v.GetInt(0);
+  };
+  auto call = [&](const ComputationPlan* plan,
+                  std::vector<Value> args) -> absl::StatusOr<Value> {
+    if (plan == nullptr) return Invalid("missing called computation");
+    return Eval(*plan, std::move(args));
+  };
+  auto operands_from = [&](int64_t first) {
+    std::vector<Value> v;
+    for (int64_t i = first; i < nops; ++i) v.push_back(operand(i));
+    return v;
+  };
+
+  if (IsSupportedUnaryOpcode(op) && op != Opcode::kCopy) {
+    if (absl::Status s = need(1); !s.ok()) return s;
+    return Unary(op, operand(0));
+  }
+  if (IsSupportedBinaryOpcode(op)) {
+    if (absl::Status s = need(2); !s.ok()) return s;
+    return Binary(op, operand(0), operand(1));
+  }
+  switch (op) {
+    case Opcode::kConstant: {
+      auto it = interp_.constants_.find(instr);
+      if (it == interp_.constants_.end()) {
+        return absl::InternalError("constant was not prepared");
+      }
+      return it->second;
+    }
+    case Opcode::kCopy:
+    case Opcode::kOptBarrier:
+    case Opcode::kAddDependency:
+    case Opcode::kDomain:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kAsyncUpdate:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return operand(0);
+    case Opcode::kCustomCall: {
+      // Sharding annotations: identity (checked to keep the shape).
+      if (nops == 1 && operand(0).shape().Compatible(shape)) return operand(0);
+      std::vector<Value> ops = operands_from(0);
+      Value t = Value::Tuple(ops);
+      if (t.shape().Compatible(shape)) return t;
+      return Invalid(
+          absl::StrCat("custom-call ", instr->attrs().custom_call_target,
+                       " changes the shape (", t.ShapeString(), " to ",
+                       shape.ToString(false),
+                       "): only per-device (partitioned) programs can run"));
+    }
+    case Opcode::kAfterAll:
+      return Value::Token();
+    case Opcode::kConvert:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Convert(operand(0), shape.element_type());
+    case Opcode::kBitcastConvert:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return BitcastConvert(operand(0), shape.element_type(), array_dims());
+    case Opcode::kCompare:
+      if (absl::Status s = need(2); !s.ok()) return s;
+      return Compare(instr->attrs().comparison_direction,
+                     instr->attrs().comparison_type, operand(0), operand(1));
+    case Opcode::kSelect:
+      if (absl::Status s = need(3); !s.ok()) return s;
+      return Select(operand(0), operand(1), operand(2));
+    case Opcode::kClamp:
+      if (absl::Status s = need(3); !s.ok()) return s;
+      return Clamp(operand(0), operand(1), operand(2));
+    case Opcode::kBroadcast:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Broadcast(operand(0), array_dims(), instr->dimensions());
+    case Opcode::kReshape:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Reshape(operand(0), array_dims());
+    case Opcode::kBitcast:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Bitcast(operand(0), instr->operand(0)->shape(), shape);
+    case Opcode::kTranspose:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Transpose(operand(0), instr->dimensions());
+    case Opcode::kSlice:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Slice(operand(0), instr->attrs().slice);
+    case Opcode::kDynamicSlice: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      std::vector<int64_t> starts;
+      for (int64_t i = 1; i < nops; ++i) {
+        absl::StatusOr<int64_t> v = scalar_int(i);
+        if (!v.ok()) return v.status();
+        starts.push_back(*v);
+      }
+      return DynamicSlice(operand(0), starts,
+                          instr->attrs().dynamic_slice_sizes);
+    }
+    case Opcode::kDynamicUpdateSlice: {
+      if (absl::Status s = need(2); !s.ok()) return s;
+      std::vector<int64_t> starts;
+      for (int64_t i = 2; i < nops; ++i) {
+        absl::StatusOr<int64_t> v = scalar_int(i);
+        if (!v.ok()) return v.status();
+        starts.push_back(*v);
+      }
+      const int32_t slot0 = step.operands[0];
+      bool reuse = step.operand_dies[0];
+      for (int64_t i = 1; i < nops; ++i) reuse &= step.operands[i] != slot0;
+      Value base;
+      if (reuse) {
+        base = std::move(env[slot0]);
+        env[slot0] = Value();
+        if (base.unique_buffer()) {
+          std::atomic_thread_fence(std::memory_order_acquire);
+        }
+      } else {
+        base = env[slot0];
+      }
+      return DynamicUpdateSlice(std::move(base), operand(1), starts);
+    }
+    case Opcode::kConcatenate: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      if (instr->dimensions().size() != 1) {
+        return Invalid("concatenate needs exactly one dimension");
+      }
+      std::vector<const Value*> ops;
+      for (int64_t i = 0; i < nops; ++i) ops.push_back(&operand(i));
+      return Concatenate(ops, instr->dimensions()[0]);
+    }
+    case Opcode::kPad:
+      if (absl::Status s = need(2); !s.ok()) return s;
+      return Pad(operand(0), operand(1), instr->attrs().padding);
+    case Opcode::kIota:
+      return Iota(shape.element_type(), array_dims(),
+                  instr->attrs().iota_dimension);
+    case Opcode::kReverse:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return Reverse(operand(0), instr->dimensions());
+    case Opcode::kDot:
+      if (absl::Status s = need(2); !s.ok()) return s;
+      return Dot(operand(0), operand(1), instr->attrs().dot,
+                 shape.element_type());
+    case Opcode::kReduce: {
+      if (nops < 2 || nops % 2 != 0) {
+        return Invalid("reduce needs 2N operands (inputs, then inits)");
+      }
+      std::vector<Value> inputs, inits;
+      for (int64_t i = 0; i < nops / 2; ++i) inputs.push_back(operand(i));
+      for (int64_t i = nops / 2; i < nops; ++i) inits.push_back(operand(i));
+      absl::StatusOr<Reducer> reducer =
+          MakeReducer(step.called.empty() ? nullptr : step.called[0]);
+      if (!reducer.ok()) return reducer.status();
+      absl::StatusOr<std::vector<Value>> out =
+          Reduce(inputs, inits, instr->dimensions(), *reducer);
+      if (!out.ok()) return out.status();
+      if (shape.IsTuple()) return Value::Tuple(*std::move(out));
+      return std::move((*out)[0]);
+    }
+    case Opcode::kTuple:
+      return Value::Tuple(operands_from(0));
+    case Opcode::kGetTupleElement: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      const Value& t = operand(0);
+      const int64_t idx = instr->tuple_index();
+      if (!t.is_tuple() || idx < 0 || idx >= t.tuple_size()) {
+        return Invalid(absl::StrCat("get-tuple-element index ", idx,
+                                    " out of range for ", t.ShapeString()));
+      }
+      return t.element(idx);
+    }
+    case Opcode::kCall:
+    case Opcode::kFusion:
+      return call(step.called.empty() ? nullptr : step.called[0],
+                  operands_from(0));
+    case Opcode::kWhile: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      if (step.called.size() != 2) {
+        return Invalid("while needs a condition and a body");
+      }
+      Value state = operand(0);
+      for (int64_t iter = 0;; ++iter) {
+        std::vector<Value> cond_args{state};
+        absl::StatusOr<Value> c = call(step.called[0], std::move(cond_args));
+        if (!c.ok()) return c.status();
+        if (!c->is_array() || c->type() != PrimitiveType::kPred ||
+            c->element_count() != 1) {
+          return Invalid(absl::StrCat("while condition returned ",
+                                      c->ShapeString(), ", expected pred[]"));
+        }
+        if (c->data<pred_t>()[0].v == 0) break;
+        if (iter >= interp_.options_.max_while_iterations) {
+          return Invalid(absl::StrCat("while loop ran more than ",
+                                      interp_.options_.max_while_iterations,
+                                      " iterations"));
+        }
+        ++while_iterations_;
+        std::vector<Value> body_args;
+        body_args.push_back(std::move(state));
+        absl::StatusOr<Value> next = call(step.called[1], std::move(body_args));
+        if (!next.ok()) return next.status();
+        state = *std::move(next);
+      }
+      return state;
+    }
+    case Opcode::kConditional: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      const Value& sel = operand(0);
+      const int64_t nb = static_cast<int64_t>(step.called.size());
+      if (nb == 0 || nops != nb + 1) {
+        return Invalid(absl::StrCat("conditional has ", nb, " branches and ",
+                                    nops, " operands"));
+      }
+      if (!sel.is_array() || sel.element_count() != 1) {
+        return Invalid("conditional selector must be a scalar");
+      }
+      int64_t branch;
+      if (sel.type() == PrimitiveType::kPred) {
+        if (nb != 2) return Invalid("pred conditional needs two branches");
+        branch = sel.data<pred_t>()[0].v ? 0 : 1;
+      } else {
+        branch = sel.GetInt(0);
+        if (branch < 0 || branch >= nb) branch = nb - 1;
+      }
+      return call(step.called[branch], {operand(branch + 1)});
+    }
+    case Opcode::kPartitionId:
+      return Value::ScalarFromInt(PrimitiveType::kU32, partition_);
+    case Opcode::kReplicaId:
+      return Value::ScalarFromInt(PrimitiveType::kU32, replica_);
+    case Opcode::kGetDimensionSize: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      const Value& v = operand(0);
+      if (instr->dimensions().size() != 1 || !v.is_array() ||
+          instr->dimensions()[0] < 0 || instr->dimensions()[0] >= v.rank()) {
+        return Invalid("get-dimension-size: bad dimension");
+      }
+      return Value::ScalarFromInt(shape.element_type(),
+                                  v.dim(instr->dimensions()[0]));
+    }
+    case Opcode::kAsyncStart: {
+      if (step.called.empty()) return Invalid("async-start without calls=");
+      std::vector<Value> ops = operands_from(0);
+      absl::StatusOr<Value> result = call(step.called[0], ops);
+      if (!result.ok()) return result.status();
+      std::vector<Value> elems{Value::Tuple(std::move(ops)),
+                               *std::move(result)};
+      for (int64_t i = 2; i < (shape.IsTuple() ? shape.tuple_size() : 0); ++i) {
+        absl::StatusOr<Value> z = Value::ZerosOfShape(shape.tuple_shapes(i));
+        if (!z.ok()) return z.status();
+        elems.push_back(*std::move(z));
+      }
+      return Value::Tuple(std::move(elems));
+    }
+    case Opcode::kAsyncDone:
+    case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      const Value& t = operand(0);
+      if (!t.is_tuple() || t.tuple_size() < 2) {
+        return Invalid(absl::StrCat(std::string(OpcodeName(op)), " operand ",
+                                    t.ShapeString(), " is not a start tuple"));
+      }
+      return t.element(1);
+    }
+    case Opcode::kAllReduceDone:
+      if (absl::Status s = need(1); !s.ok()) return s;
+      return operand(0);
+    case Opcode::kCopyStart: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      std::vector<Value> elems{operand(0), operand(0)};
+      for (int64_t i = 2; i < (shape.IsTuple() ? shape.tuple_size() : 0); ++i) {
+        absl::StatusOr<Value> z = Value::ZerosOfShape(shape.tuple_shapes(i));
+        if (!z.ok()) return z.status();
+        elems.push_back(*std::move(z));
+      }
+      return Value::Tuple(std::move(elems));
+    }
+    case Opcode::kCopyDone: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      const Value& t = operand(0);
+      if (!t.is_tuple() || t.tuple_size() < 1) {
+        return Invalid("copy-done operand is not a copy-start tuple");
+      }
+      return t.element(0);
+    }
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast:
+      return ExecCollective(step, operands_from(0));
+    default:
+      break;
+  }
+  return Invalid(
+      absl::StrCat("unsupported opcode '", std::string(OpcodeName(op)), "'"));
+}
+
+absl::StatusOr<Value> DeviceRunner::ExecCollective(
+    const Step& step, std::vector<Value> operands) {
+  const Instruction* instr = step.instr;
+  const Opcode op = instr->opcode();
+  const DeviceTopology& topo = interp_.topology_;
+  if (operands.empty()) {
+    return Invalid(
+        absl::StrCat(std::string(OpcodeName(op)), " has no operands"));
+  }
+  for (const Value& v : operands) {
+    if (!v.is_array()) {
+      return Invalid(absl::StrCat(std::string(OpcodeName(op)), " operand ",
+                                  v.ShapeString(), " is not an array"));
+    }
+  }
+  const bool is_permute =
+      op == Opcode::kCollectivePermute || op == Opcode::kCollectivePermuteStart;
+  std::vector<int64_t> participants;
+  PermutePlan permute;
+  if (is_permute) {
+    if (instr->operand_count() == 4 && !instr->shape().IsTuple()) {
+      return Invalid(
+          "the in-place (4-operand) collective-permute form is "
+          "not supported");
+    }
+    absl::StatusOr<PermutePlan> p = GetPermutePlan(*instr, topo, device_);
+    if (!p.ok()) return p.status();
+    permute = *std::move(p);
+    participants = permute.domain;
+  } else {
+    absl::StatusOr<std::vector<int64_t>> p =
+        GetParticipants(*instr, topo, device_);
+    if (!p.ok()) return p.status();
+    participants = *std::move(p);
+  }
+  const int64_t group_size = static_cast<int64_t>(participants.size());
+  int64_t rank = 0;
+  while (rank < group_size && participants[rank] != device_) ++rank;
+
+  const std::vector<Value> my_operands = operands;
+  absl::StatusOr<std::vector<std::vector<Value>>> exchanged =
+      rdv_->Exchange(device_, instr, participants, std::move(operands));
+  if (!exchanged.ok()) return exchanged.status();
+  const std::vector<std::vector<Value>>& all = *exchanged;
+  const size_t nvals = my_operands.size();
+  for (const auto& v : all) {
+    if (v.size() != nvals) {
+      return Invalid("devices contribute different operand counts");
+    }
+  }
+  auto part = [&](size_t j) {
+    std::vector<Value> p;
+    for (const auto& v : all) p.push_back(v[j]);
+    return p;
+  };
+  auto dim0 = [&]() -> absl::StatusOr<int64_t> {
+    if (instr->dimensions().size() != 1) {
+      return Invalid(absl::StrCat(std::string(OpcodeName(op)),
+                                  " needs exactly one dimension"));
+    }
+    return instr->dimensions()[0];
+  };
+  std::vector<Value> results;
+  switch (op) {
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart: {
+      absl::StatusOr<int64_t> d = dim0();
+      if (!d.ok()) return d.status();
+      for (size_t j = 0; j < nvals; ++j) {
+        absl::StatusOr<Value> r = AllGatherData(part(j), *d);
+        if (!r.ok()) return r.status();
+        results.push_back(*std::move(r));
+      }
+      break;
+    }
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter: {
+      absl::StatusOr<Reducer> reducer =
+          MakeReducer(step.called.empty() ? nullptr : step.called[0]);
+      if (!reducer.ok()) return reducer.status();
+      absl::StatusOr<int64_t> d = 0;
+      if (op == Opcode::kReduceScatter) {
+        d = dim0();
+        if (!d.ok()) return d.status();
+      }
+      for (size_t j = 0; j < nvals; ++j) {
+        absl::StatusOr<Value> r =
+            op == Opcode::kReduceScatter
+                ? ReduceScatterData(part(j), *d, rank, *reducer)
+                : AllReduceData(part(j), *reducer);
+        if (!r.ok()) return r.status();
+        results.push_back(*std::move(r));
+      }
+      break;
+    }
+    case Opcode::kAllToAll: {
+      if (instr->dimensions().empty()) {
+        // Tuple form: operand j goes to rank j.
+        if (static_cast<int64_t>(nvals) != group_size) {
+          return Invalid(absl::StrCat("tuple all-to-all has ", nvals,
+                                      " operands for a group of ", group_size));
+        }
+        for (int64_t i = 0; i < group_size; ++i) {
+          results.push_back(all[i][rank]);
+        }
+        return Value::Tuple(std::move(results));
+      }
+      absl::StatusOr<int64_t> d = dim0();
+      if (!d.ok()) return d.status();
+      for (size_t j = 0; j < nvals; ++j) {
+        absl::StatusOr<Value> r = AllToAllData(part(j), *d, rank);
+        if (!r.ok()) return r.status();
+        results.push_back(*std::move(r));
+      }
+      break;
+    }
+    case Opcode::kCollectiveBroadcast:
+      for (size_t j = 0; j < nvals; ++j) results.push_back(all[0][j]);
+      break;
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+      for (size_t j = 0; j < nvals; ++j) {
+        if (permute.source >= 0) {
+          results.push_back(all[permute.source][j]);
+        } else {
+          absl::StatusOr<Value> z =
+              Value::Zeros(my_operands[j].type(), my_operands[j].dims());
+          if (!z.ok()) return z.status();
+          results.push_back(*std::move(z));
+        }
+      }
+      break;
+    default:
+      return Invalid(
+          absl::StrCat("not a collective: ", std::string(OpcodeName(op))));
+  }
+  Value result = nvals == 1 ? results[0] : Value::Tuple(results);
+  switch (op) {
+    case Opcode::kAllGatherStart: {
+      Value ops = nvals == 1 ? my_operands[0] : Value::Tuple(my_operands);
+      return Value::Tuple({ops, result});
+    }
+    case Opcode::kCollectivePermuteStart: {
+      Value ops = nvals == 1 ? my_operands[0] : Value::Tuple(my_operands);
+      std::vector<Value> elems{ops, result};
+      const Shape& shape = instr->shape();
+      for (int64_t i = 2; i < (shape.IsTuple() ? shape.tuple_size() : 0); ++i) {
+        absl::StatusOr<Value> z = Value::ZerosOfShape(shape.tuple_shapes(i));
+        if (!z.ok()) return z.status();
+        elems.push_back(*std::move(z));
+      }
+      return Value::Tuple(std::move(elems));
+    }
+    default:
+      return result;
+  }
+}
+
+// --- Interpreter
+// ----------------------------------------------------------------
+
+Interpreter::Interpreter(const Module& module, InterpreterOptions options)
+    : module_(module), options_(std::move(options)) {}
+
+Interpreter::~Interpreter() = default;
+
+absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
+    const Module& module, const InterpreterOptions& options) {
+  std::unique_ptr<Interpreter> interp(new Interpreter(module, options));
+  absl::StatusOr<DeviceTopology> topo =
+      ResolveTopology(module, options.num_devices);
+  if (!topo.ok()) return topo.status();
+  interp->topology_ = *topo;
+  if (absl::Status s = interp->Prepare(); !s.ok()) return s;
+  int64_t limit = options.memory_limit_bytes;
+  if (limit == 0) limit = PhysicalMemoryBytes() / 2;
+  if (limit > 0) {
+    const int64_t estimate = interp->EstimateTotalBytes();
+    if (estimate > limit) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "module needs an estimated ", estimate, " bytes (", estimate >> 20,
+          " MiB: ", interp->num_devices(), " devices x ",
+          interp->EstimatePerDeviceBytes() >> 20,
+          " MiB of parameters and live values + ",
+          interp->EstimateConstantBytes() >> 20,
+          " MiB of constants), over the memory limit of ", limit, " bytes (",
+          limit >> 20, " MiB); raise it with --memory-limit"));
+    }
+  }
+  return interp;
+}
+
+absl::Status Interpreter::Prepare() {
+  const Computation* entry = module_.entry();
+  if (entry == nullptr) return Invalid("module has no entry computation");
+  // Reachable computations, callees first.
+  std::vector<const Computation*> order;
+  absl::flat_hash_set<const Computation*> seen;
+  std::vector<std::pair<const Computation*, bool>> stack{{entry, false}};
+  while (!stack.empty()) {
+    auto [c, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      order.push_back(c);
+      continue;
+    }
+    if (!seen.insert(c).second) continue;
+    stack.push_back({c, true});
+    for (const auto& instr : c->instructions()) {
+      for (const Computation* callee : instr->called_computations()) {
+        if (callee != nullptr && !seen.contains(callee)) {
+          stack.push_back({callee, false});
+        }
+      }
+    }
+  }
+  for (const Computation* c : order) {
+    auto plan = std::make_unique<ComputationPlan>();
+    plan->computation = c;
+    std::vector<Instruction*> post = c->MakeInstructionPostOrder();
+    absl::flat_hash_map<const Instruction*, int32_t> slot;
+    for (size_t i = 0; i < post.size(); ++i) {
+      slot[post[i]] = static_cast<int32_t>(i);
+    }
+    plan->steps.resize(post.size());
+    std::vector<int32_t> last_use(post.size(), -1);
+    for (const Instruction* instr : post) {
+      if (!IsSupportedOpcode(*instr)) {
+        std::string what(OpcodeName(instr->opcode()));
+        if (instr->opcode() == Opcode::kCustomCall) {
+          what = absl::StrCat("custom-call' (target '",
+                              instr->attrs().custom_call_target, "')");
+          return Invalid(
+              absl::StrCat("unsupported opcode '", what, " ", Where(instr)));
+        }
+        return Invalid(
+            absl::StrCat("unsupported opcode '", what, "' ", Where(instr)));
+      }
+    }
+    for (size_t i = 0; i < post.size(); ++i) {
+      const Instruction* instr = post[i];
+      if (absl::Status s = CheckShapeSupported(instr->shape(), *instr);
+          !s.ok()) {
+        return s;
+      }
+      Step& step = plan->steps[i];
+      step.instr = instr;
+      for (const Instruction* o : instr->operands()) {
+        auto it = slot.find(o);
+        if (it == slot.end()) {
+          return Invalid(absl::StrCat("operand ", o->name(), " of ",
+                                      instr->name(),
+                                      " is not in the same computation"));
+        }
+        step.operands.push_back(it->second);
+        last_use[it->second] = static_cast<int32_t>(i);
+      }
+      for (const Computation* callee : instr->called_computations()) {
+        auto it = plans_.find(callee);
+        step.called.push_back(it == plans_.end() ? nullptr : it->second.get());
+      }
+      if (instr->opcode() == Opcode::kConstant) {
+        const Literal* lit = instr->literal();
+        if (lit == nullptr) {
+          return Invalid(
+              absl::StrCat("constant without a value ", Where(instr)));
+        }
+        absl::StatusOr<Value> v;
+        if (lit->elided()) {
+          if (!options_.fill_elided_constants) {
+            return Invalid(absl::StrCat(
+                "constant ", instr->name(), " (computation ", c->name(),
+                ") is elided ({...}); the dump left its values out. Use "
+                "--fill-elided-constants to fill elided constants with "
+                "deterministic pseudo-random values"));
+          }
+          v = FillConstant(instr->shape(), options_.fill_seed);
+        } else {
+          v = Value::FromLiteral(*lit);
+        }
+        if (!v.ok()) {
+          return absl::Status(
+              v.status().code(),
+              absl::StrCat(v.status().message(), " ", Where(instr)));
+        }
+        constants_[instr] = *std::move(v);
+      }
+    }
+    const Instruction* root = c->root();
+    if (root != nullptr) {
+      auto it = slot.find(root);
+      if (it != slot.end()) plan->root = it->second;
+    }
+    for (size_t i = 0; i < post.size(); ++i) {
+      Step& step = plan->steps[i];
+      step.operand_dies.resize(step.operands.size(), false);
+      for (size_t j = 0; j < step.operands.size(); ++j) {
+        int32_t s = step.operands[j];
+        step.operand_dies[j] =
+            last_use[s] == static_cast<int32_t>(i) && s != plan->root;
+      }
+    }
+    for (size_t s = 0; s < post.size(); ++s) {
+      if (static_cast<int32_t>(s) == plan->root) continue;
+      int32_t at = last_use[s] >= 0 ? last_use[s] : static_cast<int32_t>(s);
+      plan->steps[at].release.push_back(static_cast<int32_t>(s));
+    }
+    plan->combiner = DetectCombiner(*c);
+    plans_[c] = std::move(plan);
+  }
+  entry_plan_ = plans_.at(entry).get();
+  for (int64_t p = 0; p < entry->num_parameters(); ++p) {
+    if (entry->parameter(p) == nullptr) {
+      return Invalid(absl::StrCat("entry computation ", entry->name(),
+                                  " has no parameter(", p, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Shape> Interpreter::ParameterShapes() const {
+  std::vector<Shape> shapes;
+  const Computation* entry = module_.entry();
+  for (int64_t p = 0; p < entry->num_parameters(); ++p) {
+    shapes.push_back(entry->parameter(p)->shape());
+  }
+  return shapes;
+}
+
+namespace {
+
+int64_t PlanPeak(ComputationPlan* plan, int depth) {
+  if (plan->peak_bytes >= 0) return plan->peak_bytes;
+  if (depth > 64) return 0;
+  int64_t live = 0, peak = 0;
+  std::vector<int64_t> size(plan->steps.size(), 0);
+  for (size_t i = 0; i < plan->steps.size(); ++i) {
+    const Step& step = plan->steps[i];
+    const Instruction* instr = step.instr;
+    int64_t callee = 0;
+    for (const ComputationPlan* c : step.called) {
+      if (c != nullptr) {
+        callee = std::max(callee,
+                          PlanPeak(const_cast<ComputationPlan*>(c), depth + 1));
+      }
+    }
+    if (!AliasesOperand(instr->opcode())) {
+      size[i] = ShapeBytes(instr->shape());
+      live += size[i];
+    }
+    peak = std::max(peak, live + callee);
+    for (int32_t s : step.release) live -= size[s];
+  }
+  plan->peak_bytes = peak;
+  return peak;
+}
+
+}  // namespace
+
+int64_t Interpreter::EstimatePerDeviceBytes() const {
+  int64_t params = 0;
+  for (const Shape& s : ParameterShapes()) params += s.ByteSize();
+  return params + PlanPeak(const_cast<ComputationPlan*>(entry_plan_), 0);
+}
+
+int64_t Interpreter::EstimateConstantBytes() const {
+  int64_t total = 0;
+  for (const auto& [instr, v] : constants_) total += v.TotalBytes();
+  return total;
+}
+
+int64_t Interpreter::EstimateTotalBytes() const {
+  const int64_t per = EstimatePerDeviceBytes();
+  const int64_t n = num_devices();
+  if (per > 0 && n > (int64_t{1} << 62) / per) return int64_t{1} << 62;
+  return n * per + EstimateConstantBytes();
+}
+
+absl::StatusOr<std::vector<Value>> Interpreter::Run(
+    const std::vector<std::vector<Value>>& args, RunStats* stats) const {
+  const int64_t n = num_devices();
+  if (static_cast<int64_t>(args.size()) != n) {
+    return Invalid(absl::StrCat("got inputs for ", args.size(),
+                                " devices, the run has ", n));
+  }
+  const std::vector<Shape> shapes = ParameterShapes();
+  for (int64_t d = 0; d < n; ++d) {
+    if (args[d].size() != shapes.size()) {
+      return Invalid(absl::StrCat("device ", d, ": got ", args[d].size(),
+                                  " inputs, the entry computation has ",
+                                  shapes.size(), " parameters"));
+    }
+    for (size_t p = 0; p < shapes.size(); ++p) {
+      if (!args[d][p].shape().Compatible(shapes[p])) {
+        return Invalid(absl::StrCat("device ", d, ": input for parameter ", p,
+                                    " has shape ", args[d][p].ShapeString(),
+                                    ", expected ", shapes[p].ToString(false)));
+      }
+    }
+  }
+  Rendezvous rdv(n, options_.max_parallel_devices);
+  std::vector<absl::StatusOr<Value>> results(
+      n, absl::StatusOr<Value>(absl::UnknownError("device did not run")));
+  std::vector<int64_t> instr_counts(n, 0), iter_counts(n, 0);
+  auto run_device = [&](int64_t d) {
+    try {
+      rdv.Start(d);
+      DeviceRunner runner(*this, &rdv, d);
+      absl::StatusOr<Value> r = runner.Eval(*entry_plan_, args[d]);
+      instr_counts[d] = runner.instructions();
+      iter_counts[d] = runner.while_iterations();
+      if (r.ok()) {
+        rdv.Finish(d);
+      } else {
+        rdv.Fail(d, r.status());
+      }
+      results[d] = std::move(r);
+    } catch (const std::bad_alloc&) {
+      absl::Status st = absl::ResourceExhaustedError(
+          absl::StrCat("device ", d, " ran out of memory"));
+      rdv.Fail(d, st);
+      results[d] = st;
+    } catch (const std::exception& e) {
+      absl::Status st = absl::InternalError(
+          absl::StrCat("device ", d, " failed: ", e.what()));
+      rdv.Fail(d, st);
+      results[d] = st;
+    } catch (...) {
+      absl::Status st =
+          absl::InternalError(absl::StrCat("device ", d, " failed"));
+      rdv.Fail(d, st);
+      results[d] = st;
+    }
+  };
+  if (n == 1) {
+    run_device(0);
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(n);
+    try {
+      for (int64_t d = 0; d < n; ++d) threads.emplace_back(run_device, d);
+    } catch (const std::exception& e) {
+      rdv.Fail(-1, absl::ResourceExhaustedError(absl::StrCat(
+                       "cannot start device threads: ", e.what())));
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  if (absl::Status e = rdv.error(); !e.ok()) return e;
+  std::vector<Value> out;
+  for (int64_t d = 0; d < n; ++d) {
+    if (!results[d].ok()) return results[d].status();
+    out.push_back(*std::move(results[d]));
+  }
+  if (stats != nullptr) {
+    stats->instructions_executed = 0;
+    stats->while_iterations = 0;
+    for (int64_t d = 0; d < n; ++d) {
+      stats->instructions_executed += instr_counts[d];
+      stats->while_iterations += iter_counts[d];
+    }
+    stats->collectives_executed = rdv.collectives_executed(0);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Value>> RunModule(
+    const Module& module, const std::vector<std::vector<Value>>& args,
+    const InterpreterOptions& options) {
+  absl::StatusOr<std::unique_ptr<Interpreter>> interp =
+      Interpreter::Create(module, options);
+  if (!interp.ok()) return interp.status();
+  const int64_t n = (*interp)->num_devices();
+  if (args.size() == 1 && n > 1) {
+    std::vector<std::vector<Value>> all(n, args[0]);
+    return (*interp)->Run(all);
+  }
+  if (args.empty() && n >= 1) {
+    return (*interp)->Run(std::vector<std::vector<Value>>(n));
+  }
+  return (*interp)->Run(args);
+}
+
+}  // namespace hloverlap::interp

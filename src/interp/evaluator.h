@@ -1,0 +1,129 @@
+// The reference interpreter: runs a per-device (SPMD-partitioned) module on
+// N simulated devices, one thread per device, with collectives implemented
+// over replica groups (collectives.h). Results are bit-identical across
+// runs, thread counts and machines of the same build: every kernel has a
+// fixed operation order and devices only interact through collectives.
+//
+//   absl::StatusOr<std::unique_ptr<Interpreter>> interp =
+//       Interpreter::Create(module, options);
+//   std::vector<std::vector<Value>> args = ...;   // [device][parameter]
+//   absl::StatusOr<std::vector<Value>> out = (*interp)->Run(args);
+//
+// Create() checks everything it can before running: every instruction of
+// every computation reachable from the entry has a supported opcode and
+// element types ("unsupported opcode 'fft' in instruction fft.1
+// (computation main)"), constants are not elided `{...}` (unless
+// fill_elided_constants), and the estimated memory fits the limit.
+//
+// Instructions run in the computation's post order (stored order, operands
+// and control predecessors first); values are freed after their last use;
+// dynamic-update-slice writes in place when its operand dies there. See
+// docs/INTERPRETER.md for the op semantics.
+#ifndef HLOVERLAP_INTERP_EVALUATOR_H_
+#define HLOVERLAP_INTERP_EVALUATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hlo/module.h"
+#include "interp/collectives.h"
+#include "interp/value.h"
+
+namespace hloverlap::interp {
+
+struct InterpreterOptions {
+  // 0: replica_count x num_partitions of the module. Otherwise see
+  // ResolveTopology.
+  int64_t num_devices = 0;
+  // How many devices compute at the same time (0: all).
+  int64_t max_parallel_devices = 0;
+  // Fill elided constants `{...}` with deterministic values instead of
+  // failing: element i of a constant is a function of (fill_seed, shape,
+  // i) only, uniform in [-1, 1) for floats, [0, 4) for integers.
+  bool fill_elided_constants = false;
+  uint64_t fill_seed = 0;
+  // Refuse to run when the estimated peak memory of all devices exceeds
+  // this many bytes. 0: half the physical memory; negative: no limit.
+  int64_t memory_limit_bytes = 0;
+  // A while loop running more iterations than this fails the run.
+  int64_t max_while_iterations = int64_t{1} << 31;
+};
+
+// Devices of a module: replica_count x num_partitions from its header; with
+// num_devices > 0 and a different product, the partition count is scaled
+// when num_devices is a multiple of replica_count (so `--devices=4` on a
+// num_partitions=2 module runs 4 partitions), else the replica count when
+// it is a multiple of num_partitions; otherwise an error.
+absl::StatusOr<DeviceTopology> ResolveTopology(const Module& module,
+                                               int64_t num_devices);
+
+// Per-run statistics.
+struct RunStats {
+  int64_t instructions_executed = 0;  // all devices
+  int64_t collectives_executed = 0;   // per device (device 0)
+  int64_t while_iterations = 0;       // all devices
+};
+
+struct ComputationPlan;
+
+class Interpreter {
+ public:
+  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(
+      const Module& module, const InterpreterOptions& options = {});
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  const Module& module() const { return module_; }
+  const DeviceTopology& topology() const { return topology_; }
+  int64_t num_devices() const { return topology_.num_devices(); }
+  // Shapes of the entry computation's parameters, by parameter number.
+  std::vector<Shape> ParameterShapes() const;
+
+  // Peak bytes of one device: its parameters plus the largest set of live
+  // values while it runs (a walk over the post orders with values freed
+  // after their last use; a call/while/conditional/reduce adds its callee's
+  // peak; reshape, bitcast, copy, tuple, get-tuple-element and the -done
+  // ops alias their operand). Constants are counted once, not per device.
+  int64_t EstimatePerDeviceBytes() const;
+  int64_t EstimateConstantBytes() const;
+  // All devices: num_devices x per-device + constants.
+  int64_t EstimateTotalBytes() const;
+
+  // Runs every device on args[device] (one Value per entry parameter) and
+  // returns each device's result (the entry root value).
+  absl::StatusOr<std::vector<Value>> Run(
+      const std::vector<std::vector<Value>>& args,
+      RunStats* stats = nullptr) const;
+
+ private:
+  friend class DeviceRunner;
+  Interpreter(const Module& module, InterpreterOptions options);
+  absl::Status Prepare();
+
+  const Module& module_;
+  InterpreterOptions options_;
+  DeviceTopology topology_;
+  absl::flat_hash_map<const Computation*, std::unique_ptr<ComputationPlan>>
+      plans_;
+  absl::flat_hash_map<const Instruction*, Value> constants_;
+  const ComputationPlan* entry_plan_ = nullptr;
+};
+
+// The physical memory of this machine in bytes (0 if unknown).
+int64_t PhysicalMemoryBytes();
+
+// Convenience for tests: parses nothing, runs `module` on its devices with
+// `args` (one vector per device, or a single vector used for every device).
+absl::StatusOr<std::vector<Value>> RunModule(
+    const Module& module, const std::vector<std::vector<Value>>& args,
+    const InterpreterOptions& options = {});
+
+}  // namespace hloverlap::interp
+
+#endif  // HLOVERLAP_INTERP_EVALUATOR_H_

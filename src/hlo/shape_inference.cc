@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "hlo/absl_compat.h"
 #include "hlo/computation.h"
 
 namespace hloverlap {
@@ -26,12 +27,8 @@ bool MulOverflows(int64_t a, int64_t b, int64_t* out) {
   return __builtin_mul_overflow(a, b, out);
 }
 
-// Debian's abseil has its own string_view, which StrCat needs.
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
-absl::string_view TypeName(PrimitiveType t) { return AV(PrimitiveTypeName(t)); }
+absl::string_view TypeName(PrimitiveType t) { return AsAbsl(PrimitiveTypeName(t)); }
 
 absl::Status ExpectArray(const Shape& shape, absl::string_view what) {
   if (!shape.IsArray()) {
@@ -198,7 +195,7 @@ absl::StatusOr<ProgramShape> GetProgramShape(const Computation& computation) {
 
 absl::StatusOr<Shape> InferUnaryElementwiseShape(Opcode opcode,
                                                  const Shape& operand) {
-  const absl::string_view name = AV(OpcodeName(opcode));
+  const absl::string_view name = AsAbsl(OpcodeName(opcode));
   if (absl::Status s = ExpectArray(operand, absl::StrCat(name, " operand"));
       !s.ok()) {
     return s;
@@ -239,7 +236,7 @@ absl::StatusOr<Shape> InferUnaryElementwiseShape(Opcode opcode,
 absl::StatusOr<Shape> InferBinaryElementwiseShape(Opcode opcode,
                                                   const Shape& lhs,
                                                   const Shape& rhs) {
-  const absl::string_view name = AV(OpcodeName(opcode));
+  const absl::string_view name = AsAbsl(OpcodeName(opcode));
   if (absl::Status s = ExpectArray(lhs, absl::StrCat(name, " lhs")); !s.ok()) {
     return s;
   }
@@ -1143,7 +1140,7 @@ absl::StatusOr<Shape> InferAsyncDoneShape(const Shape& start) {
 
 absl::StatusOr<Shape> InferNativeDoneShape(Opcode done_opcode,
                                            const Shape& start) {
-  const absl::string_view name = AV(OpcodeName(done_opcode));
+  const absl::string_view name = AsAbsl(OpcodeName(done_opcode));
   switch (done_opcode) {
     case Opcode::kAllReduceDone:
       return start;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,16 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "hlo/absl_compat.h"
 #include "hlo/shape_inference.h"
 
 namespace hloverlap {
 namespace {
 
-// Debian's abseil has its own string_view, which StrCat needs.
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-absl::string_view Op(Opcode opcode) { return AV(OpcodeName(opcode)); }
+absl::string_view Op(Opcode opcode) { return AsAbsl(OpcodeName(opcode)); }
 
 bool AnyDynamic(const Shape& shape) {
   if (shape.IsTuple()) {
@@ -341,7 +339,9 @@ class Verifier {
   // (predecessor, successor) pairs from control_successors() lists.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       control_edges_;
-  absl::flat_hash_map<const Computation*, std::optional<ProgramShape>>
+  // Callee signatures; null where the callee has none (missing parameter or
+  // root). unique_ptr keeps returned pointers stable across rehashing.
+  absl::flat_hash_map<const Computation*, std::unique_ptr<ProgramShape>>
       programs_;
   std::vector<std::string> problems_;
 };
@@ -691,7 +691,7 @@ bool Verifier::VerifyCalledComputations(const Computation& c,
   auto expect = [&](size_t n, std::string_view what) {
     if (called.size() != n) {
       Report(c, i, "expected ", n, " called computation", n == 1 ? "" : "s",
-             " (", AV(what), "), found ", called.size());
+             " (", AsAbsl(what), "), found ", called.size());
       ok = false;
     }
   };
@@ -806,16 +806,13 @@ const ProgramShape* Verifier::Program(const Computation& c,
   auto it = programs_.find(callee);
   if (it == programs_.end()) {
     absl::StatusOr<ProgramShape> p = GetProgramShape(*callee);
-    std::optional<ProgramShape> value;
-    if (p.ok()) value = *std::move(p);
+    std::unique_ptr<ProgramShape> value;
+    if (p.ok()) value = std::make_unique<ProgramShape>(*std::move(p));
     it = programs_.emplace(callee, std::move(value)).first;
   }
-  if (!it->second.has_value()) {
-    // The callee's own problem (missing parameter/root) is reported with the
-    // callee; here it only stops the signature check.
-    return nullptr;
-  }
-  return &*it->second;
+  // A callee without a signature (missing parameter/root) is reported with
+  // the callee; here it only stops the signature check.
+  return it->second.get();
 }
 
 std::optional<int64_t> Verifier::GroupSize(const Instruction& i) const {
@@ -957,14 +954,14 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(
           c, i, InferConvertShape(operand_shape(0), shape.element_type()),
           absl::StrCat("operand ", Str(operand_shape(0)), " converted to ",
-                       AV(PrimitiveTypeName(shape.element_type()))));
+                       AsAbsl(PrimitiveTypeName(shape.element_type()))));
       return;
     case Opcode::kBitcastConvert:
       CheckResult(
           c, i,
           InferBitcastConvertShape(operand_shape(0), shape.element_type()),
           absl::StrCat("operand ", Str(operand_shape(0)), " bitcast to ",
-                       AV(PrimitiveTypeName(shape.element_type()))));
+                       AsAbsl(PrimitiveTypeName(shape.element_type()))));
       return;
     case Opcode::kBitcast: {
       // Element types may differ; the bit size may not.
@@ -1261,7 +1258,7 @@ void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
                                    bool gather, bool start) {
   const std::string_view name = OpcodeName(i.opcode());
   if (i.dimensions().size() != 1) {
-    Report(c, i, AV(name),
+    Report(c, i, AsAbsl(name),
            " needs exactly one dimension in dimensions=, "
            "found ",
            DimsString(i.dimensions()));
@@ -1293,7 +1290,7 @@ void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
       const int64_t big = gather ? rd : od;
       const int64_t small = gather ? od : rd;
       if (small > 0 && big % small != 0) {
-        Report(c, i, AV(name), ": ", gather ? "result" : "operand",
+        Report(c, i, AsAbsl(name), ": ", gather ? "result" : "operand",
                " dimension ", dim, " (size ", big, ") is not a multiple of ",
                gather ? "operand" : "result", " dimension ", dim, " (size ",
                small, "), found operand ", Str(o), " and result ",

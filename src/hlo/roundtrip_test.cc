@@ -170,6 +170,182 @@ INSTANTIATE_TEST_SUITE_P(Files, RoundTripTest,
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RoundTripTest);
 
+// Canonical-style text (what the printer emits) must come back byte for
+// byte after parse -> print: covers header attributes, stack frames,
+// execution threads, literals of many types, layouts, dynamic dims and most
+// attribute kinds in XLA's order.
+constexpr const char* kCanonicalTexts[] = {
+    R"hlo(HloModule features, is_scheduled=true, input_output_alias={ {}: (0, {}, may-alias) }, entry_computation_layout={(f32[8]{0}, s32[])->f32[8]{0}}, replica_count=2, num_partitions=4, frontend_attributes={a="1",b={x = 1 : i32}}
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+
+%cond (p: (s32[], f32[8])) -> pred[] {
+  %p = (s32[], f32[8]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (q: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %q = (s32[], f32[8]{0}) parameter(0)
+  %j = s32[] get-tuple-element(%q), index=0
+  %one = s32[] constant(1)
+  %next = s32[] add(%j, %one)
+  %v = f32[8]{0} get-tuple-element(%q), index=1
+  ROOT %r = (s32[], f32[8]{0}) tuple(%next, %v)
+}
+
+%wrapped (w0: f32[8]) -> f32[2] {
+  %w0 = f32[8]{0} parameter(0)
+  ROOT %rs = f32[2]{0} reduce-scatter(%w0), channel_id=9, replica_groups=[1,4]<=[4], use_global_device_ids=true, dimensions={0}, to_apply=%add
+}, execution_thread="comm"
+
+ENTRY %main (a: f32[8], b: s32[]) -> f32[8] {
+  %a = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
+  %b = s32[] parameter(1), sharding={replicated}
+  %c0 = f32[4]{0} constant({1, -2.5, inf, -nan})
+  %c1 = bf16[2,2]{1,0} constant({ { 1.5, -0 }, { 0.1001, nan(0x1) } })
+  %c2 = u64[] constant(18446744073709551615)
+  %c3 = pred[3]{0} constant({1, 0, 1})
+  %c4 = pred[] constant(true)
+  %c5 = f32[] constant(nan(0x7f))
+  %c6 = f16[] constant(0.33325)
+  %c7 = s4[2]{0} constant({-8, 7})
+  %c8 = f32[2,1,1,2]{3,2,1,0} constant({ { /*i0=0*/ { /*i1=0*/ { 1, 2 } } }, { /*i0=1*/ { /*i1=0*/ { 3, 4 } } } })
+  %c9 = f32[100]{0} constant({...})
+  %c10 = c64[] constant((1, -2))
+  %c11 = f32[] constant(1e-05)
+  %c12 = f64[] constant(0.33333333333333331)
+  %c13 = s64[] constant(-9223372036854775808)
+  %c14 = f32[] constant(3.40282347e+38)
+  %c15 = f8e4m3fn[2]{0} constant({448, -nan})
+  %c16 = s32[2,3]{1,0} constant({ { 1, 2, 3 }, { 4, 5, 6 } })
+  %bc = f32[8]{0} broadcast(%c11), dimensions={}
+  %ar = f32[8]{0} all-reduce(%a), channel_id=1, replica_groups=[2,4]<=[4,2]T(1,0), use_global_device_ids=true, to_apply=%add
+  %ag = f32[16]{0} all-gather(%a), channel_id=2, replica_groups={{0,1},{2,3}}, constrain_layout=true, dimensions={0}
+  %cp = f32[8]{0} collective-permute(%a), channel_id=3, source_target_pairs={{0,1},{1,0}}
+  %sl = f32[4]{0} slice(%a), slice={[0:8:2]}
+  %pad = f32[12]{0} pad(%a, %c11), padding=1_3
+  %tile = f32[8]{0:T(128)S(1)} copy(%a)
+  %ds = f32[2]{0} dynamic-slice(%a, %b), dynamic_slice_sizes={2}
+  %dot = f32[] dot(%a, %a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, operand_precision={highest,default}
+  %t = (s32[], f32[8]{0}) tuple(%b, %ar)
+  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"4"}}
+  %gte = f32[8]{0} get-tuple-element(%w), index=1
+  %start = ((f32[8]{0}), f32[2]{0}) async-start(%gte), async_execution_thread="comm", calls=%wrapped
+  %done = f32[2]{0} async-done(%start)
+  %cc = f32[8]{0} custom-call(%gte, %done), custom_call_target="foo", api_version=API_VERSION_TYPED_FFI, frontend_attributes={_xla_stream_annotation="1",k={{0,1}}}, backend_config="raw string\n"
+  %cmp = pred[8]{0} compare(%cc, %bc), direction=GT, type=TOTALORDER
+  %sel = f32[8]{0} select(%cmp, %cc, %bc), metadata={op_type="Select" op_name="jit(f)/select\303\251 \"q\"" source_file="/a.py" source_line=3 source_end_line=4 source_column=5 source_end_column=6 deduplicated_name="d" scheduling_name="s" stack_frame_id=1}
+  ROOT %out = f32[8]{0} add(%sel, %bc), control-predecessors={%ag, %cp}
+}
+
+)hlo",
+    R"hlo(HloModule features2, entry_computation_layout={()->f32[]}
+
+FileNames
+1 "a.py"
+2 "b\303\251.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=10 end_line=11 column=2 end_column=9}
+2 {file_name_id=2 function_name_id=1 line=1 end_line=1 column=0 end_column=0}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+
+
+%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x, %y)
+}
+
+%lt (l0: f32[], l1: f32[]) -> pred[] {
+  %l0 = f32[] parameter(0)
+  %l1 = f32[] parameter(1)
+  ROOT %c = pred[] compare(%l0, %l1), direction=LT, type=TOTALORDER
+}
+
+%br0 (z0: f32[]) -> f32[] {
+  ROOT %z0 = f32[] parameter(0)
+}
+
+%br1 (z1: f32[]) -> f32[] {
+  %z1 = f32[] parameter(0)
+  ROOT %neg = f32[] negate(%z1)
+}
+
+ENTRY %main (d: f32[<=8,?], lay: f32[8,128]) -> f32[] {
+  %tok = token[] after-all()
+  %e = () tuple()
+  %k = (s32[], (f32[2]{0}, pred[])) constant(( 7, ( {0.5, 1}, false ) ))
+  %d = f32[<=8,?]{1,0} parameter(0)
+  %lay = f32[8,128]{1,0:T(8,128)L(2)E(32)S(1)} parameter(1)
+  %i = s32[16]{0} iota(), iota_dimension=0
+  %f = f32[16]{0} convert(%i)
+  %cst = f32[] constant(-inf)
+  %r = f32[] reduce(%f, %cst), dimensions={0}, to_apply=%max
+  %srt = f32[16]{0} sort(%f), dimensions={0}, is_stable=true, to_apply=%lt
+  %rw = f32[8]{0} reduce-window(%f, %cst), window={size=2 stride=2}, to_apply=%max
+  %g = f32[4,1]{1,0} gather(%f, %i), offset_dims={1}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}, indices_are_sorted=true
+  %p = pred[] constant(false)
+  %s = s32[] constant(1)
+  %cond1 = f32[] conditional(%p, %cst, %cst), true_computation=%br0, false_computation=%br1
+  %cond2 = f32[] conditional(%s, %cst, %cst), branch_computations={%br0, %br1}
+  %conv = f32[1,8,8,1]{3,2,1,0} custom-call(%lay), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convForward", custom_call_has_side_effect=true, schedule=SCHEDULE_LATEST
+  %ar = f32[] all-reduce(%cond1), replica_groups={}, to_apply=%max
+  %rp = f32[] reduce-precision(%ar), exponent_bits=8, mantissa_bits=7
+  %ex = f32[] exponential(%rp), statistics={visualizing_index=1,stat-0=0.5}, result_accuracy={mode=highest}, metadata={op_name="e" stack_frame_id=2}
+  ROOT %o = f32[] add(%ex, %cond2), frontend_attributes={_scheduling_group_id="1",z="a b"}
+}
+
+)hlo",
+};
+
+TEST(RoundTripTextTest, CanonicalTextIsReproducedExactly) {
+  for (const char* text : kCanonicalTexts) {
+    auto m = ParseHloModule(text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    const std::string printed = PrintModule(**m);
+    EXPECT_TRUE(printed == text)
+        << "first difference at " << FirstDifference(text, printed);
+  }
+}
+
+// A pass may append instructions anywhere; the printer must still emit a
+// def-before-use order that parses back to the same module.
+TEST(RoundTripTextTest, AppendedInstructionsStillParse) {
+  auto m = ParseHloModule(kCanonicalTexts[0]);
+  ASSERT_TRUE(m.ok()) << m.status();
+  Computation* entry = (*m)->entry();
+  Instruction* root = entry->root();
+  Instruction* a = entry->parameter(0);
+  Instruction* neg =
+      entry->AddInstruction(Opcode::kNegate, "late.neg", a->shape(), {a});
+  Instruction* late_root =
+      entry->AddInstruction(Opcode::kAdd, "late.root", root->shape(), {neg});
+  // Stored order now has the root before the instruction it will use.
+  root->ReplaceOperandWith(1, late_root);
+  late_root->AppendOperand(neg);
+  const std::string printed = PrintModule(**m);
+  auto again = ParseHloModule(printed);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << printed;
+  CompareOptions by_name;
+  by_name.compare_instruction_order = false;
+  absl::Status same = CompareModules(**m, **again, by_name);
+  EXPECT_TRUE(same.ok()) << same;
+  EXPECT_EQ(PrintModule(**again), printed);
+}
+
 TEST(RoundTripCorpusTest, CorpusPresent) {
   std::error_code ec;
   if (fs::is_directory(CorpusDir(), ec)) {

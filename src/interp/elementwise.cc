@@ -348,51 +348,106 @@ void SequentialLoop(T* acc, const T* x, int64_t n) {
   }
 }
 
-#define HLOVERLAP_UNARY_OPS(X)                                                 \
-  X(kAbs)                                                                      \
-  X(kNegate) X(kSign) X(kNot) X(kPopcnt) X(kCountLeadingZeros) X(kExponential) \
-      X(kExponentialMinusOne) X(kLog) X(kLogPlusOne) X(kSqrt) X(kRsqrt)        \
-          X(kCbrt) X(kTanh) X(kSine) X(kCosine) X(kTan) X(kSinh) X(kCosh)      \
-              X(kAsin) X(kAcos) X(kAsinh) X(kAcosh) X(kAtanh) X(kErf)          \
-                  X(kLogistic) X(kFloor) X(kCeil) X(kRoundNearestAfz)          \
+#define HLOVERLAP_UNARY_OPS(X)                                            \
+  X(kAbs)                                                                 \
+  X(kNegate)                                                              \
+  X(kSign) X(kNot) X(kPopcnt) X(kCountLeadingZeros) X(kExponential)       \
+      X(kExponentialMinusOne) X(kLog) X(kLogPlusOne) X(kSqrt) X(kRsqrt)   \
+          X(kCbrt) X(kTanh) X(kSine) X(kCosine) X(kTan) X(kSinh) X(kCosh) \
+              X(kAsin) X(kAcos) X(kAsinh) X(kAcosh) X(kAtanh) X(kErf)     \
+                  X(kLogistic) X(kFloor) X(kCeil) X(kRoundNearestAfz)     \
                       X(kRoundNearestEven)
 
-#define HLOVERLAP_BINARY_OPS(X)                                          \
-  X(kAdd)                                                                \
-  X(kSubtract) X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) X(kPower) \
-      X(kRemainder) X(kAnd) X(kOr) X(kXor) X(kShiftLeft)                 \
-          X(kShiftRightArithmetic) X(kShiftRightLogical) X(kAtan2)
+#define HLOVERLAP_BINARY_OPS(X)                                           \
+  X(kAdd)                                                                 \
+  X(kSubtract)                                                            \
+  X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) \
+      X(kAnd) X(kOr) X(kXor) X(kShiftLeft) X(kShiftRightArithmetic)       \
+          X(kShiftRightLogical) X(kAtan2)
 
 #define HLOVERLAP_COMBINER_OPS(X) \
   X(kAdd) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor)
 
+#define HLOVERLAP_FLOAT_UNARY_OPS(X)                                          \
+  X(kAbs)                                                                     \
+  X(kNegate) X(kSign) X(kExponential) X(kExponentialMinusOne) X(kLog)         \
+      X(kLogPlusOne) X(kSqrt) X(kRsqrt) X(kCbrt) X(kTanh) X(kSine) X(kCosine) \
+          X(kTan) X(kSinh) X(kCosh) X(kAsin) X(kAcos) X(kAsinh) X(kAcosh)     \
+              X(kAtanh) X(kErf) X(kLogistic) X(kFloor) X(kCeil)               \
+                  X(kRoundNearestAfz) X(kRoundNearestEven)
+#define HLOVERLAP_INT_UNARY_OPS(X) \
+  X(kAbs) X(kNegate) X(kSign) X(kNot) X(kPopcnt) X(kCountLeadingZeros)
+
+// Only the (type, op) pairs UnaryValid accepts are instantiated.
 template <typename T>
 void DispatchUnary(Opcode op, const T* x, T* out, int64_t n) {
-  switch (op) {
 #define X(name)                            \
   case Opcode::name:                       \
     UnaryLoop<T, Opcode::name>(x, out, n); \
     return;
-    HLOVERLAP_UNARY_OPS(X)
-#undef X
-    default:
-      return;
+  if constexpr (kIsFloatStorage<T>) {
+    switch (op) {
+      HLOVERLAP_FLOAT_UNARY_OPS(X)
+      default:
+        return;
+    }
+  } else if constexpr (std::is_same_v<T, pred_t>) {
+    switch (op) {
+      X(kNot)
+      default:
+        return;
+    }
+  } else {
+    switch (op) {
+      HLOVERLAP_INT_UNARY_OPS(X)
+      default:
+        return;
+    }
   }
+#undef X
 }
 
+#define HLOVERLAP_FLOAT_BINARY_OPS(X)                                    \
+  X(kAdd)                                                                \
+  X(kSubtract) X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) X(kPower) \
+      X(kRemainder) X(kAtan2)
+#define HLOVERLAP_INT_BINARY_OPS(X)                                      \
+  X(kAdd)                                                                \
+  X(kSubtract) X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) X(kPower) \
+      X(kRemainder) X(kAnd) X(kOr) X(kXor) X(kShiftLeft)                 \
+          X(kShiftRightArithmetic) X(kShiftRightLogical)
+#define HLOVERLAP_PRED_BINARY_OPS(X) \
+  X(kAdd)                            \
+  X(kSubtract) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor)
+
+// Only the (type, op) pairs BinaryValid accepts are instantiated.
 template <typename T>
 void DispatchBinary(Opcode op, const T* a, int64_t sa, const T* b, int64_t sb,
                     T* out, int64_t n) {
-  switch (op) {
 #define X(name)                                        \
   case Opcode::name:                                   \
     BinaryLoop<T, Opcode::name>(a, sa, b, sb, out, n); \
     return;
-    HLOVERLAP_BINARY_OPS(X)
-#undef X
-    default:
-      return;
+  if constexpr (kIsFloatStorage<T>) {
+    switch (op) {
+      HLOVERLAP_FLOAT_BINARY_OPS(X)
+      default:
+        return;
+    }
+  } else if constexpr (std::is_same_v<T, pred_t>) {
+    switch (op) {
+      HLOVERLAP_PRED_BINARY_OPS(X)
+      default:
+        return;
+    }
+  } else {
+    switch (op) {
+      HLOVERLAP_INT_BINARY_OPS(X)
+      default:
+        return;
+    }
   }
+#undef X
 }
 
 // Result dims of a binary/ternary op where rank-0 operands broadcast.
@@ -764,16 +819,22 @@ absl::Status CombineElementwise(Opcode op, PrimitiveType type, uint8_t* acc,
   bool ok = VisitElementType(type, [&]<typename T>() {
     T* a = reinterpret_cast<T*>(acc);
     const T* b = reinterpret_cast<const T*>(x);
-    switch (op) {
 #define X(name)                            \
   case Opcode::name:                       \
     CombineLoop<T, Opcode::name>(a, b, n); \
     break;
-      HLOVERLAP_COMBINER_OPS(X)
-#undef X
-      default:
-        break;
+    if constexpr (kIsFloatStorage<T>) {
+      switch (op) {
+        X(kAdd) X(kMultiply) X(kMaximum) X(kMinimum) default : break;
+      }
+    } else {
+      switch (op) {
+        HLOVERLAP_COMBINER_OPS(X)
+        default:
+          break;
+      }
     }
+#undef X
   });
   if (!ok) return UnsupportedTypeError(type, "a reduction");
   return absl::OkStatus();
@@ -788,16 +849,22 @@ absl::Status CombineSequential(Opcode op, PrimitiveType type, uint8_t* acc,
   bool ok = VisitElementType(type, [&]<typename T>() {
     T* a = reinterpret_cast<T*>(acc);
     const T* b = reinterpret_cast<const T*>(x);
-    switch (op) {
 #define X(name)                               \
   case Opcode::name:                          \
     SequentialLoop<T, Opcode::name>(a, b, n); \
     break;
-      HLOVERLAP_COMBINER_OPS(X)
-#undef X
-      default:
-        break;
+    if constexpr (kIsFloatStorage<T>) {
+      switch (op) {
+        X(kAdd) X(kMultiply) X(kMaximum) X(kMinimum) default : break;
+      }
+    } else {
+      switch (op) {
+        HLOVERLAP_COMBINER_OPS(X)
+        default:
+          break;
+      }
     }
+#undef X
   });
   if (!ok) return UnsupportedTypeError(type, "a reduction");
   return absl::OkStatus();

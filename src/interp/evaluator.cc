@@ -303,6 +303,27 @@ absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
       ++instructions_;
       absl::StatusOr<Value> v = Exec(step, env);
       if (!v.ok()) return Annotate(v.status(), instr);
+      if (const Shape& s = instr->shape(); s.IsArray()) {
+        if (!v->is_array() || v->type() != s.element_type() ||
+            v->rank() != s.rank() ||
+            !std::equal(v->dims().begin(), v->dims().end(),
+                        s.dimensions().begin())) {
+          return Annotate(
+              Invalid(absl::StrCat(std::string(OpcodeName(instr->opcode())),
+                                   " produced ", v->ShapeString(),
+                                   ", but the instruction's shape is ",
+                                   s.ToString(false))),
+              instr);
+        }
+      } else if (s.IsTuple() &&
+                 (!v->is_tuple() || v->tuple_size() != s.tuple_size())) {
+        return Annotate(
+            Invalid(absl::StrCat(std::string(OpcodeName(instr->opcode())),
+                                 " produced ", v->ShapeString(),
+                                 ", but the instruction's shape is ",
+                                 s.ToString(false))),
+            instr);
+      }
       env[i] = *std::move(v);
     }
     for (int32_t s : step.release) env[s] = Value();

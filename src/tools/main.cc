@@ -10,11 +10,13 @@
 #include "tools/cli_util.h"
 #include "tools/explain_command.h"
 #include "tools/opt_command.h"
+#include "tools/run_command.h"
 
 int main(int argc, char** argv) {
   std::unique_ptr<CLI::App> app = hloverlap::MakeApp();
   hloverlap::CommandContext ctx;
   hloverlap::RegisterOptCommand(*app, ctx);
   hloverlap::RegisterExplainCommand(*app, ctx);
+  hloverlap::RegisterRunCommand(*app, ctx);  // run, verify
   return hloverlap::RunApp(*app, ctx, argc, argv);
 }

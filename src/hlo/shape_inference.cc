@@ -27,8 +27,9 @@ bool MulOverflows(int64_t a, int64_t b, int64_t* out) {
   return __builtin_mul_overflow(a, b, out);
 }
 
-
-absl::string_view TypeName(PrimitiveType t) { return AsAbsl(PrimitiveTypeName(t)); }
+absl::string_view TypeName(PrimitiveType t) {
+  return AsAbsl(PrimitiveTypeName(t));
+}
 
 absl::Status ExpectArray(const Shape& shape, absl::string_view what) {
   if (!shape.IsArray()) {
@@ -144,8 +145,15 @@ Shape MaybeTuple(std::vector<Shape> shapes) {
 // --- Helpers
 // ------------------------------------------------------------------
 
-std::string ShapeString(const Shape& shape) {
-  return shape.ToString(/*print_layout=*/false);
+std::string ShapeString(const Shape& shape, bool print_layout) {
+  if (!shape.IsTuple()) return shape.ToString(print_layout);
+  std::string out = "(";
+  for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+    if (i > 0) out += ", ";
+    out += ShapeString(shape.tuple_shapes(i), print_layout);
+  }
+  out += ")";
+  return out;
 }
 
 std::string DimsString(absl::Span<const int64_t> dims) {

@@ -233,8 +233,9 @@ absl::StatusOr<Shape> InferNativeDoneShape(Opcode done_opcode,
 // --- Helpers
 // ------------------------------------------------------------------
 
-// Shape text without layouts ("f32[8,4]"), as used in messages.
-std::string ShapeString(const Shape& shape);
+// Shape text as used in messages: "f32[8,4]", "(s32[], f32[2])" (no
+// /*index=N*/ comments; layouts only when print_layout).
+std::string ShapeString(const Shape& shape, bool print_layout = false);
 // "{1,0,2}".
 std::string DimsString(absl::Span<const int64_t> dims);
 // The shape with every layout removed (recursively).

@@ -271,7 +271,7 @@ class Verifier {
   }
 
   std::string Str(const Shape& s) const {
-    return options_.check_layouts ? s.ToString(true) : ShapeString(s);
+    return ShapeString(s, options_.check_layouts);
   }
   bool Matches(const Shape& expected, const Shape& actual) const {
     return ShapesMatch(expected, actual, options_.check_layouts);

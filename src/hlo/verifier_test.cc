@@ -1,9 +1,12 @@
 #include "hlo/verifier.h"
 
+#include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -11,6 +14,7 @@
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
 #include "hlo/module.h"
+#include "hlo/parser.h"
 
 namespace hloverlap {
 namespace {
@@ -1118,6 +1122,227 @@ TEST_F(VerifierTest, VerifyComputationAll) {
                           "shape f32[8] (operand f32[8]), found f32[7]"));
   EXPECT_THAT(VerifyComputationAll(*c), IsEmpty());
 }
+
+// --- Text-based cases -------------------------------------------------------
+
+namespace text {
+
+std::vector<std::string> VerifyText(std::string_view text,
+                                    const VerifierOptions& options = {}) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  if (!module.ok()) {
+    return {"parse error: " + std::string(module.status().message())};
+  }
+  return VerifyModuleAll(**module, options);
+}
+
+constexpr std::string_view kValidLoop = R"(
+HloModule loop, num_partitions=2
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %add.a = f32[] parameter(0)
+  %add.b = f32[] parameter(1)
+  ROOT %add.s = f32[] add(%add.a, %add.b)
+}
+
+%cond (p: (s32[], f32[4,8], f32[2,8])) -> pred[] {
+  %cond.p = (s32[], f32[4,8], f32[2,8]) parameter(0)
+  %cond.i = s32[] get-tuple-element(%cond.p), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%cond.i, %n), direction=LT
+}
+
+%body (p: (s32[], f32[4,8], f32[2,8])) -> (s32[], f32[4,8], f32[2,8]) {
+  %p = (s32[], f32[4,8], f32[2,8]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %w = f32[4,8]{1,0} get-tuple-element(%p), index=1
+  %acc = f32[2,8]{1,0} get-tuple-element(%p), index=2
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %zero = s32[] constant(0)
+  %row = f32[1,8]{1,0} dynamic-slice(%w, %i, %zero), dynamic_slice_sizes={1,8}
+  %ag = f32[2,8]{1,0} all-gather(%row), channel_id=1, replica_groups=[1,2]<=[2], dimensions={0}, use_global_device_ids=true
+  %sum = f32[2,8]{1,0} add(%acc, %ag)
+  %rs = f32[1,8]{1,0} reduce-scatter(%sum), channel_id=2, replica_groups={{0,1}}, use_global_device_ids=true, dimensions={0}, to_apply=%add
+  %w2 = f32[4,8]{1,0} dynamic-update-slice(%w, %rs, %i, %zero)
+  %dot = f32[2,4]{1,0} dot(%sum, %w2), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  %t = f32[4,2]{0,1} transpose(%dot), dimensions={1,0}
+  %bc = f32[4,2,3]{2,1,0} broadcast(%t), dimensions={0,1}
+  %r = f32[4,6]{1,0} reshape(%bc)
+  %sl = f32[4,2]{1,0} slice(%r), slice={[0:4], [0:6:3]}
+  %c0 = f32[] constant(0)
+  %red = f32[2]{0} reduce(%sl, %c0), dimensions={0}, to_apply=%add
+  %pad = f32[5]{0} pad(%red, %c0), padding=1_2
+  ROOT %out = (s32[], f32[4,8], f32[2,8]) tuple(%next, %w2, %sum)
+}
+
+ENTRY %main (w: f32[4,8], acc: f32[2,8]) -> (s32[], f32[4,8], f32[2,8]) {
+  %main.w = f32[4,8]{1,0} parameter(0)
+  %main.acc = f32[2,8]{1,0} parameter(1)
+  %main.zero = s32[] constant(0)
+  %init = (s32[], f32[4,8], f32[2,8]) tuple(%main.zero, %main.w, %main.acc)
+  ROOT %while = (s32[], f32[4,8], f32[2,8]) while(%init), condition=%cond, body=%body
+}
+)";
+
+TEST(VerifierTextTest, ValidLoopModule) {
+  EXPECT_THAT(VerifyText(kValidLoop), IsEmpty());
+}
+
+TEST(VerifierTextTest, AsyncSugarAndCompactGte) {
+  // The parser synthesizes the wrapped computation of reduce-scatter-start
+  // and the get-tuple-elements behind `%w#0`.
+  constexpr std::string_view kText = R"(
+HloModule sugar, is_scheduled=true, num_partitions=2
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main (x: f32[8], y: (f32[4], s32[])) -> (f32[4], f32[4], f32[16]) {
+  %x = f32[8]{0} parameter(0)
+  %y = (f32[4], s32[]) parameter(1)
+  %rs-start = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%x), channel_id=7, replica_groups=[1,2]<=[2], use_global_device_ids=true, dimensions={0}, to_apply=%add
+  %rs-done = f32[4]{0} reduce-scatter-done(%rs-start)
+  %ag-start = (f32[8]{0}, f32[16]{0}) all-gather-start(%x), channel_id=8, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  %ag-done = f32[16]{0} all-gather-done(%ag-start)
+  ROOT %t = (f32[4], f32[4], f32[16]) tuple(%rs-done, %y#0, %ag-done)
+}
+)";
+  EXPECT_THAT(VerifyText(kText), IsEmpty());
+}
+
+TEST(VerifierTextTest, BrokenDot) {
+  constexpr std::string_view kText = R"(
+HloModule m
+
+ENTRY %main (a: f32[8,4], b: f32[4,16]) -> f32[8,15] {
+  %a = f32[8,4]{1,0} parameter(0)
+  %b = f32[4,16]{1,0} parameter(1)
+  ROOT %dot.3 = f32[8,15]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  EXPECT_THAT(VerifyText(kText),
+              ElementsAre("computation main, instruction dot.3: expected "
+                          "result shape f32[8,16] (lhs f32[8,4] contracting "
+                          "{1}, rhs f32[4,16] contracting {0}), found "
+                          "f32[8,15]"));
+}
+
+TEST(VerifierTextTest, BadAttributeValuesFromText) {
+  constexpr std::string_view kText = R"(
+HloModule m
+
+ENTRY %main (a: f32[4], t: (f32[4], s32[])) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %t = (f32[4], s32[]) parameter(1)
+  %g = f32[4]{0} get-tuple-element(%t), index=5
+  %b = f32[2,4]{1,0} broadcast(%a), dimensions={7}
+  %tr = f32[4]{0} transpose(%a), dimensions={1}
+  %ds = f32[2]{0} dynamic-slice(%a, %a), dynamic_slice_sizes={2}
+  ROOT %n = f32[4]{0} negate(%a)
+}
+)";
+  EXPECT_THAT(
+      VerifyText(kText),
+      ElementsAre(
+          "computation main, instruction g: get-tuple-element: index=5 is "
+          "out of range for operand (f32[4], s32[]) with 2 elements",
+          "computation main, instruction b: broadcast: dimensions={7}: "
+          "operand dimension 0 maps to result dimension 7, out of range for "
+          "result rank 2",
+          "computation main, instruction tr: transpose dimensions {1}: "
+          "dimension 1 is out of range for f32[4] (rank 1)",
+          "computation main, instruction ds: dynamic-slice: index vector "
+          "must have an integer type, found f32[4]"));
+}
+
+TEST(VerifierTextTest, WhileBodyMismatchFromText) {
+  constexpr std::string_view kText = R"(
+HloModule m
+
+%cond (p: (s32[], f32[4])) -> pred[] {
+  %cp = (s32[], f32[4]) parameter(0)
+  ROOT %c = pred[] constant(false)
+}
+
+%body (p: (s32[], f32[4])) -> (s32[], f32[5]) {
+  %p = (s32[], f32[4]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %zero = f32[] constant(0)
+  %z = f32[5]{0} broadcast(%zero), dimensions={}
+  ROOT %t = (s32[], f32[5]) tuple(%i, %z)
+}
+
+ENTRY %main (x: (s32[], f32[4])) -> (s32[], f32[4]) {
+  %x = (s32[], f32[4]) parameter(0)
+  ROOT %w = (s32[], f32[4]) while(%x), condition=%cond, body=%body
+}
+)";
+  EXPECT_THAT(VerifyText(kText),
+              ElementsAre("computation main, instruction w: while: body "
+                          "returns (s32[], f32[5]), expected the loop state "
+                          "(s32[], f32[4]) (condition cond, body body)"));
+}
+
+TEST(VerifierTextTest, MeshGroupsFromText) {
+  constexpr std::string_view kText = R"(
+HloModule m, num_partitions=4
+
+ENTRY %main (x: bf16[4,8]) -> bf16[8,8] {
+  %x = bf16[4,8]{1,0} parameter(0)
+  ROOT %ag = bf16[8,8]{1,0} all-gather(%x), channel_id=1, replica_groups=mesh['a'=2,'b'=2] {'a','b'}, dimensions={0}, use_global_device_ids=true
+}
+)";
+  EXPECT_THAT(VerifyText(kText),
+              ElementsAre("computation main, instruction ag: expected result "
+                          "shape bf16[16,8] (operand bf16[4,8], "
+                          "dimensions={0}, group size 4), found bf16[8,8]"));
+}
+
+// Text mutations the parser still accepts must never crash the verifier
+// (the test binaries run under ASan+UBSan in CI).
+TEST(VerifierTextTest, MutatedTextNeverCrashes) {
+  const std::string base(kValidLoop);
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&state]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int parsed = 0;
+  int with_problems = 0;
+  for (int round = 0; round < 1000; ++round) {
+    std::string text = base;
+    const int edits = 1 + static_cast<int>(next() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = next() % text.size();
+      const char ch = text[pos];
+      if (std::isdigit(static_cast<unsigned char>(ch))) {
+        const char* kDigitEdits[] = {"0", "1", "2", "7", "9", "-1", "99", ""};
+        text.replace(pos, 1, kDigitEdits[next() % 8]);
+      } else if (ch == ',') {
+        text.erase(pos, 1);
+      } else if (ch == 'f' && pos + 2 < text.size() && text[pos + 1] == '3') {
+        text.replace(pos, 3, next() % 2 ? "s32" : "bf16");
+      }
+    }
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+    if (!module.ok()) continue;
+    ++parsed;
+    if (!VerifyModuleAll(**module).empty()) ++with_problems;
+  }
+  EXPECT_GT(parsed, 100) << parsed << " of 1000 mutants parsed";
+  EXPECT_GT(with_problems, 30)
+      << with_problems << " of " << parsed << " parsed mutants have problems";
+  std::printf("%d of 1000 mutants parsed, %d of them with problems\n", parsed,
+              with_problems);
+}
+
+}  // namespace text
 
 }  // namespace
 }  // namespace hloverlap

@@ -702,11 +702,6 @@ bool IsLateRawAttr(std::string_view name) {
   return false;
 }
 
-bool IsDotLike(Opcode op) {
-  return op == Opcode::kDot || op == Opcode::kRaggedDot ||
-         op == Opcode::kScaledDot;
-}
-
 // Per opcode: its slots followed by the generic typed slots it does not
 // mention, so one walk visits every attribute in print order.
 const std::vector<SlotList>& FullSlots() {

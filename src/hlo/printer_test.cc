@@ -5,9 +5,11 @@
 #include "hlo/printer.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -28,7 +30,7 @@ Shape Arr(PrimitiveType t, absl::InlinedVector<int64_t, 6> dims,
 Shape F32(absl::InlinedVector<int64_t, 6> dims) {
   return Arr(PrimitiveType::kF32, std::move(dims));
 }
-Shape S32() { return Arr(PrimitiveType::kS32, {}); }
+Shape S32() { return Shape::Scalar(PrimitiveType::kS32); }
 
 // Builds computations with less ceremony.
 class Builder {
@@ -224,7 +226,8 @@ TEST(PrinterTest, OperandIndexComments) {
   Builder b(t.Entry());
   std::vector<Instruction*> ops;
   for (int i = 0; i < 11; ++i) {
-    ops.push_back(b.Param(i, "p" + std::to_string(i), S32()));
+    ops.push_back(
+        b.Param(i, std::string("p").append(std::to_string(i)), S32()));
   }
   std::vector<Shape> shapes(11, S32());
   Instruction* tuple = b.Op(Opcode::kTuple, "t", Shape::Tuple(shapes), ops);
@@ -293,7 +296,8 @@ class AttributeTest : public ::testing::Test {
   Builder b() { return Builder(c()); }
   Instruction* P(Shape s = S32()) {
     const int n = next_param_++;
-    return b().Param(n, "p" + std::to_string(n), std::move(s));
+    return b().Param(n, std::string("p").append(std::to_string(n)),
+                     std::move(s));
   }
   Computation* Callee(std::string name) {
     Computation* callee = t_.Add(name);
@@ -596,6 +600,89 @@ TEST_F(AttributeTest, EscapesMetadataAndTarget) {
             "%cc = s32[] custom-call(%p0), custom_call_target=\"t\\\"\", "
             "metadata={op_name=\"jit(f)/all_to_all[axis_name=(\\'z\\',)] "
             "\\342\\206\\222\"}");
+}
+
+// Reference implementations for the word-at-a-time fast paths.
+std::string ReferenceQuoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          char buf[5];
+          std::snprintf(buf, sizeof(buf), "\\%03o", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+bool ReferenceIsBraceBlob(const std::string& s) {
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '"') {
+      for (++i; i < s.size() && s[i] != '"'; ++i) {
+        if (s[i] == '\\') ++i;
+      }
+      if (i >= s.size()) return false;
+    } else if (s[i] == '{') {
+      ++depth;
+    } else if (s[i] == '}' && --depth == 0) {
+      return i + 1 == s.size();
+    }
+  }
+  return false;
+}
+
+TEST(PrinterTest, FastPathsMatchReferenceOnRandomStrings) {
+  std::mt19937 rng(42);
+  const std::string alphabet = "ab{}\"\\\n\x01\x7f\xe9' ";
+  TestModule t;
+  Builder b(t.Entry());
+  Instruction* p = b.Param(0, "p", S32());
+  Instruction* n = b.Op(Opcode::kNegate, "n", S32(), {p});
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string s;
+    const int len = rng() % 40;
+    for (int i = 0; i < len; ++i) {
+      // Mostly plain letters so that 8-byte runs occur.
+      s += (rng() % 3 == 0) ? alphabet[rng() % alphabet.size()]
+                            : static_cast<char>('a' + rng() % 26);
+    }
+    if (rng() % 2) s = "{" + s + "}";
+    std::string quoted;
+    AppendQuotedString(s, quoted);
+    ASSERT_EQ(quoted, ReferenceQuoted(s));
+    n->mutable_attrs().backend_config = s;
+    const std::string expected =
+        "%n = s32[] negate(%p)" +
+        (s.empty() ? std::string()
+                   : ", backend_config=" +
+                         (ReferenceIsBraceBlob(s) ? s : ReferenceQuoted(s)));
+    ASSERT_EQ(Line(*n), expected) << s;
+  }
 }
 
 // ---------------------------------------------------------------------------

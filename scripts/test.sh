@@ -55,7 +55,7 @@ ctest_stage() {
   total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
   total_passed=$((total_passed + total - failed))
   total_failed=$((total_failed + failed))
-  stage_lines+=("$name: $((total - failed)) passed, $failed failed")
+  stage_lines+=("$name: $((total - failed)) passed, $failed failed (at $(elapsed))")
 }
 
 # build_stage NAME BUILD_DIR TARGETS -- CMAKE ARGS...: configure and build.
@@ -71,12 +71,14 @@ build_stage() {
     return 1
   fi
   # shellcheck disable=SC2086
+  local t0=$(date +%s)
   if ! ninja -C "$dir" -j"$JOBS" $targets; then
     echo "[$name] build FAILED"
     total_failed=$((total_failed + 1))
     stage_lines+=("$name: build failed")
     return 1
   fi
+  stage_lines+=("$name: built in $(( $(date +%s) - t0 ))s")
   return 0
 }
 

@@ -21,15 +21,7 @@ Instruction* Computation::AddInstruction(
   raw->unique_id_ = parent_ != nullptr
                         ? parent_->NextUniqueId()
                         : static_cast<int64_t>(instructions_.size());
-  if (raw->opcode() == Opcode::kParameter) {
-    int64_t n = raw->parameter_number();
-    if (n >= 0 && n < (int64_t{1} << 20)) {
-      if (static_cast<int64_t>(parameters_.size()) <= n) {
-        parameters_.resize(n + 1, nullptr);
-      }
-      if (parameters_[n] == nullptr) parameters_[n] = raw;
-    }
-  }
+  if (raw->opcode() == Opcode::kParameter) parameters_dirty_ = true;
   if (before == nullptr) {
     instructions_.push_back(std::move(instruction));
   } else {
@@ -87,11 +79,7 @@ absl::Status Computation::RemoveInstructions(
     inst->DetachOperands();
     auto preds = inst->control_predecessors();
     for (Instruction* p : preds) inst->RemoveControlPredecessor(p);
-    if (inst->opcode() == Opcode::kParameter) {
-      for (Instruction*& p : parameters_) {
-        if (p == inst) p = nullptr;
-      }
-    }
+    if (inst->opcode() == Opcode::kParameter) parameters_dirty_ = true;
   }
   for (Instruction* inst : set) inst->users_.clear();
   instructions_.erase(
@@ -100,10 +88,25 @@ absl::Status Computation::RemoveInstructions(
                        return set.contains(p.get());
                      }),
       instructions_.end());
-  while (!parameters_.empty() && parameters_.back() == nullptr) {
-    parameters_.pop_back();
-  }
   return absl::OkStatus();
+}
+
+const std::vector<Instruction*>& Computation::parameters() const {
+  if (!parameters_dirty_.load(std::memory_order_acquire)) return parameters_;
+  std::lock_guard<std::mutex> lock(parameters_mutex_);
+  if (!parameters_dirty_.load(std::memory_order_relaxed)) return parameters_;
+  parameters_.clear();
+  for (const auto& p : instructions_) {
+    if (p->opcode() != Opcode::kParameter) continue;
+    int64_t n = p->parameter_number();
+    if (n < 0 || n >= (int64_t{1} << 20)) continue;
+    if (static_cast<int64_t>(parameters_.size()) <= n) {
+      parameters_.resize(n + 1, nullptr);
+    }
+    if (parameters_[n] == nullptr) parameters_[n] = p.get();
+  }
+  parameters_dirty_.store(false, std::memory_order_release);
+  return parameters_;
 }
 
 absl::Status Computation::SetInstructionOrder(
@@ -183,14 +186,15 @@ std::vector<Computation*> Computation::CalledComputations() const {
 
 std::string Computation::SignatureString() const {
   std::string out = "(";
-  for (size_t i = 0; i < parameters_.size(); ++i) {
+  const std::vector<Instruction*>& params = parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
     if (i > 0) out.append(", ");
-    if (parameters_[i] == nullptr) {
+    if (params[i] == nullptr) {
       out.append("<missing>");
       continue;
     }
-    absl::StrAppend(&out, parameters_[i]->name(), ": ");
-    parameters_[i]->shape().AppendTo(out, /*print_layout=*/false);
+    absl::StrAppend(&out, params[i]->name(), ": ");
+    params[i]->shape().AppendTo(out, /*print_layout=*/false);
   }
   out.append(") -> ");
   if (root_ != nullptr) root_->shape().AppendTo(out, /*print_layout=*/false);

@@ -8,7 +8,9 @@
 #ifndef HLOVERLAP_HLO_COMPUTATION_H_
 #define HLOVERLAP_HLO_COMPUTATION_H_
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,9 +50,10 @@ class Computation {
   void set_root(Instruction* root) { root_ = root; }
 
   // Parameters by number (parameter(N)); null where a number is missing.
-  const std::vector<Instruction*>& parameters() const { return parameters_; }
-  Instruction* parameter(int64_t i) const { return parameters_[i]; }
-  int64_t num_parameters() const { return parameters_.size(); }
+  // (Rebuilt lazily, so parameter numbers may be set after adding.)
+  const std::vector<Instruction*>& parameters() const;
+  Instruction* parameter(int64_t i) const { return parameters()[i]; }
+  int64_t num_parameters() const { return parameters().size(); }
 
   // Adds an instruction at the end (or before `before`, if given). The
   // computation takes ownership; a unique id is assigned. The name is kept
@@ -92,7 +95,11 @@ class Computation {
   bool is_fusion_computation_ = false;
   std::string execution_thread_;
   std::vector<std::unique_ptr<Instruction>> instructions_;
-  std::vector<Instruction*> parameters_;
+  // Rebuilt on first use after a parameter was added or removed; guarded so
+  // concurrent readers (the interpreter's device threads) are safe.
+  mutable std::vector<Instruction*> parameters_;
+  mutable std::atomic<bool> parameters_dirty_{false};
+  mutable std::mutex parameters_mutex_;
   Instruction* root_ = nullptr;
 };
 

@@ -501,6 +501,7 @@ struct AttrState {
   std::vector<Computation*> branches;
   std::vector<Computation*> called_list;
   absl::InlinedVector<Instruction*, 4> control_preds;
+  SvSet raw_names;  // names of raw attributes seen (duplicate check)
 };
 
 constexpr size_t kMaxParameterNumber = size_t{1} << 20;
@@ -619,6 +620,9 @@ class Parser {
 
   // Current computation.
   Computation* comp_ = nullptr;
+  std::unique_ptr<Computation> comp_owned_;
+  // Wrapped computations synthesized for async sugar in comp_.
+  std::vector<std::unique_ptr<Computation>> pending_wrapped_;
   SvMap<Instruction*> names_;
   absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
       gte_cache_;
@@ -1052,21 +1056,23 @@ bool Parser::ParseLayout(int64_t rank, Layout* layout) {
         while (tok_.kind == TK::kLparen) {
           Advance();
           Tile tile;
-          while (tok_.kind != TK::kRparen) {
+          while (true) {
             if (tok_.kind == TK::kStar) {
               tile.dims.push_back(Tile::kCombineDim);
               Advance();
             } else {
+              const size_t dim_offset = tok_.offset;
               int64_t v;
               if (!ParseInt(&v, "tile dimension")) return false;
-              if (v < 0) return Error(item_offset, "negative tile dimension");
+              if (v < 0) return Error(dim_offset, "negative tile dimension");
               tile.dims.push_back(v);
             }
             if (tok_.kind == TK::kComma) {
               Advance();
-            } else if (tok_.kind != TK::kRparen) {
-              return Unexpected("',' or ')' in tile");
+              continue;
             }
+            if (tok_.kind == TK::kRparen) break;
+            return Unexpected("',' or ')' in tile");
           }
           Advance();
           layout->tiles.push_back(std::move(tile));
@@ -1149,7 +1155,7 @@ bool Parser::ParseHeader() {
   }
   module_->set_name(std::string(tok_.text));
   Advance();
-  absl::InlinedVector<std::string_view, 8> seen;
+  SvSet seen;
   while (tok_.kind == TK::kComma) {
     Advance();
     std::string_view name = tok_.text;
@@ -1162,13 +1168,9 @@ bool Parser::ParseHeader() {
     } else {
       return Unexpected("module attribute");
     }
-    for (std::string_view s : seen) {
-      if (s == name) {
-        return Error(offset,
-                     StrCatSv("duplicate module attribute '", name, "'"));
-      }
+    if (!seen.insert(name).second) {
+      return Error(offset, StrCatSv("duplicate module attribute '", name, "'"));
     }
-    seen.push_back(name);
     if (name == "is_scheduled") {
       bool v;
       if (!ParseBool(&v)) return false;
@@ -1353,8 +1355,10 @@ bool Parser::ParseComputation() {
   }
   if (!Expect(TK::kLbrace, "'{' to start the computation body")) return false;
 
-  comp_ =
-      module_->AddComputation(std::make_unique<Computation>(std::string(name)));
+  // The computation joins the module when its body is complete, after the
+  // wrapped computations its async sugar synthesizes (callees first).
+  comp_owned_ = std::make_unique<Computation>(std::string(name));
+  comp_ = comp_owned_.get();
   names_.clear();
   gte_cache_.clear();
   param_numbers_.clear();
@@ -1411,6 +1415,11 @@ bool Parser::ParseComputation() {
     }
     entry_ = comp_;
   }
+  for (std::unique_ptr<Computation>& wrapped : pending_wrapped_) {
+    module_->AddComputation(std::move(wrapped));
+  }
+  pending_wrapped_.clear();
+  module_->AddComputation(std::move(comp_owned_));
   computations_.emplace(name, comp_);
   comp_ = nullptr;
   return true;
@@ -1727,13 +1736,13 @@ bool Parser::ParseOperands() {
     return true;
   }
   while (true) {
-    Shape declared;
-    bool has_declared = false;
+    // Older dumps declare the operand's shape before its name.
+    std::optional<Shape> declared;
     const size_t declared_offset = tok_.offset;
     if (tok_.kind == TK::kLparen ||
         (tok_.kind == TK::kIdent && LookupElementType(tok_.text))) {
-      if (!ParseShape(&declared, 0)) return false;
-      has_declared = true;
+      declared.emplace();
+      if (!ParseShape(&*declared, 0)) return false;
     }
     if (tok_.kind != TK::kName && tok_.kind != TK::kIdent) {
       return Unexpected("operand name");
@@ -1754,11 +1763,11 @@ bool Parser::ParseOperands() {
       operand = GetOrCreateGte(operand, index, index_offset);
       if (operand == nullptr) return false;
     }
-    if (has_declared && !declared.Compatible(operand->shape())) {
+    if (declared && !declared->Compatible(operand->shape())) {
       return Error(
           declared_offset,
           StrCatSv("operand '", operand->name(), "' is declared with shape ",
-                   declared.ToString(false), " but has shape ",
+                   declared->ToString(false), " but has shape ",
                    operand->shape().ToString(false)));
     }
     operands_.push_back(operand);
@@ -2311,10 +2320,8 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrRaw:
       break;
   }
-  for (const RawAttribute& r : a.raw) {
-    if (r.name == name) {
-      return Error(offset, StrCatSv("duplicate attribute '", name, "'"));
-    }
+  if (!st->raw_names.insert(name).second) {
+    return Error(offset, StrCatSv("duplicate attribute '", name, "'"));
   }
   std::string_view raw;
   if (!CaptureRawValue(&raw)) return false;
@@ -2923,8 +2930,9 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
   for (char& c : comp_name) {
     if (c == '-') c = '_';
   }
-  Computation* wc = module_->AddComputation(
-      std::make_unique<Computation>(std::move(comp_name)), comp_);
+  pending_wrapped_.push_back(
+      std::make_unique<Computation>(std::move(comp_name)));
+  Computation* wc = pending_wrapped_.back().get();
   synth_computations_.push_back(wc);
   absl::InlinedVector<Instruction*, 8> params;
   for (size_t k = 0; k < operands_.size(); ++k) {

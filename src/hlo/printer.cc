@@ -823,6 +823,8 @@ class InstructionPrinter {
           scratch.clear();
           AppendLiteral(*lit, scratch);
           out_.Put(scratch);
+          if (scratch.capacity() > (size_t{1} << 20))
+            std::string().swap(scratch);
         }
         return;
       }

@@ -78,6 +78,12 @@ absl::Status CheckDimensionList(absl::Span<const int64_t> dims, int64_t rank,
   return absl::OkStatus();
 }
 
+// Equal types, or two floating-point types (XLA lets reductions mix fp
+// precisions between inputs, init values and the reducer).
+bool SameTypeIgnoringFpPrecision(PrimitiveType a, PrimitiveType b) {
+  return a == b || (IsFloatingPointType(a) && IsFloatingPointType(b));
+}
+
 PrimitiveType ComplexComponentType(PrimitiveType t) {
   if (t == PrimitiveType::kC64) return PrimitiveType::kF32;
   if (t == PrimitiveType::kC128) return PrimitiveType::kF64;
@@ -753,36 +759,43 @@ absl::StatusOr<Shape> InferDotShape(const Shape& lhs, const Shape& rhs,
   return WithDims(result_type.value_or(lhs.element_type()), dims);
 }
 
-absl::Status CheckReducerShape(
-    const ProgramShape& reducer, absl::Span<const PrimitiveType> input_types,
-    absl::Span<const PrimitiveType> accumulator_types) {
-  const size_t k = accumulator_types.size();
+absl::Status CheckReducerShape(const ProgramShape& reducer,
+                               absl::Span<const PrimitiveType> input_types,
+                               absl::Span<const PrimitiveType> init_types) {
+  const size_t k = init_types.size();
   if (input_types.size() != k || k == 0) {
     return Error("reducer: ", input_types.size(), " inputs and ", k,
-                 " accumulators given");
+                 " init values given");
   }
   if (reducer.parameters.size() != 2 * k) {
     return Error("reducer ", reducer.ToString(), " must take ", 2 * k,
-                 " scalar parameters");
+                 " scalar parameters (", k, " accumulators, ", k, " inputs)");
   }
   std::vector<Shape> expected_result;
   for (size_t i = 0; i < k; ++i) {
     const Shape& acc = reducer.parameters[i];
     const Shape& in = reducer.parameters[k + i];
-    if (!acc.IsScalar() || acc.element_type() != accumulator_types[i]) {
+    if (!acc.IsScalar()) {
       return Error("reducer ", reducer.ToString(), ": parameter ", i,
-                   " must be ", TypeName(accumulator_types[i]), "[]");
+                   " (accumulator) must be a scalar");
     }
-    if (!in.IsScalar() || in.element_type() != input_types[i]) {
+    if (!SameTypeIgnoringFpPrecision(acc.element_type(), init_types[i])) {
+      return Error("reducer ", reducer.ToString(), ": accumulator ", i, " ",
+                   ShapeString(acc), " does not match init value type ",
+                   TypeName(init_types[i]));
+    }
+    if (!in.IsScalar() ||
+        !SameTypeIgnoringFpPrecision(in.element_type(), input_types[i])) {
       return Error("reducer ", reducer.ToString(), ": parameter ", k + i,
-                   " must be ", TypeName(input_types[i]), "[]");
+                   " must be ", TypeName(input_types[i]),
+                   "[] (the element type of input ", i, ")");
     }
-    expected_result.push_back(Shape::Scalar(accumulator_types[i]));
+    expected_result.push_back(Shape::Scalar(acc.element_type()));
   }
   Shape expected = MaybeTuple(std::move(expected_result));
   if (!expected.Compatible(reducer.result)) {
     return Error("reducer ", reducer.ToString(), " must return ",
-                 ShapeString(expected));
+                 ShapeString(expected), " (its accumulator types)");
   }
   return absl::OkStatus();
 }
@@ -797,7 +810,7 @@ absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
   const size_t k = operands.size() / 2;
   const Shape& first = *operands[0];
   std::vector<PrimitiveType> input_types;
-  std::vector<PrimitiveType> acc_types;
+  std::vector<PrimitiveType> init_types;
   for (size_t i = 0; i < k; ++i) {
     const Shape& in = *operands[i];
     if (absl::Status s = ExpectArray(in, absl::StrCat("reduce input ", i));
@@ -814,14 +827,14 @@ absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
                    ShapeString(init));
     }
     input_types.push_back(in.element_type());
-    acc_types.push_back(init.element_type());
+    init_types.push_back(init.element_type());
   }
   if (absl::Status s = CheckDimensionList(dimensions, first.rank(),
                                           "reduce dimensions", first);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckReducerShape(to_apply, input_types, acc_types);
+  if (absl::Status s = CheckReducerShape(to_apply, input_types, init_types);
       !s.ok()) {
     return s;
   }
@@ -833,8 +846,9 @@ absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
     }
   }
   std::vector<Shape> results;
-  for (size_t i = 0; i < k; ++i)
-    results.push_back(WithDims(acc_types[i], kept));
+  for (size_t i = 0; i < k; ++i) {
+    results.push_back(WithDims(to_apply.parameters[i].element_type(), kept));
+  }
   return MaybeTuple(std::move(results));
 }
 

@@ -139,17 +139,18 @@ absl::StatusOr<Shape> InferIotaShape(const Shape& shape,
 absl::StatusOr<Shape> InferDotShape(
     const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dnums,
     std::optional<PrimitiveType> result_type = std::nullopt);
-// Checks that `reducer` maps 2k scalars (k accumulators, k inputs) to the k
-// accumulators (a scalar for k == 1, a tuple of k scalars otherwise), that
-// accumulator i has type accumulator_types[i] and input parameter i type
-// input_types[i].
-absl::Status CheckReducerShape(
-    const ProgramShape& reducer, absl::Span<const PrimitiveType> input_types,
-    absl::Span<const PrimitiveType> accumulator_types);
+// Checks that `reducer` maps 2k scalars (k accumulators, then k inputs) to
+// its k accumulator types (a scalar for k == 1, a tuple of k scalars
+// otherwise), that accumulator i has the type of init value i and input
+// parameter i the element type of input i. As in XLA, floating-point types
+// may differ in precision there (bf16 input, f32 reducer).
+absl::Status CheckReducerShape(const ProgramShape& reducer,
+                               absl::Span<const PrimitiveType> input_types,
+                               absl::Span<const PrimitiveType> init_types);
 // reduce(inputs..., inits...): 2k operands; inputs arrays of equal
 // dimensions, inits scalars; `dimensions` in range and distinct; to_apply as
 // CheckReducerShape. Result: the inputs' dimensions without `dimensions`, of
-// the accumulator type(s); a tuple for k > 1.
+// the reducer's accumulator type(s); a tuple for k > 1.
 absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
                                        absl::Span<const int64_t> dimensions,
                                        const ProgramShape& to_apply);

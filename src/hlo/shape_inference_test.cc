@@ -265,7 +265,18 @@ TEST(ShapeInferenceTest, Reduce) {
   ExpectError(InferReduceShape({&in, &init}, {3}, Reducer(PrimitiveType::kF32)),
               "reduce dimensions {3}: dimension 3 is out of range");
   ExpectError(InferReduceShape({&in, &init}, {0}, Reducer(PrimitiveType::kS32)),
-              "reducer (s32[], s32[]) -> s32[]: parameter 0 must be f32[]");
+              "reducer (s32[], s32[]) -> s32[]: accumulator 0 s32[] does not "
+              "match init value type f32");
+  // Floating-point precisions may differ, as in XLA: bf16 input, f32
+  // reducer; the result has the accumulator type.
+  const Shape bf16_in = BF16({4, 8});
+  ExpectShape(
+      InferReduceShape({&bf16_in, &init}, {0}, Reducer(PrimitiveType::kF32)),
+      "f32[8]");
+  const Shape s32_in = S32({4, 8});
+  ExpectError(
+      InferReduceShape({&s32_in, &init}, {0}, Reducer(PrimitiveType::kF32)),
+      "parameter 1 must be s32[] (the element type of input 0)");
   ExpectError(InferReduceShape({&in}, {0}, Reducer(PrimitiveType::kF32)),
               "even number");
   const Shape vec_init = F32({2});

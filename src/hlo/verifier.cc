@@ -931,6 +931,10 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i, Shape::Scalar(PrimitiveType::kU32),
                   absl::StrCat(Op(op), " is a u32 scalar"));
       return;
+    case Opcode::kGetDimensionSize:
+      CheckResult(c, i, Shape::Scalar(PrimitiveType::kS32),
+                  "get-dimension-size gives s32[]");
+      return;
     case Opcode::kAfterAll:
       CheckResult(c, i, Shape::Token(), "after-all gives a token");
       return;
@@ -1122,10 +1126,6 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       return;
     case Opcode::kCollectivePermuteStart:
       VerifyCollectivePermute(c, i, /*start=*/true);
-      return;
-    case Opcode::kGetDimensionSize:
-      CheckResult(c, i, Shape::Scalar(PrimitiveType::kS32),
-                  "get-dimension-size gives s32[]");
       return;
     default:
       break;

@@ -2,7 +2,8 @@
 //
 // Files: every `.hlo` under $HLOVERLAP_SOURCE_DIR/../shared/corpus (all
 // cases, stages 00-09). One test per file: parse, then VerifyModuleAll must
-// return no problems (the first few are printed on failure).
+// return no problems (the first few are printed on failure); from stage 02
+// on also with VerifierOptions::check_layouts.
 //
 // If the corpus folder is missing, CorpusPresent fails when the CI
 // environment variable is set and is skipped otherwise.
@@ -64,18 +65,35 @@ std::vector<CorpusFile> CorpusFiles() {
 
 class VerifierCorpusTest : public ::testing::TestWithParam<CorpusFile> {};
 
+std::string FirstProblems(const std::vector<std::string>& problems) {
+  std::string shown;
+  for (size_t i = 0; i < problems.size() && i < 20; ++i) {
+    shown += "  " + problems[i] + "\n";
+  }
+  return shown;
+}
+
 TEST_P(VerifierCorpusTest, VerifiesWithoutProblems) {
   const CorpusFile& file = GetParam();
   auto module = ParseHloFile(file.path.string());
   ASSERT_TRUE(module.ok()) << module.status();
   std::vector<std::string> problems = VerifyModuleAll(**module);
-  std::string shown;
-  for (size_t i = 0; i < problems.size() && i < 20; ++i) {
-    shown += "  " + problems[i] + "\n";
-  }
   EXPECT_TRUE(problems.empty())
       << file.path.string() << ": " << problems.size() << " problems:\n"
-      << shown;
+      << FirstProblems(problems);
+  // From the SPMD partitioner on, layouts are consistent too (before it,
+  // JAX's text passes transposed layouts to calls, which XLA accepts until
+  // layout assignment).
+  const std::string stage = file.path.filename().string();
+  if (stage.size() >= 2 && stage[0] == '0' && stage[1] >= '2') {
+    VerifierOptions layouts;
+    layouts.check_layouts = true;
+    problems = VerifyModuleAll(**module, layouts);
+    EXPECT_TRUE(problems.empty())
+        << file.path.string() << " (check_layouts): " << problems.size()
+        << " problems:\n"
+        << FirstProblems(problems);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, VerifierCorpusTest,
@@ -88,8 +106,8 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(VerifierCorpusTest);
 TEST(VerifierCorpusPresenceTest, CorpusPresent) {
   std::error_code ec;
   if (fs::is_directory(CorpusDir(), ec)) {
-    EXPECT_FALSE(CorpusFiles().empty()) << "no .hlo files under "
-                                        << CorpusDir();
+    EXPECT_FALSE(CorpusFiles().empty())
+        << "no .hlo files under " << CorpusDir();
     return;
   }
   if (std::getenv("CI") != nullptr) {

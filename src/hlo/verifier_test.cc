@@ -596,7 +596,7 @@ TEST_F(VerifierTest, Reduce) {
           "computation main, instruction dims: expected result shape f32[4] "
           "(inputs f32[4,8], f32[] reduced over {1} by sum), found f32[8]",
           "computation main, instruction sig: reducer (s32[], s32[]) -> "
-          "s32[]: parameter 0 must be f32[]"));
+          "s32[]: accumulator 0 s32[] does not match init value type f32"));
 }
 
 TEST_F(VerifierTest, VariadicReduce) {
@@ -867,8 +867,8 @@ TEST_F(VerifierTest, AllReduceAndReducer) {
       ElementsAre("computation main, instruction bad: expected result shape "
                   "f32[4] (operands f32[4]), found f32[2]",
                   "computation main, instruction types: to_apply isum: "
-                  "reducer (s32[], s32[]) -> s32[]: parameter 0 must be "
-                  "f32[]"));
+                  "reducer (s32[], s32[]) -> s32[]: accumulator 0 s32[] does "
+                  "not match init value type f32"));
 }
 
 TEST_F(VerifierTest, AllToAllAndCollectivePermute) {

@@ -108,7 +108,14 @@ using StateProvider = std::function<Instruction*(int64_t index)>;
 // The ancestors of `roots` inside `comp` (roots included) in post-order,
 // not descending into instructions that are already in `stop`.
 std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
-                                    const InstrMap& stop) {
+                                    const InstrMap& stop,
+                                    const Instruction* leaf_param = nullptr) {
+  // Reads of the loop parameter are leaves: never descend into the
+  // parameter itself.
+  auto is_leaf = [&](const Instruction* i) {
+    return leaf_param != nullptr && i->opcode() == Opcode::kGetTupleElement &&
+           i->operand_count() == 1 && i->operand(0) == leaf_param;
+  };
   std::vector<Instruction*> order;
   absl::flat_hash_set<const Instruction*> visited;
   std::vector<std::pair<Instruction*, size_t>> stack;
@@ -117,7 +124,7 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
     stack.push_back({root, 0});
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
-      if (next < static_cast<size_t>(inst->operand_count())) {
+      if (!is_leaf(inst) && next < static_cast<size_t>(inst->operand_count())) {
         Instruction* op = inst->operand(next++);
         if (!stop.contains(op) && visited.insert(op).second) {
           stack.push_back({op, 0});
@@ -142,7 +149,7 @@ absl::Status CloneBodySubset(const Computation& body,
                              const Instruction* insert_before) {
   const Instruction* param = body.parameter(0);
   // Map get-tuple-elements of the parameter first (they are leaves).
-  std::vector<Instruction*> order = Ancestors(roots, map);
+  std::vector<Instruction*> order = Ancestors(roots, map, param);
   std::vector<Instruction*> to_clone;
   to_clone.reserve(order.size());
   for (Instruction* inst : order) {
@@ -939,7 +946,9 @@ absl::StatusOr<Instruction*> RewriteForward(
   InstrMap map;
   map[ls.body_param] = p;
   {
-    absl::flat_hash_set<const Instruction*> cut;
+    // The old root is rebuilt below; the candidates' collectives,
+    // formatting and stores are replaced by the deferred stores.
+    absl::flat_hash_set<const Instruction*> cut = {old_root};
     for (const ForwardCandidate& c : cands) {
       cut.insert(c.collective);
       cut.insert(c.dus);
@@ -947,7 +956,7 @@ absl::StatusOr<Instruction*> RewriteForward(
     }
     std::vector<Instruction*> rest;
     for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
-      if (!cut.contains(inst)) rest.push_back(inst);
+      if (!cut.contains(inst) && !map.contains(inst)) rest.push_back(inst);
     }
     CloneIntoOptions options;
     options.suffix = "";
@@ -1267,26 +1276,28 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       }
     }
     if (!chosen.empty()) {
-      std::vector<std::string> names;
+      // Remarks describe the collectives before the rewrite deletes them.
+      std::vector<Remark> remarks;
+      for (Instruction* ag : chosen) {
+        Remark r =
+            MakeRemark(RemarkKind::kPassed, *ag, path, "backward",
+                       absl::StrCat(dry_run_ ? "would prefetch" : "prefetched",
+                                    " all-gather ", d, " iteration",
+                                    d > 1 ? "s" : "", " ahead"));
+        r.Metric("bytes_moved", BytesMoved(*ag))
+            .Metric("extra_live_bytes", d * ag->shape().ByteSize())
+            .Metric("depth", d)
+            .Metric("trip_count", trips);
+        remarks.push_back(std::move(r));
+      }
       absl::StatusOr<Instruction*> result = w;
       if (!dry_run_) result = RewriteBackward(ls, chosen, d);
-      for (Instruction* ag : chosen) {
-        Remark r;
-        if (result.ok()) {
-          r = MakeRemark(
-              RemarkKind::kPassed, *ag, path, "backward",
-              absl::StrCat(dry_run_ ? "would prefetch" : "prefetched",
-                           " all-gather ", d, " iteration", d > 1 ? "s" : "",
-                           " ahead"));
-          r.Metric("bytes_moved", BytesMoved(*ag))
-              .Metric("extra_live_bytes", d * ag->shape().ByteSize())
-              .Metric("depth", d)
-              .Metric("trip_count", trips);
-        } else {
-          r = MakeRemark(
-              RemarkKind::kFailure, *ag, path, "backward",
-              absl::StrCat("rewrite discarded, loop left unchanged: ",
-                           result.status().message()));
+      for (Remark& r : remarks) {
+        if (!result.ok()) {
+          r.kind = RemarkKind::kFailure;
+          r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
+                                   result.status().message());
+          r.metrics.clear();
         }
         context_.remarks.Emit(std::move(r));
       }

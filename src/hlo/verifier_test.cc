@@ -1123,6 +1123,143 @@ TEST_F(VerifierTest, VerifyComputationAll) {
   EXPECT_THAT(VerifyComputationAll(*c), IsEmpty());
 }
 
+TEST_F(VerifierTest, OtherSimpleRules) {
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({4, 2}));
+  Instruction* tok = Add(c, Opcode::kAfterAll, "tok", Shape::Token());
+  auto* rev = Add(c, Opcode::kReverse, "rev", F32({4, 2}), {p});
+  rev->mutable_attrs().dimensions = {2};
+  Instruction* lo = Param(c, 1, F32({3}));
+  Add(c, Opcode::kClamp, "clamp", F32({4, 2}), {lo, p, lo});
+  Add(c, Opcode::kBitcastConvert, "bcc", S32({4, 2, 2}), {p});
+  Add(c, Opcode::kPartitionId, "pid", S32({}));
+  Add(c, Opcode::kAfterAll, "aa", F32({}), {tok});
+  Add(c, Opcode::kAddDependency, "dep", F32({4}), {p, tok});
+  Add(c, Opcode::kOptBarrier, "ob", F32({2, 4}), {p});
+  Add(c, Opcode::kGetDimensionSize, "gds", U32(), {p});
+  auto* lit = Add(c, Opcode::kConstant, "lit", F32({2}));
+  lit->mutable_attrs().literal = std::make_unique<Literal>(F32({3}));
+  c->set_root(p);
+  EXPECT_THAT(
+      Verify(),
+      ElementsAre(
+          "computation main, instruction rev: reverse dimensions {2}: "
+          "dimension 2 is out of range for f32[4,2] (rank 2)",
+          "computation main, instruction clamp: clamp: min f32[3] must be a "
+          "scalar or have the shape of the operand f32[4,2]",
+          "computation main, instruction bcc: expected result shape s32[4,2] "
+          "(operand f32[4,2] bitcast to s32), found s32[4,2,2]",
+          "computation main, instruction pid: expected result shape u32[] "
+          "(partition-id is a u32 scalar), found s32[]",
+          "computation main, instruction aa: expected result shape token[] "
+          "(after-all gives a token), found f32[]",
+          "computation main, instruction dep: expected result shape f32[4,2] "
+          "(the shape of operand 0), found f32[4]",
+          "computation main, instruction ob: expected result shape f32[4,2] "
+          "(the operand's shape), found f32[2,4]",
+          "computation main, instruction gds: expected result shape s32[] "
+          "(get-dimension-size gives s32[]), found u32[]",
+          "computation main, instruction lit: literal has shape f32[3], "
+          "expected f32[2]"));
+}
+
+TEST_F(VerifierTest, DynamicShapesSkipArithmeticRules) {
+  Shape bounded = F32({8});
+  bounded.mutable_dim_kinds() = {DimKind::kBounded};
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, bounded);
+  // Element counts of bounded shapes are only upper bounds: not compared.
+  Add(c, Opcode::kReshape, "r", F32({2, 3}), {p});
+  // Whole-shape rules still apply.
+  Instruction* t = Add(c, Opcode::kTuple, "t", Tuple({F32({8})}), {p});
+  c->set_root(t);
+  EXPECT_THAT(Verify(),
+              ElementsAre("computation main, instruction t: expected result "
+                          "shape (f32[<=8]) (a tuple of the operand shapes), "
+                          "found (f32[8])"));
+}
+
+TEST_F(VerifierTest, FusionOperandCountAndControlCycle) {
+  Computation* fused = NewComputation("fused");
+  Instruction* fp = Param(fused, 0, F32({4}));
+  fused->set_root(fp);
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({4}));
+  Instruction* f = Add(c, Opcode::kFusion, "fusion", F32({4}), {p, p});
+  f->mutable_called_computations() = {fused};
+  Instruction* a = Add(c, Opcode::kNegate, "a", F32({4}), {p});
+  Instruction* b = Add(c, Opcode::kNegate, "b", F32({4}), {a});
+  a->AddControlPredecessor(b);
+  c->set_root(b);
+  EXPECT_THAT(
+      Verify(),
+      ElementsAre("computation main, instruction fusion: expected 1 operands "
+                  "(the parameters of fused computation fused), found 2",
+                  HasSubstr("(cycle through operands or control "
+                            "predecessors)")));
+}
+
+TEST_F(VerifierTest, AsyncUpdateAndDoneMustFollowTheirStart) {
+  Computation* wrapped = NewComputation("wrapped");
+  Instruction* wp = Param(wrapped, 0, F32({4}));
+  wrapped->set_root(Add(wrapped, Opcode::kNegate, "wn", F32({4}), {wp}));
+  Computation* other = NewComputation("other");
+  other->set_root(Param(other, 0, F32({4})));
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({4}));
+  const Shape start_shape = Tuple({Tuple({F32({4})}), F32({4})});
+  Instruction* start = Add(c, Opcode::kAsyncStart, "start", start_shape, {p});
+  start->mutable_called_computations() = {wrapped};
+  Instruction* update =
+      Add(c, Opcode::kAsyncUpdate, "update", Tuple({F32({4})}), {start});
+  (void)update;
+  Instruction* done = Add(c, Opcode::kAsyncDone, "done", F32({4}), {start});
+  done->mutable_called_computations() = {other};
+  Add(c, Opcode::kAsyncUpdate, "bad_update", start_shape, {p});
+  c->set_root(done);
+  EXPECT_THAT(
+      Verify(),
+      ElementsAre(
+          "computation main, instruction update: expected result shape "
+          "((f32[4]), f32[4]) (the shape of start), found (f32[4])",
+          "computation main, instruction done: calls other but its "
+          "async-start start calls wrapped",
+          "computation main, instruction bad_update: operand main.p0 is a "
+          "parameter, expected async-start or async-update"));
+}
+
+TEST_F(VerifierTest, CombinedAndInPlaceCollectives) {
+  Computation* c = Entry();
+  Instruction* a = Param(c, 0, F32({4}));
+  Instruction* b = Param(c, 1, BF16({2, 3}));
+  Instruction* out = Param(c, 2, F32({8}));
+  Instruction* offs = Param(c, 3, S32({1}));
+  auto* ags = Add(
+      c, Opcode::kAllGatherStart, "ags",
+      Tuple({Tuple({F32({4}), BF16({2, 3})}), Tuple({F32({8}), BF16({4, 3})})}),
+      {a, b});
+  ags->mutable_attrs().dimensions = {0};
+  auto* bad = Add(c, Opcode::kAllGather, "bad", Tuple({F32({8}), BF16({2, 6})}),
+                  {a, b});
+  bad->mutable_attrs().dimensions = {0};
+  auto* cp =
+      Add(c, Opcode::kCollectivePermute, "cp", F32({8}), {a, out, offs, offs});
+  cp->mutable_attrs().raw.push_back({"slice_sizes", "{{4}}"});
+  auto* cp_bad = Add(c, Opcode::kCollectivePermute, "cp_bad", F32({4}),
+                     {a, out, offs, offs});
+  cp_bad->mutable_attrs().raw.push_back({"slice_sizes", "{{4}}"});
+  c->set_root(ags);
+  EXPECT_THAT(
+      Verify(),
+      ElementsAre("computation main, instruction bad: expected result shape "
+                  "(f32[8], bf16[4,3]) (operands f32[4], bf16[2,3], "
+                  "dimensions={0}, group size 2 derived from the result "
+                  "(replica groups give none)), found (f32[8], bf16[2,6])",
+                  "computation main, instruction cp_bad: expected result "
+                  "shape f32[8] (operands f32[4], f32[8], s32[1], s32[1], in "
+                  "place), found f32[4]"));
+}
+
 // --- Text-based cases -------------------------------------------------------
 
 namespace text {

@@ -105,7 +105,7 @@ class Lexer {
 
   // Lexes the token starting at (or after whitespace/comments from) pos().
   // Punctuation is handled inline; everything else by NextSlow().
-  Token Next() {
+  [[gnu::always_inline]] Token Next() {
     const size_t n = input_.size();
     size_t p = pos_;
     while (p < n && (input_[p] == ' ' || input_[p] == '\n')) ++p;

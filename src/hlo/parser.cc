@@ -530,9 +530,10 @@ class Parser {
  private:
   // --- Tokens and diagnostics ---------------------------------------------
   void Advance() { tok_ = lex_.Next(); }
-  bool Error(size_t offset, std::string_view message);
+  [[gnu::noinline, gnu::cold]] bool Error(size_t offset,
+                                          std::string_view message);
   // "expected X, got 'tok'" (or the lexer's message for an invalid token).
-  bool Unexpected(std::string_view expected);
+  [[gnu::noinline, gnu::cold]] bool Unexpected(std::string_view expected);
   bool Expect(TK kind, std::string_view expected) {
     if (tok_.kind != kind) return Unexpected(expected);
     Advance();
@@ -554,9 +555,14 @@ class Parser {
   bool ParseComputation();
   bool ParseInstruction();
   bool Finalize();
+  bool RenameSynthesizedInstructions();
 
   // --- Shapes ---------------------------------------------------------------
   bool ParseShape(Shape* out, int depth);
+  // An array, token or opaque shape (no tuples).
+  bool ParseArrayShape(Shape* out);
+  [[gnu::noinline, gnu::cold]] bool NestingError(std::string_view what,
+                                                 size_t offset);
   bool ParseLayout(int64_t rank, Layout* layout);
   // The common `type[d,...]{l,...}` spelling straight from the characters;
   // false (nothing consumed) when the token path must handle it.
@@ -564,8 +570,12 @@ class Parser {
   // characters (no tokens); false when the token path must handle it.
   // ApplyFastShape fills a default Shape and moves past the shape.
   bool ScanShapeFast(PrimitiveType type, FastShape* fs) const;
+  // Checks the syntax of a shape without building it (ignored shapes).
+  bool SkipShape(int depth);
   void ApplyFastShape(const FastShape& fs, Shape* out);
-  size_t CountTupleElements(size_t open) const;
+  // Element count of the tuple shape at `open` and its closing ')' (npos
+  // when not found nearby).
+  size_t ScanTupleExtent(size_t open, size_t* close) const;
 
   // --- Operands -------------------------------------------------------------
   bool ParseOperands();
@@ -576,8 +586,12 @@ class Parser {
 
   // --- Literals ---------------------------------------------------------
   bool ParseConstantLiteral(const Shape& shape, Literal* out, int depth);
-  bool ParseArrayLevel(const Shape& shape, int64_t dim, Literal* lit,
-                       int64_t* index);
+  bool ParseArrayLiteral(const Shape& shape, Literal* lit);
+  [[gnu::noinline]] bool ParseArrayConstant(const Shape& shape, Literal* out);
+  [[gnu::noinline]] bool CheckTupleLiteralSize(const Shape& shape);
+  [[gnu::noinline]] void MakeTupleLiteral(const Shape& shape,
+                                          std::vector<Literal> elements,
+                                          Literal* out);
   bool ParseElement(PrimitiveType type, Literal* lit, int64_t index);
   bool ParseFloatValue(FloatValue* v);
   bool StoreFloat(PrimitiveType type, const FloatValue& v, Literal* lit,
@@ -621,6 +635,8 @@ class Parser {
   // Current computation.
   Computation* comp_ = nullptr;
   std::unique_ptr<Computation> comp_owned_;
+  // Top-level tuple shapes by their exact text.
+  SvMap<Shape> shape_cache_;
   // Wrapped computations synthesized for async sugar in comp_.
   std::vector<std::unique_ptr<Computation>> pending_wrapped_;
   SvMap<Instruction*> names_;
@@ -649,6 +665,11 @@ bool Parser::Error(size_t offset, std::string_view message) {
         StrCatSv(opts_.filename, ":", line, ":", col, ": ", message));
   }
   return false;
+}
+
+bool Parser::NestingError(std::string_view what, size_t offset) {
+  return Error(offset, StrCatSv(what, " nesting deeper than ",
+                                opts_.max_nesting_depth, " levels"));
 }
 
 bool Parser::Unexpected(std::string_view expected) {
@@ -783,30 +804,75 @@ bool Parser::SkipParenGroup(size_t* end) {
 // Shapes.
 
 bool Parser::ParseShape(Shape* out, int depth) {
-  if (depth > opts_.max_nesting_depth) {
-    return Error(tok_.offset, StrCatSv("shape nesting deeper than ",
-                                       opts_.max_nesting_depth, " levels"));
-  }
-  if (tok_.kind == TK::kLparen) {
+  if (tok_.kind != TK::kLparen) return ParseArrayShape(out);
+  // Tuples are parsed with an explicit stack (no recursion).
+  struct Frame {
     std::vector<Shape> elements;
-    elements.reserve(CountTupleElements(tok_.offset));
-    Advance();
-    if (tok_.kind != TK::kRparen) {
-      while (true) {
-        elements.emplace_back();
-        if (!ParseShape(&elements.back(), depth + 1)) return false;
-        if (tok_.kind == TK::kComma) {
+    std::string_view key;  // cache key (top level only)
+    size_t close;          // offset of the matching ')' or npos
+  };
+  std::vector<Frame> stack;
+  while (true) {
+    // At the start of a shape.
+    if (tok_.kind == TK::kLparen) {
+      if (depth + static_cast<int64_t>(stack.size()) >=
+          opts_.max_nesting_depth) {
+        return NestingError("shape", tok_.offset);
+      }
+      // Dumps repeat the same (often long) tuple shapes: loop state in the
+      // parameter, tuple, while and get-tuple-element lines. Top-level
+      // tuple shapes are cached by their exact text.
+      const size_t open = tok_.offset;
+      size_t close;
+      const size_t count = ScanTupleExtent(open, &close);
+      std::string_view key;
+      if (stack.empty() && depth == 0 && close != std::string_view::npos) {
+        key = lex_.input().substr(open, close + 1 - open);
+        auto it = shape_cache_.find(key);
+        if (it != shape_cache_.end()) {
+          *out = it->second;
+          lex_.set_pos(close + 1);
           Advance();
-          continue;
+          return true;
         }
-        if (tok_.kind == TK::kRparen) break;
-        return Unexpected("',' or ')' in tuple shape");
+      }
+      stack.push_back(Frame{{}, key, close});
+      stack.back().elements.reserve(count);
+      Advance();
+      if (tok_.kind != TK::kRparen) continue;
+    } else {
+      if (!ParseArrayShape(&stack.back().elements.emplace_back())) {
+        return false;
       }
     }
-    Advance();
-    *out = Shape::Tuple(std::move(elements));
-    return true;
+    // After a shape inside a tuple (or at an empty tuple's ')').
+    while (true) {
+      if (tok_.kind == TK::kComma && !stack.back().elements.empty()) {
+        Advance();
+        break;  // next element
+      }
+      if (tok_.kind != TK::kRparen) {
+        return Unexpected("',' or ')' in tuple shape");
+      }
+      const size_t closed_at = tok_.offset;
+      Advance();
+      Frame frame = std::move(stack.back());
+      stack.pop_back();
+      Shape tuple = Shape::Tuple(std::move(frame.elements));
+      if (stack.empty()) {
+        if (!frame.key.empty() && closed_at == frame.close &&
+            shape_cache_.size() < 4096) {
+          shape_cache_.emplace(frame.key, tuple);
+        }
+        *out = std::move(tuple);
+        return true;
+      }
+      stack.back().elements.push_back(std::move(tuple));
+    }
   }
+}
+
+bool Parser::ParseArrayShape(Shape* out) {
   if (tok_.kind != TK::kIdent) return Unexpected("shape");
   std::optional<PrimitiveType> type = LookupElementType(tok_.text);
   if (!type) {
@@ -897,13 +963,15 @@ bool Parser::ParseShape(Shape* out, int depth) {
   return true;
 }
 
-size_t Parser::CountTupleElements(size_t open) const {
-  // A reservation hint only: counts commas at depth 1 up to the matching
-  // ')' (comments are not special; a wrong count only costs a reallocation).
+size_t Parser::ScanTupleExtent(size_t open, size_t* close) const {
+  // Counts commas at depth 1 up to the matching ')' (comments are not
+  // special: a wrong extent only disables the cache for this shape, a wrong
+  // count only costs a reallocation).
   const std::string_view in = lex_.input();
-  const size_t limit = std::min(in.size(), open + (size_t{1} << 16));
+  const size_t limit = std::min(in.size(), open + (size_t{1} << 20));
   size_t count = 1;
   int depth = 0;
+  *close = std::string_view::npos;
   for (size_t p = open; p < limit; ++p) {
     switch (in[p]) {
       case '(':
@@ -914,7 +982,10 @@ size_t Parser::CountTupleElements(size_t open) const {
       case ')':
       case ']':
       case '}':
-        if (--depth == 0) return count;
+        if (--depth == 0) {
+          *close = in[p] == ')' ? p : std::string_view::npos;
+          return std::min<size_t>(count, 1 << 16);
+        }
         break;
       case ',':
         if (depth == 1) ++count;
@@ -924,6 +995,44 @@ size_t Parser::CountTupleElements(size_t open) const {
     }
   }
   return 8;
+}
+
+bool Parser::SkipShape(int depth) {
+  int open = 0;  // unclosed '(' of tuples being skipped
+  while (true) {
+    if (tok_.kind == TK::kLparen) {
+      if (depth + open >= opts_.max_nesting_depth) {
+        return NestingError("shape", tok_.offset);
+      }
+      ++open;
+      Advance();
+      if (tok_.kind != TK::kRparen) continue;
+    } else {
+      std::optional<PrimitiveType> type;
+      FastShape fs;
+      if (tok_.kind == TK::kIdent && (type = LookupElementType(tok_.text)) &&
+          ScanShapeFast(*type, &fs)) {
+        lex_.set_pos(fs.end);
+        Advance();
+      } else {
+        Shape scratch;
+        if (!ParseArrayShape(&scratch)) return false;
+      }
+      if (open == 0) return true;
+    }
+    // After a shape inside a tuple (or at an empty tuple's ')').
+    while (true) {
+      if (tok_.kind == TK::kComma) {
+        Advance();
+        break;
+      }
+      if (tok_.kind != TK::kRparen) {
+        return Unexpected("',' or ')' in tuple shape");
+      }
+      Advance();
+      if (--open == 0) return true;
+    }
+  }
 }
 
 bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
@@ -939,10 +1048,11 @@ bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
     const size_t start = p;
     int64_t x = 0;
     while (p < n && static_cast<unsigned>(d[p] - '0') < 10) {
+      if (p - start == 18) return false;  // the token path reports it
       x = x * 10 + (d[p] - '0');
       ++p;
     }
-    if (p == start || p - start > 18) return false;
+    if (p == start) return false;
     *v = x;
     return true;
   };
@@ -1337,8 +1447,8 @@ bool Parser::ParseComputation() {
         }
         Advance();
         if (!Expect(TK::kColon, "':' after parameter name")) return false;
-        Shape ignored;
-        if (!ParseShape(&ignored, 0)) return false;
+        if (!SkipShape(0))
+          return false;  // parameter(N) lines are authoritative
         if (tok_.kind == TK::kComma) {
           Advance();
           continue;
@@ -1627,6 +1737,73 @@ bool Parser::ParseInstruction() {
   return true;
 }
 
+bool Parser::RenameSynthesizedInstructions() {
+  // Only parsed names equal to a synthesized name, or to one followed by
+  // ".<digits>", can matter. A bitmap over a cheap signature of the
+  // synthesized names skips the hash lookups for almost every name.
+  auto signature = [](std::string_view n) -> uint32_t {
+    if (n.empty()) return 0;
+    const uint32_t last = static_cast<uint8_t>(n.back());
+    const uint32_t prev =
+        n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
+    return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
+            prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
+           0xffffu;
+  };
+  std::vector<uint64_t> bitmap(1024, 0);
+  auto maybe = [&](std::string_view n) {
+    const uint32_t sig = signature(n);
+    return (bitmap[sig >> 6] >> (sig & 63)) & 1;
+  };
+  absl::flat_hash_set<const Instruction*> synth(synth_instructions_.begin(),
+                                                synth_instructions_.end());
+  SvMap<int64_t> counts;  // synthesized name -> instructions carrying it
+  counts.reserve(synth_instructions_.size());
+  for (const Instruction* inst : synth_instructions_) {
+    counts.emplace(inst->name(), 0);
+    const uint32_t sig = signature(inst->name());
+    bitmap[sig >> 6] |= uint64_t{1} << (sig & 63);
+  }
+  bool collision = false;
+  SvSet used;  // parsed names that a synthesized name or rename could hit
+  for (const auto& comp : module_->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      const std::string_view n = inst->name();
+      if (maybe(n)) {
+        auto it = counts.find(n);
+        if (it != counts.end()) {
+          if (++it->second > 1) collision = true;
+          if (!synth.contains(inst.get())) used.insert(n);
+          continue;
+        }
+      }
+      // "<synthesized>.<digits>" could block a rename.
+      size_t dot = n.size();
+      while (dot > 0 && n[dot - 1] >= '0' && n[dot - 1] <= '9') --dot;
+      if (dot > 1 && dot < n.size() && n[dot - 1] == '.' &&
+          maybe(n.substr(0, dot - 1)) &&
+          counts.contains(n.substr(0, dot - 1))) {
+        used.insert(n);
+      }
+    }
+  }
+  if (!collision) return true;
+  for (Instruction* inst : synth_instructions_) {
+    if (used.contains(inst->name())) {
+      const std::string base = inst->name();
+      for (int64_t k = 1;; ++k) {
+        std::string candidate = StrCatSv(base, ".", k);
+        if (!used.contains(candidate)) {
+          inst->set_name(std::move(candidate));
+          break;
+        }
+      }
+    }
+    used.insert(inst->name());
+  }
+  return true;
+}
+
 bool Parser::Finalize() {
   Computation* entry = entry_;
   if (entry == nullptr) {
@@ -1647,60 +1824,9 @@ bool Parser::Finalize() {
   }
 
   // Names must be unique per module: rename synthesized instructions and
-  // computations that collide with anything else.
-  if (!synth_instructions_.empty()) {
-    // Count, for each synthesized name, how many instructions carry it; a
-    // count above one means a collision (rare: resolved below). A bitmap
-    // over a cheap signature of the names skips most lookups.
-    auto signature = [](std::string_view n) -> uint32_t {
-      if (n.empty()) return 0;
-      const uint32_t last = static_cast<uint8_t>(n.back());
-      const uint32_t prev =
-          n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
-      return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
-              prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
-             0xffffu;
-    };
-    std::vector<uint64_t> bitmap(1024, 0);
-    SvMap<int64_t> counts;
-    counts.reserve(synth_instructions_.size());
-    for (const Instruction* inst : synth_instructions_) {
-      counts.emplace(inst->name(), 0);
-      const uint32_t sig = signature(inst->name());
-      bitmap[sig >> 6] |= uint64_t{1} << (sig & 63);
-    }
-    bool collision = false;
-    for (const auto& comp : module_->computations()) {
-      for (const auto& inst : comp->instructions()) {
-        const uint32_t sig = signature(inst->name());
-        if (!((bitmap[sig >> 6] >> (sig & 63)) & 1)) continue;
-        auto it = counts.find(inst->name());
-        if (it != counts.end() && ++it->second > 1) collision = true;
-      }
-    }
-    if (collision) {
-      absl::flat_hash_set<const Instruction*> synth(synth_instructions_.begin(),
-                                                    synth_instructions_.end());
-      SvSet used;
-      for (const auto& comp : module_->computations()) {
-        for (const auto& inst : comp->instructions()) {
-          if (!synth.contains(inst.get())) used.insert(inst->name());
-        }
-      }
-      for (Instruction* inst : synth_instructions_) {
-        if (used.contains(inst->name())) {
-          std::string base = inst->name();
-          for (int64_t k = 1;; ++k) {
-            std::string candidate = StrCatSv(base, ".", k);
-            if (!used.contains(candidate)) {
-              inst->set_name(std::move(candidate));
-              break;
-            }
-          }
-        }
-        used.insert(inst->name());
-      }
-    }
+  // computations that collide with anything else ("x_1" -> "x_1.1").
+  if (!synth_instructions_.empty() && !RenameSynthesizedInstructions()) {
+    return false;
   }
   if (!synth_computations_.empty()) {
     absl::flat_hash_set<const Computation*> synth(synth_computations_.begin(),
@@ -1844,11 +1970,11 @@ bool Parser::UndefinedInstruction(std::string_view name, size_t offset,
 // Literals.
 
 bool Parser::ParseConstantLiteral(const Shape& shape, Literal* out, int depth) {
+  // Recursive only through tuple literals (depth-limited); the frames of
+  // this chain stay small, the heavy work is in non-inlined helpers.
   if (depth > opts_.max_nesting_depth) {
-    return Error(tok_.offset, StrCatSv("literal nesting deeper than ",
-                                       opts_.max_nesting_depth, " levels"));
+    return NestingError("literal", tok_.offset);
   }
-  const size_t offset = tok_.offset;
   // `{...}`: values elided by the printer.
   if (tok_.kind == TK::kLbrace && lex_.Peek().kind == TK::kDots) {
     Advance();
@@ -1857,44 +1983,53 @@ bool Parser::ParseConstantLiteral(const Shape& shape, Literal* out, int depth) {
     *out = Literal::Elided(shape);
     return true;
   }
-  if (shape.IsTuple()) {
-    // Literal(shape) allocates every leaf: bound the total first.
-    int64_t leaves = 0;
-    std::vector<const Shape*> stack = {&shape};
-    while (!stack.empty()) {
-      const Shape* s = stack.back();
-      stack.pop_back();
-      if (s->IsTuple()) {
-        for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
-      } else if (s->IsArray() &&
-                 __builtin_add_overflow(leaves, s->ElementCount(), &leaves)) {
-        leaves = std::numeric_limits<int64_t>::max();
-      }
+  if (!shape.IsTuple()) return ParseArrayConstant(shape, out);
+  if (depth == 0 && !CheckTupleLiteralSize(shape)) return false;
+  if (!Expect(TK::kLparen, "'(' to start a tuple literal")) return false;
+  std::vector<Literal> elements(shape.tuple_size());
+  for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+    if (i > 0 && !Expect(TK::kComma, "',' in tuple literal")) return false;
+    if (!ParseConstantLiteral(shape.tuple_shapes(i), &elements[i], depth + 1)) {
+      return false;
     }
-    if (leaves > static_cast<int64_t>(lex_.input().size() - offset) ||
-        leaves > opts_.max_elements) {
-      return Error(offset, StrCatSv("tuple constant of shape ",
-                                    shape.ToString(false), " has ", leaves,
-                                    " elements, more than the input "
-                                    "holds"));
-    }
-    if (!Expect(TK::kLparen, "'(' to start a tuple literal")) return false;
-    std::vector<Literal> elements;
-    elements.reserve(shape.tuple_size());
-    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
-      if (i > 0 && !Expect(TK::kComma, "',' in tuple literal")) return false;
-      elements.emplace_back();
-      if (!ParseConstantLiteral(shape.tuple_shapes(i), &elements.back(),
-                                depth + 1)) {
-        return false;
-      }
-    }
-    if (!Expect(TK::kRparen, "')' to end a tuple literal")) return false;
-    Literal tuple(shape);
-    tuple.mutable_elements() = std::move(elements);
-    *out = std::move(tuple);
-    return true;
   }
+  if (!Expect(TK::kRparen, "')' to end a tuple literal")) return false;
+  MakeTupleLiteral(shape, std::move(elements), out);
+  return true;
+}
+
+bool Parser::CheckTupleLiteralSize(const Shape& shape) {
+  // Literal(shape) allocates every leaf: bound the total first.
+  int64_t leaves = 0;
+  std::vector<const Shape*> stack = {&shape};
+  while (!stack.empty()) {
+    const Shape* s = stack.back();
+    stack.pop_back();
+    if (s->IsTuple()) {
+      for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
+    } else if (s->IsArray() &&
+               __builtin_add_overflow(leaves, s->ElementCount(), &leaves)) {
+      leaves = std::numeric_limits<int64_t>::max();
+    }
+  }
+  if (leaves > static_cast<int64_t>(lex_.input().size() - tok_.offset) ||
+      leaves > opts_.max_elements) {
+    return Error(tok_.offset, StrCatSv("tuple constant of shape ",
+                                       shape.ToString(false), " has ", leaves,
+                                       " elements, more than the input holds"));
+  }
+  return true;
+}
+
+void Parser::MakeTupleLiteral(const Shape& shape, std::vector<Literal> elements,
+                              Literal* out) {
+  Literal tuple(shape);
+  tuple.mutable_elements() = std::move(elements);
+  *out = std::move(tuple);
+}
+
+bool Parser::ParseArrayConstant(const Shape& shape, Literal* out) {
+  const size_t offset = tok_.offset;
   if (!shape.IsArray()) {
     return Error(offset, StrCatSv("cannot parse a literal of shape ",
                                   shape.ToString(false)));
@@ -1913,54 +2048,66 @@ bool Parser::ParseConstantLiteral(const Shape& shape, Literal* out, int depth) {
                           count, " elements, more than the input holds"));
   }
   if (shape.rank() > opts_.max_nesting_depth) {
-    return Error(offset, StrCatSv("literal nesting deeper than ",
-                                  opts_.max_nesting_depth, " levels"));
+    return NestingError("literal", offset);
   }
   Literal lit(shape);
   if (shape.rank() == 0) {
     if (!ParseElement(shape.element_type(), &lit, 0)) return false;
   } else {
-    int64_t index = 0;
-    if (!ParseArrayLevel(shape, 0, &lit, &index)) return false;
+    if (!ParseArrayLiteral(shape, &lit)) return false;
   }
   *out = std::move(lit);
   return true;
 }
 
-bool Parser::ParseArrayLevel(const Shape& shape, int64_t dim, Literal* lit,
-                             int64_t* index) {
+bool Parser::ParseArrayLiteral(const Shape& shape, Literal* lit) {
+  // Nested braces, one level per dimension, walked with a per-level count
+  // (no recursion). Exact element counts are enforced per dimension.
+  const int64_t rank = shape.rank();
+  const auto& dims = shape.dimensions();
+  absl::InlinedVector<int64_t, 8> count(rank, 0);
+  int64_t level = 0;
+  int64_t index = 0;
   if (!Expect(TK::kLbrace, "'{' in literal")) return false;
-  const int64_t want = shape.dimensions(dim);
-  const bool innermost = dim + 1 == shape.rank();
-  int64_t n = 0;
-  if (tok_.kind != TK::kRbrace) {
-    while (true) {
-      if (n >= want) {
+  bool need_element = false;  // after a ',' an element must follow
+  while (true) {
+    if (tok_.kind == TK::kRbrace && !need_element) {
+      if (count[level] != dims[level]) {
+        return Error(tok_.offset, StrCatSv("expected ", dims[level],
+                                           " elements in dimension ", level,
+                                           " of literal, got ", count[level]));
+      }
+      Advance();
+      if (level == 0) return true;
+      --level;
+      ++count[level];
+    } else {
+      if (count[level] >= dims[level]) {
         return Error(tok_.offset,
-                     StrCatSv("too many elements in dimension ", dim,
-                              " of literal: expected ", want));
+                     StrCatSv("too many elements in dimension ", level,
+                              " of literal: expected ", dims[level]));
       }
-      if (innermost) {
-        if (!ParseElement(shape.element_type(), lit, (*index)++)) return false;
+      if (level + 1 == rank) {
+        if (!ParseElement(shape.element_type(), lit, index++)) return false;
+        ++count[level];
       } else {
-        if (!ParseArrayLevel(shape, dim + 1, lit, index)) return false;
-      }
-      ++n;
-      if (tok_.kind == TK::kComma) {
-        Advance();
+        if (!Expect(TK::kLbrace, "'{' in literal")) return false;
+        ++level;
+        count[level] = 0;
+        need_element = false;
         continue;
       }
-      if (tok_.kind == TK::kRbrace) break;
+    }
+    // After an element or a closed sub-array.
+    if (tok_.kind == TK::kComma) {
+      Advance();
+      need_element = true;
+    } else if (tok_.kind == TK::kRbrace) {
+      need_element = false;
+    } else {
       return Unexpected("',' or '}' in literal");
     }
   }
-  if (n != want) {
-    return Error(tok_.offset,
-                 StrCatSv("expected ", want, " elements in dimension ", dim,
-                          " of literal, got ", n));
-  }
-  Advance();
-  return true;
 }
 
 bool Parser::ParseFloatValue(FloatValue* v) {

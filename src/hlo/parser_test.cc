@@ -1006,7 +1006,7 @@ TEST(Errors, NestingDepthBombs) {
   const int n = 100000;
   EXPECT_PARSE_ERROR("ENTRY e {\n  ROOT p = " + std::string(n, '(') + "f32[]" +
                          std::string(n, ')') + " parameter(0)\n}\n",
-                     2, 269, "shape nesting deeper than 256 levels");
+                     2, 268, "shape nesting deeper than 256 levels");
   EXPECT_PARSE_ERROR("ENTRY e {\n  ROOT c = f32[1] constant(" +
                          std::string(n, '{') + "1" + std::string(n, '}') +
                          ")\n}\n",

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "interp/elementwise.h"
 
 namespace hloverlap::interp {
 namespace {
@@ -169,22 +170,17 @@ absl::Status Invalid(std::string msg) {
   return absl::InvalidArgumentError(std::move(msg));
 }
 
-template <typename Acc>
-absl::Status RunFloatDot(
-    const Value& lhs, const Value& rhs, int64_t batch, int64_t m, int64_t n,
-    int64_t k, const std::vector<int64_t>& lb, const std::vector<int64_t>& rb,
-    const std::vector<int64_t>& lm, const std::vector<int64_t>& lk,
-    const std::vector<int64_t>& rk, const std::vector<int64_t>& rn, Acc* out) {
-  VisitElementType(lhs.type(), [&]<typename TA>() {
-    VisitElementType(rhs.type(), [&]<typename TB>() {
-      for (int64_t bi = 0; bi < batch; ++bi) {
-        MatView<TA> a{lhs.data<TA>() + lb[bi], lm.data(), lk.data()};
-        MatView<TB> b{rhs.data<TB>() + rb[bi], rk.data(), rn.data()};
-        GemmGeneric<Acc, TA, TB>(m, n, k, a, b, out + bi * m * n);
-      }
-    });
-  });
-  return absl::OkStatus();
+template <typename Acc, typename T>
+void RunFloatDot(const Value& lhs, const Value& rhs, int64_t batch, int64_t m,
+                 int64_t n, int64_t k, const std::vector<int64_t>& lb,
+                 const std::vector<int64_t>& rb, const std::vector<int64_t>& lm,
+                 const std::vector<int64_t>& lk, const std::vector<int64_t>& rk,
+                 const std::vector<int64_t>& rn, Acc* out) {
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    MatView<T> a{lhs.data<T>() + lb[bi], lm.data(), lk.data()};
+    MatView<T> b{rhs.data<T>() + rb[bi], rk.data(), rn.data()};
+    GemmGeneric<Acc, T, T>(m, n, k, a, b, out + bi * m * n);
+  }
 }
 
 }  // namespace
@@ -287,6 +283,24 @@ absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
   const bool wide = lhs.type() == PrimitiveType::kF64 ||
                     rhs.type() == PrimitiveType::kF64 ||
                     out_type == PrimitiveType::kF64;
+  // Operands are brought to one type before the kernel (exact conversions:
+  // 16-bit floats and f32 to f32/f64; integers as `convert` does), so only
+  // four kernels are instantiated: bf16, f16, f32 (f32 accumulation) and f64.
+  Value a = lhs, b = rhs;
+  if (IsFloatingPointType(out_type)) {
+    PrimitiveType common = wide ? PrimitiveType::kF64 : PrimitiveType::kF32;
+    if (!wide && a.type() == b.type() &&
+        (a.type() == PrimitiveType::kBF16 || a.type() == PrimitiveType::kF16)) {
+      common = a.type();
+    }
+    for (Value* v : {&a, &b}) {
+      if (v->type() != common) {
+        absl::StatusOr<Value> c = Convert(*v, common);
+        if (!c.ok()) return c.status();
+        *v = *std::move(c);
+      }
+    }
+  }
   if (IsFloatingPointType(out_type)) {
     const int64_t total = batch * m * n;
     if (wide) {
@@ -298,8 +312,8 @@ absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
         acc.resize(total);
         dst = acc.data();
       }
-      RunFloatDot<double>(lhs, rhs, batch, m, n, k, lb, rb, lm, lk, rk, rn,
-                          dst);
+      RunFloatDot<double, double>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
+                                  dst);
       if (out_type != PrimitiveType::kF64) {
         // Rounds f64 -> out type as convert does.
         Value& o = *out;
@@ -325,7 +339,20 @@ absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
       acc.resize(total);
       dst = acc.data();
     }
-    RunFloatDot<float>(lhs, rhs, batch, m, n, k, lb, rb, lm, lk, rk, rn, dst);
+    switch (a.type()) {
+      case PrimitiveType::kBF16:
+        RunFloatDot<float, bf16_t>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
+                                   dst);
+        break;
+      case PrimitiveType::kF16:
+        RunFloatDot<float, f16_t>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
+                                  dst);
+        break;
+      default:
+        RunFloatDot<float, float>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
+                                  dst);
+        break;
+    }
     if (out_type == PrimitiveType::kBF16) {
       bf16_t* p = out->mutable_data<bf16_t>();
       for (int64_t i = 0; i < total; ++i) p[i] = bf16_t{F32ToBf16(acc[i])};
@@ -341,36 +368,36 @@ absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
         "dot: unsupported type combination ", lhs.ShapeString(), " x ",
         rhs.ShapeString(), " -> ", std::string(PrimitiveTypeName(out_type))));
   }
-  // Integer dot: accumulate in the output type, wrapping.
+  // Integer dot: operands converted (wrapping) to the output type, then
+  // accumulated in it, wrapping.
+  for (Value* v : {&a, &b}) {
+    if (v->type() != out_type) {
+      absl::StatusOr<Value> c = Convert(*v, out_type);
+      if (!c.ok()) return c.status();
+      *v = *std::move(c);
+    }
+  }
   Value& o = *out;
   VisitElementType(out_type, [&]<typename TO>() {
     if constexpr (kIsIntStorage<TO>) {
       using U = std::conditional_t<(sizeof(TO) < 4), uint32_t,
                                    std::make_unsigned_t<TO>>;
-      VisitElementType(lhs.type(), [&]<typename TA>() {
-        VisitElementType(rhs.type(), [&]<typename TB>() {
-          if constexpr (!kIsFloatStorage<TA> && !kIsFloatStorage<TB>) {
-            TO* p = o.mutable_data<TO>();
-            const TA* A = lhs.data<TA>();
-            const TB* B = rhs.data<TB>();
-            for (int64_t bi = 0; bi < batch; ++bi) {
-              for (int64_t i = 0; i < m; ++i) {
-                for (int64_t j = 0; j < n; ++j) {
-                  U acc = 0;
-                  for (int64_t kk = 0; kk < k; ++kk) {
-                    U x = static_cast<U>(static_cast<TO>(
-                        LoadAs<int64_t>(A[lb[bi] + lm[i] + lk[kk]])));
-                    U y = static_cast<U>(static_cast<TO>(
-                        LoadAs<int64_t>(B[rb[bi] + rk[kk] + rn[j]])));
-                    acc = static_cast<U>(acc + static_cast<U>(x * y));
-                  }
-                  p[(bi * m + i) * n + j] = static_cast<TO>(acc);
-                }
-              }
+      TO* p = o.mutable_data<TO>();
+      const TO* A = a.data<TO>();
+      const TO* B = b.data<TO>();
+      for (int64_t bi = 0; bi < batch; ++bi) {
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            U acc = 0;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              U x = static_cast<U>(A[lb[bi] + lm[i] + lk[kk]]);
+              U y = static_cast<U>(B[rb[bi] + rk[kk] + rn[j]]);
+              acc = static_cast<U>(acc + static_cast<U>(x * y));
             }
+            p[(bi * m + i) * n + j] = static_cast<TO>(acc);
           }
-        });
-      });
+        }
+      }
     }
   });
   return out;

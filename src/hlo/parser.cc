@@ -556,6 +556,9 @@ class Parser {
   bool ParseInstruction();
   bool Finalize();
   bool RenameSynthesizedInstructions();
+  static uint32_t NameSignature(std::string_view name);
+  void NoteParsedName(std::string_view name);
+  void NoteSynthesized(Instruction* inst);
 
   // --- Shapes ---------------------------------------------------------------
   bool ParseShape(Shape* out, int depth);
@@ -654,6 +657,17 @@ class Parser {
   bool uses_compact_gte_ = false;
   std::vector<std::pair<size_t, std::string_view>> pending_preds_;
   std::vector<Instruction*> synth_instructions_;
+  // Every parsed instruction name with signatures for the collision check.
+  struct ParsedName {
+    std::string_view name;
+    uint32_t prefix_len;  // of "<prefix>.<digits>", 0 if not that form
+    uint16_t sig;
+    uint16_t prefix_sig;
+  };
+  std::vector<ParsedName> parsed_names_;
+  SvMap<int64_t> synth_counts_;  // synthesized name -> count
+  bool synth_self_collision_ = false;
+  std::vector<uint64_t> synth_bitmap_ = std::vector<uint64_t>(1024, 0);
   std::vector<Computation*> synth_computations_;
 };
 
@@ -1726,6 +1740,7 @@ bool Parser::ParseInstruction() {
     added->AddControlPredecessor(pred);
   }
   name_slot->second = added;
+  NoteParsedName(name);
   if (is_root) {
     if (root_ != nullptr) {
       return Error(line_offset, StrCatSv("computation '", comp_->name(),
@@ -1737,54 +1752,59 @@ bool Parser::ParseInstruction() {
   return true;
 }
 
+uint32_t Parser::NameSignature(std::string_view n) {
+  if (n.empty()) return 0;
+  const uint32_t last = static_cast<uint8_t>(n.back());
+  const uint32_t prev =
+      n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
+  return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
+          prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
+         0xffffu;
+}
+
+void Parser::NoteParsedName(std::string_view name) {
+  ParsedName p;
+  p.name = name;
+  p.sig = static_cast<uint16_t>(NameSignature(name));
+  // "<base>.<digits>": a rename of a synthesized "<base>" could hit it.
+  size_t dot = name.size();
+  while (dot > 0 && name[dot - 1] >= '0' && name[dot - 1] <= '9') --dot;
+  p.prefix_len = 0;
+  if (dot > 1 && dot < name.size() && name[dot - 1] == '.') {
+    p.prefix_len = static_cast<uint32_t>(dot - 1);
+    p.prefix_sig =
+        static_cast<uint16_t>(NameSignature(name.substr(0, dot - 1)));
+  }
+  parsed_names_.push_back(p);
+}
+
+void Parser::NoteSynthesized(Instruction* inst) {
+  synth_instructions_.push_back(inst);
+  if (++synth_counts_[inst->name()] > 1) synth_self_collision_ = true;
+  const uint32_t sig = NameSignature(inst->name());
+  synth_bitmap_[sig >> 6] |= uint64_t{1} << (sig & 63);
+}
+
 bool Parser::RenameSynthesizedInstructions() {
   // Only parsed names equal to a synthesized name, or to one followed by
-  // ".<digits>", can matter. A bitmap over a cheap signature of the
-  // synthesized names skips the hash lookups for almost every name.
-  auto signature = [](std::string_view n) -> uint32_t {
-    if (n.empty()) return 0;
-    const uint32_t last = static_cast<uint8_t>(n.back());
-    const uint32_t prev =
-        n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
-    return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
-            prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
-           0xffffu;
+  // ".<digits>", can matter. Their signatures, computed while parsing, are
+  // checked against a bitmap of the synthesized names' signatures, so this
+  // scan touches neither the instructions nor the input text except for
+  // the rare candidates.
+  auto maybe = [&](uint32_t sig) {
+    return (synth_bitmap_[sig >> 6] >> (sig & 63)) & 1;
   };
-  std::vector<uint64_t> bitmap(1024, 0);
-  auto maybe = [&](std::string_view n) {
-    const uint32_t sig = signature(n);
-    return (bitmap[sig >> 6] >> (sig & 63)) & 1;
-  };
-  absl::flat_hash_set<const Instruction*> synth(synth_instructions_.begin(),
-                                                synth_instructions_.end());
-  SvMap<int64_t> counts;  // synthesized name -> instructions carrying it
-  counts.reserve(synth_instructions_.size());
-  for (const Instruction* inst : synth_instructions_) {
-    counts.emplace(inst->name(), 0);
-    const uint32_t sig = signature(inst->name());
-    bitmap[sig >> 6] |= uint64_t{1} << (sig & 63);
-  }
-  bool collision = false;
+  bool collision = synth_self_collision_;
   SvSet used;  // parsed names that a synthesized name or rename could hit
-  for (const auto& comp : module_->computations()) {
-    for (const auto& inst : comp->instructions()) {
-      const std::string_view n = inst->name();
-      if (maybe(n)) {
-        auto it = counts.find(n);
-        if (it != counts.end()) {
-          if (++it->second > 1) collision = true;
-          if (!synth.contains(inst.get())) used.insert(n);
-          continue;
-        }
-      }
-      // "<synthesized>.<digits>" could block a rename.
-      size_t dot = n.size();
-      while (dot > 0 && n[dot - 1] >= '0' && n[dot - 1] <= '9') --dot;
-      if (dot > 1 && dot < n.size() && n[dot - 1] == '.' &&
-          maybe(n.substr(0, dot - 1)) &&
-          counts.contains(n.substr(0, dot - 1))) {
-        used.insert(n);
-      }
+  for (const ParsedName& p : parsed_names_) {
+    if (maybe(p.sig) && synth_counts_.contains(p.name)) {
+      collision = true;
+      used.insert(p.name);
+      continue;
+    }
+    if (p.prefix_len > 0 && maybe(p.prefix_sig) &&
+        synth_counts_.contains(p.name.substr(0, p.prefix_len))) {
+      used.insert(p.name);
     }
   }
   if (!collision) return true;
@@ -1933,7 +1953,7 @@ Instruction* Parser::GetOrCreateGte(Instruction* base, int64_t index,
   Instruction* added = comp_->AddInstruction(std::move(gte));
   added->AppendOperand(base);
   it->second = added;
-  synth_instructions_.push_back(added);
+  NoteSynthesized(added);
   uses_compact_gte_ = true;
   return added;
 }
@@ -3088,7 +3108,7 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
                                       operand_shapes.tuple_shapes(k));
     p->mutable_attrs().parameter_number = static_cast<int64_t>(k);
     Instruction* added = wc->AddInstruction(std::move(p));
-    synth_instructions_.push_back(added);
+    NoteSynthesized(added);
     params.push_back(added);
   }
   auto start = std::make_unique<Instruction>(
@@ -3102,7 +3122,7 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
   Instruction* root = wc->AddInstruction(std::move(wrapped));
   for (Instruction* p : params) root->AppendOperand(p);
   wc->set_root(root);
-  synth_instructions_.push_back(root);
+  NoteSynthesized(root);
   start->mutable_called_computations().push_back(wc);
   Instruction* added = comp_->AddInstruction(std::move(start));
   for (Instruction* operand : operands_) added->AppendOperand(operand);

@@ -1,3 +1,8 @@
+// Hot kernels: optimized even in unoptimized (debug) GCC builds.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE__)
+#pragma GCC optimize("O2")
+#endif
+
 #include "interp/elementwise.h"
 
 #include <bit>

@@ -1,0 +1,32 @@
+"""hloverlap from Python: run the `hloverlap` tool on HLO text and hand the
+result back to XLA from JAX.
+
+Pure Python, no build step. The tool itself is the `hloverlap` binary (found
+through `Options.binary`, the environment variable `HLOVERLAP_BIN`, or
+`PATH`, in that order; see `hloverlap.binary`).
+
+    import hloverlap.jax as hjax
+    step = hjax.jit(train_step, options=hloverlap.Options(
+        loops=["op_name~fori_loop:pipeline=off"], remarks="remarks.json"))
+    loss, params = step(params, batch)
+
+Modules:
+  options  -- `Options` (preset, per-loop policies, memory budget, remarks)
+              and the mapping to `hloverlap opt` arguments;
+  binary   -- finding and running the binary (`run_opt`);
+  text     -- HLO text handling (route legality, header facts, remarks);
+  xla      -- XLA compile-option overrides (XLA's own pipelining off);
+  jax      -- the JAX entry points (`jit`, `compile`); imports jax lazily.
+"""
+
+from hloverlap.options import Options, OptionsError
+from hloverlap.binary import (HloverlapError, BinaryNotFoundError, find_binary,
+                              run_opt, OptResult)
+from hloverlap import text
+from hloverlap import xla
+
+__all__ = [
+    "Options", "OptionsError", "HloverlapError", "BinaryNotFoundError",
+    "find_binary", "run_opt", "OptResult", "text", "xla",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""A stand-in for the hloverlap binary in the Python tests (no build needed).
+
+`opt IN -o OUT [--remarks=R --remarks-format=F] [flags]`: copies IN to OUT,
+appending `// args: ...` so tests can see the flags; writes one JSON remark.
+FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead. FAKE_HLOVERLAP_COPY=1
+inserts a copy instruction (to exercise the route fixups).
+"""
+import json
+import os
+import sys
+
+
+def main(argv):
+  code = int(os.environ.get("FAKE_HLOVERLAP_EXIT", "0"))
+  if code:
+    sys.stderr.write("in.hlo:1:1: expected 'HloModule'\n")
+    return code
+  if len(argv) < 2 or argv[0] != "opt":
+    sys.stderr.write("usage: opt IN -o OUT\n")
+    return 2
+  inp = argv[1]
+  out = None
+  remarks = None
+  fmt = "text"
+  rest = []
+  i = 2
+  while i < len(argv):
+    a = argv[i]
+    if a == "-o":
+      out = argv[i + 1]
+      i += 2
+      continue
+    if a.startswith("--remarks="):
+      remarks = a.split("=", 1)[1]
+    elif a.startswith("--remarks-format="):
+      fmt = a.split("=", 1)[1]
+    rest.append(a)
+    i += 1
+  text = open(inp).read()
+  if os.environ.get("FAKE_HLOVERLAP_COPY"):
+    text = text.replace("ROOT %r = f32[4]{0} add(%p, %p)",
+                        "%c = f32[4]{0} copy(%p)\n  ROOT %r = f32[4]{0} add(%c, %p)")
+  text += "\n// args: " + " ".join(rest) + "\n"
+  open(out, "w").write(text)
+  if remarks:
+    r = {"kind": "passed", "pass": "collective-pipeliner",
+         "message": "prefetched all-gather 1 iteration ahead",
+         "instruction": "ag", "loop": "while.1",
+         "metrics": {"bytes_moved": 16, "depth": 1}}
+    line = json.dumps(r) if fmt == "json" else "passed: fake"
+    open(remarks, "w").write(line + "\n")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,155 @@
+"""Finding and running the hloverlap binary (a fake one; the real one when
+HLOVERLAP_BIN is set, as ctest does)."""
+import json
+import os
+import stat
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+from hloverlap import binary
+from hloverlap.options import Options
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = os.path.join(HERE, "fake_hloverlap.py")
+SRC = os.path.dirname(os.path.dirname(HERE))
+
+SMALL = """HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %r = f32[4]{0} add(%p, %p)
+}
+"""
+
+
+def _fake_exe(tmp):
+  """An executable wrapper around fake_hloverlap.py (any python3)."""
+  path = os.path.join(tmp, "hloverlap")
+  with open(path, "w") as f:
+    f.write("#!/bin/sh\nexec '{}' '{}' \"$@\"\n".format(sys.executable, FAKE))
+  os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+  return path
+
+
+def _read(path):
+  with open(path) as f:
+    return f.read()
+
+
+class FindBinaryTest(unittest.TestCase):
+
+  def setUp(self):
+    self.tmp = tempfile.mkdtemp()
+    self.exe = _fake_exe(self.tmp)
+
+  def test_order(self):
+    other = tempfile.mkdtemp()
+    other_exe = _fake_exe(other)
+    env = {"HLOVERLAP_BIN": other_exe, "PATH": self.tmp}
+    self.assertEqual(binary.find_binary(self.exe, env), self.exe)
+    self.assertEqual(binary.find_binary(None, env), other_exe)
+    self.assertEqual(binary.find_binary(None, {"PATH": self.tmp}), self.exe)
+
+  def test_errors(self):
+    with self.assertRaisesRegex(binary.BinaryNotFoundError, "Options.binary"):
+      binary.find_binary("/nonexistent/hloverlap", {})
+    with self.assertRaisesRegex(binary.BinaryNotFoundError, "HLOVERLAP_BIN"):
+      binary.find_binary(None, {"HLOVERLAP_BIN": "/nonexistent",
+                                "PATH": self.tmp})
+    with self.assertRaisesRegex(binary.BinaryNotFoundError, "not found"):
+      binary.find_binary(None, {"PATH": tempfile.mkdtemp()})
+    plain = os.path.join(self.tmp, "plain")
+    open(plain, "w").close()
+    with self.assertRaises(binary.BinaryNotFoundError):
+      binary.find_binary(plain, {})
+
+
+class RunOptFakeTest(unittest.TestCase):
+
+  def setUp(self):
+    self.tmp = tempfile.mkdtemp()
+    self.exe = _fake_exe(self.tmp)
+
+  def test_flags_and_remarks(self):
+    user_remarks = os.path.join(self.tmp, "user.json")
+    r = binary.run_opt(SMALL, Options(binary=self.exe,
+                                      loops=["innermost:pipeline=depth=2"],
+                                      memory_budget="1GiB",
+                                      remarks=user_remarks))
+    self.assertTrue(r.text.startswith("HloModule m"))
+    self.assertIn("--preset=pipeline", r.text)
+    self.assertIn("--loop=innermost:pipeline=depth=2", r.text)
+    self.assertIn("--memory-budget=1GiB", r.text)
+    self.assertIn("--remarks-format=json", r.text)
+    self.assertEqual(len(r.remarks), 1)
+    self.assertEqual(r.remarks[0]["kind"], "passed")
+    self.assertEqual(binary.summarize_remarks(r.remarks), {"passed": 1})
+    self.assertEqual(json.loads(_read(user_remarks))["loop"], "while.1")
+    self.assertEqual(r.args[0], self.exe)
+
+  def test_text_remarks_for_user(self):
+    user_remarks = os.path.join(self.tmp, "user.txt")
+    binary.run_opt(SMALL, {"binary": self.exe, "remarks": user_remarks,
+                           "remarks_format": "text"})
+    self.assertEqual(
+        _read(user_remarks),
+        "passed: collective-pipeliner: prefetched all-gather 1 iteration "
+        "ahead [ag in loop while.1] (bytes_moved=16, depth=1)\n")
+
+  def test_keep_dir(self):
+    keep = os.path.join(self.tmp, "keep")
+    binary.run_opt(SMALL, Options(binary=self.exe, keep_dir=keep))
+    self.assertEqual(sorted(os.listdir(keep)),
+                     ["after.hlo", "before.hlo", "remarks.json"])
+
+  def test_failure(self):
+    with mock.patch.dict(os.environ, {"FAKE_HLOVERLAP_EXIT": "2"}):
+      with self.assertRaises(binary.HloverlapError) as cm:
+        binary.run_opt(SMALL, Options(binary=self.exe))
+    self.assertEqual(cm.exception.returncode, 2)
+    self.assertIn("rejected the input", str(cm.exception))
+    self.assertIn("expected 'HloModule'", cm.exception.stderr)
+
+  def test_bad_remarks(self):
+    with self.assertRaises(binary.HloverlapError):
+      binary.parse_remarks('{"kind": "passed"}\nnot json\n')
+    with self.assertRaises(binary.HloverlapError):
+      binary.parse_remarks('[1]\n')
+    self.assertEqual(binary.parse_remarks("\n\n"), [])
+
+
+def _real_binary():
+  p = os.environ.get("HLOVERLAP_BIN")
+  if p and os.path.isfile(p) and os.access(p, os.X_OK):
+    return p
+  return None
+
+
+@unittest.skipUnless(_real_binary(), "HLOVERLAP_BIN not set (ctest sets it)")
+class RunOptRealTest(unittest.TestCase):
+
+  def test_seed_example_pipelines(self):
+    src = _read(os.path.join(SRC, "examples", "seed_scenario.hlo"))
+    r = binary.run_opt(src, Options(
+        loops=["op_name~fori_loop:pipeline=off"]))
+    self.assertTrue(r.text.startswith("HloModule"))
+    kinds = binary.summarize_remarks(r.remarks)
+    self.assertGreater(kinds.get("passed", 0), 0, r.remarks)
+    from hloverlap import text
+    self.assertEqual(text.route_blockers(r.text), [])
+
+  def test_user_error(self):
+    with self.assertRaises(binary.HloverlapError) as cm:
+      binary.run_opt("HloModule m\nENTRY e {\n  ROOT x = f32[] foo()\n}\n")
+    self.assertEqual(cm.exception.returncode, 2)
+
+  def test_bad_loop_rule_from_tool(self):
+    with self.assertRaises(binary.HloverlapError) as cm:
+      binary.run_opt(SMALL, Options(loops=["nonsense~x:pipeline=maybe"]))
+    self.assertEqual(cm.exception.returncode, 2)
+
+
+if __name__ == "__main__":
+  unittest.main()

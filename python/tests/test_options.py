@@ -1,0 +1,69 @@
+"""Option mapping: hloverlap.Options -> `hloverlap opt` arguments."""
+import unittest
+
+from hloverlap.options import Options, OptionsError, as_options
+
+
+class OptionsTest(unittest.TestCase):
+
+  def test_defaults(self):
+    self.assertEqual(Options().to_args("in.hlo", "out.hlo"),
+                     ["opt", "in.hlo", "-o", "out.hlo", "--preset=pipeline"])
+
+  def test_everything(self):
+    o = Options(loops=["innermost:pipeline=depth=2",
+                       "op_name~fori_loop:pipeline=off,double-buffer=off"],
+                pipeline_depth=2, memory_budget="512MiB", remarks="r.txt",
+                remarks_format="text", verify=False, extra_args=["--x"])
+    self.assertEqual(o.to_args("a", "b"), [
+        "opt", "a", "-o", "b", "--preset=pipeline",
+        "--loop=innermost:pipeline=depth=2",
+        "--loop=op_name~fori_loop:pipeline=off,double-buffer=off",
+        "--pipeline-depth=2", "--memory-budget=512MiB", "--remarks=r.txt",
+        "--remarks-format=text", "--no-verify", "--x"])
+
+  def test_bridge_remarks_path_is_json(self):
+    o = Options(remarks="mine.txt", remarks_format="text")
+    args = o.to_args("a", "b", remarks_path="/tmp/r.json")
+    self.assertIn("--remarks=/tmp/r.json", args)
+    self.assertIn("--remarks-format=json", args)
+    self.assertNotIn("--remarks=mine.txt", args)
+
+  def test_passes_replace_preset(self):
+    o = Options(preset=None, passes=["inline", "collective-pipeliner"])
+    self.assertIn("--passes=inline,collective-pipeliner", o.to_args("a", "b"))
+    self.assertNotIn("--preset=pipeline", o.to_args("a", "b"))
+    with self.assertRaises(OptionsError):
+      Options(passes="dce").validate()  # preset is set too
+
+  def test_loops_dict_in_order(self):
+    o = Options(loops={"all": "pipeline=off", "innermost": "pipeline=on"})
+    self.assertEqual(o.loop_rules(),
+                     ["all:pipeline=off", "innermost:pipeline=on"])
+
+  def test_memory_budget_int(self):
+    self.assertIn("--memory-budget=1048576",
+                  Options(memory_budget=1 << 20).to_args("a", "b"))
+
+  def test_invalid(self):
+    for bad in [dict(loops=["innermost"]), dict(loops=[":x"]),
+                dict(preset="fast"), dict(remarks_format="yaml"),
+                dict(pipeline_depth=0), dict(pipeline_depth=65),
+                dict(pipeline_depth=True), dict(memory_budget=-1),
+                dict(memory_budget=" ")]:
+      with self.subTest(bad=bad), self.assertRaises(OptionsError):
+        Options(**bad).validate()
+
+  def test_as_options(self):
+    self.assertEqual(as_options(None), Options())
+    o = Options(preset="cleanup")
+    self.assertIs(as_options(o), o)
+    self.assertEqual(as_options({"memory_budget": "1G"}).memory_budget, "1G")
+    with self.assertRaisesRegex(OptionsError, "unknown option"):
+      as_options({"membudget": 1})
+    with self.assertRaises(OptionsError):
+      as_options(3)
+
+
+if __name__ == "__main__":
+  unittest.main()

@@ -8,6 +8,17 @@
 
 namespace hloverlap {
 
+bool CallInlinerPass::MustStayCall(const Instruction& call) {
+  const Computation* callee = call.to_apply();
+  if (callee == nullptr) return false;
+  // Shardy's HLO round trip: a shard_map body is exported as
+  // custom-call(xla.sdy.GlobalToLocalShape) ->
+  // call(%xla.sdy.manual_computation_body*)
+  // -> custom-call(xla.sdy.LocalToGlobalShape); XLA's importer rebuilds the
+  // manual computation from exactly that pattern.
+  return callee->name().rfind("xla.sdy.manual_computation_body", 0) == 0;
+}
+
 absl::Status CallInlinerPass::InlineCall(Instruction* call) {
   Computation* caller = call->parent();
   Computation* callee = call->to_apply();
@@ -89,7 +100,7 @@ absl::StatusOr<bool> CallInlinerPass::Run(Module& module,
     std::vector<Instruction*> calls;
     for (const auto& p : comp->instructions()) {
       if (p->opcode() == Opcode::kCall && p->to_apply() != nullptr &&
-          p->to_apply()->execution_thread().empty()) {
+          p->to_apply()->execution_thread().empty() && !MustStayCall(*p)) {
         calls.push_back(p.get());
       }
     }

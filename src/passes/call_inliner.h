@@ -12,6 +12,12 @@
 // successors of the call get the cloned instructions without users as
 // predecessors. Callees left without callers are removed. Calls are inlined
 // innermost first, so nested calls disappear in one run.
+//
+// Calls that XLA needs to see as calls stay: the bodies of Shardy's
+// round-tripped shard_maps (`%xla.sdy.manual_computation_body*`, between the
+// `xla.sdy.GlobalToLocalShape` and `xla.sdy.LocalToGlobalShape` custom-calls);
+// inlining them makes the module unimportable for XLA (the JAX bridge's
+// route). Calls inside such a body are still inlined.
 #ifndef HLOVERLAP_PASSES_CALL_INLINER_H_
 #define HLOVERLAP_PASSES_CALL_INLINER_H_
 
@@ -26,6 +32,9 @@ class CallInlinerPass : public Pass {
 
   // Inlines one call instruction. On success the call is gone.
   static absl::Status InlineCall(Instruction* call);
+
+  // True for calls the pass leaves alone (see the file comment).
+  static bool MustStayCall(const Instruction& call);
 };
 
 }  // namespace hloverlap

@@ -11,6 +11,7 @@
 #include "passes/call_inliner.h"
 #include "passes/collective_pipeliner.h"
 #include "passes/dce.h"
+#include "passes/latency_hiding_scheduler.h"
 #include "passes/tuple_simplifier.h"
 
 namespace hloverlap {
@@ -66,6 +67,10 @@ const std::vector<PassEntry>& Registry() {
        "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
        "(delay) across loop iterations",
        [] { return std::unique_ptr<Pass>(new CollectivePipelinerPass()); }},
+      {"latency-hiding-scheduler",
+       "list-schedule every computation so async collectives overlap compute "
+       "(sets is_scheduled=true)",
+       [] { return std::unique_ptr<Pass>(new LatencyHidingSchedulerPass()); }},
   };
   return *entries;
 }
@@ -104,7 +109,29 @@ absl::StatusOr<PassPipeline> BuildPipeline(std::string_view spec) {
   return pipeline;
 }
 
-std::vector<std::string> KnownPresets() { return {"cleanup", "pipeline"}; }
+std::vector<std::string> KnownPresets() {
+  return {"cleanup", "pipeline", "xla-gpu"};
+}
+
+namespace {
+
+// XLA:GPU's order (reference/xla_lhs.md §3): cleanup, collective pipeliner,
+// double buffering, async conversion, latency-hiding scheduler. Passes not
+// registered in this build are left out.
+std::string XlaGpuPresetSpec() {
+  std::vector<std::string> names;
+  for (const char* name :
+       {"inline", "tuple-simplify", "dce", "collective-pipeliner",
+        "tuple-simplify", "dce", "double-buffer", "async-collectives",
+        "latency-hiding-scheduler"}) {
+    bool known = false;
+    for (const PassEntry& e : Registry()) known |= e.name == name;
+    if (known) names.emplace_back(name);
+  }
+  return absl::StrJoin(names, ",");
+}
+
+}  // namespace
 
 absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
   if (preset == "cleanup") return BuildPipeline("inline,tuple-simplify,dce");
@@ -112,6 +139,7 @@ absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
     return BuildPipeline(
         "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce");
   }
+  if (preset == "xla-gpu") return BuildPipeline(XlaGpuPresetSpec());
   return absl::InvalidArgumentError(
       absl::StrCat("unknown preset '", AsAbsl(preset),
                    "'; known presets: ", absl::StrJoin(KnownPresets(), ", ")));

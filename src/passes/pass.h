@@ -38,6 +38,12 @@ struct PassOptions {
   std::vector<LoopRule> loop_rules;
   // Double buffering: by default only innermost loops containing collectives.
   bool double_buffer_default = true;
+  // Latency-hiding scheduler: async collectives in flight at once (1 as
+  // XLA:GPU, 2 allowed), live-bytes limit (unset = none), the GPU preset of
+  // the analytical cost model ("h100", "h200").
+  int collective_in_flight_limit = 1;
+  std::optional<int64_t> scheduler_memory_limit_bytes;
+  std::string gpu = "h200";
   // Run the verifier after every pass.
   bool verify_each = false;
   // Write the module after the named pass (for --dump-after).

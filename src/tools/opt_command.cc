@@ -18,7 +18,8 @@ namespace {
 
 // "1000", "64K", "1.5G" style sizes (K/M/G/T are powers of 1024, optional
 // trailing "iB"/"B").
-absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
+absl::StatusOr<int64_t> ParseByteSize(
+    const std::string& text, std::string_view flag = "--memory-budget") {
   std::string t = text;
   for (std::string_view suffix : {"iB", "B"}) {
     if (t.size() > suffix.size() &&
@@ -57,7 +58,7 @@ absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() ||
       !(bytes >= 0) || bytes > 9.2e18) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--memory-budget: invalid size '", text,
+        absl::StrCat(AsAbsl(flag), ": invalid size '", text,
                      "' (examples: 1000000, 512M, 2GiB)"));
   }
   return static_cast<int64_t>(bytes);
@@ -97,6 +98,14 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options) {
     absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
     if (!budget.ok()) return ReportStatus(budget.status());
     context.options.memory_budget_bytes = *budget;
+  }
+  context.options.collective_in_flight_limit = options.in_flight_limit;
+  context.options.gpu = options.gpu;
+  if (!options.scheduler_memory_limit.empty()) {
+    absl::StatusOr<int64_t> limit = ParseByteSize(
+        options.scheduler_memory_limit, "--scheduler-memory-limit");
+    if (!limit.ok()) return ReportStatus(limit.status());
+    context.options.scheduler_memory_limit_bytes = *limit;
   }
   for (const std::string& rule : options.loop_rules) {
     absl::StatusOr<LoopRule> parsed = ParseLoopRule(rule);
@@ -187,6 +196,15 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--memory-budget", options->memory_budget,
                   "Extra live bytes the pipeliner may add per loop nest "
                   "(e.g. 512M, 2GiB)");
+  cmd->add_option("--in-flight-limit", options->in_flight_limit,
+                  "Scheduler: async collectives in flight at once (1 as "
+                  "XLA:GPU; 2 lets two overlap)")
+      ->check(CLI::Range(1, 8));
+  cmd->add_option("--scheduler-memory-limit", options->scheduler_memory_limit,
+                  "Scheduler: live-bytes limit per computation (e.g. 40G)");
+  cmd->add_option("--gpu", options->gpu,
+                  "Cost model device preset: h100, h200 (default)")
+      ->check(CLI::IsMember({"h100", "h200"}));
   cmd->add_option("--dump-after", options->dump_after,
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,

@@ -27,6 +27,9 @@ struct OptCommandOptions {
   bool verify_each = false;             // --verify-each
   int pipeline_depth = 1;               // --pipeline-depth=N
   std::string memory_budget;            // --memory-budget=BYTES[KMG]
+  int in_flight_limit = 1;              // --in-flight-limit=N (scheduler)
+  std::string scheduler_memory_limit;   // --scheduler-memory-limit=BYTES
+  std::string gpu = "h200";             // --gpu=h100|h200 (cost model)
   std::string dump_after;               // --dump-after=PASS
   std::string dump_path;                // --dump-path=FILE
   bool print_metadata = true;           // --no-metadata

@@ -1,0 +1,856 @@
+// Latency-hiding list scheduler (see the header).
+#include "passes/latency_hiding_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/call_graph.h"
+#include "analysis/module_summary.h"
+#include "analysis/while_loop_analysis.h"
+#include "hlo/absl_compat.h"
+
+namespace hloverlap {
+namespace {
+
+constexpr std::string_view kPassName = "latency-hiding-scheduler";
+
+enum Resource : int { kNoResource = -1, kCollectiveStream = 0, kAsyncCompute };
+constexpr int kNumResources = 2;
+
+bool IsNopForScheduling(Opcode op) {
+  switch (op) {
+    case Opcode::kGetTupleElement:
+    case Opcode::kBitcast:
+    case Opcode::kTuple:
+    case Opcode::kConstant:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kOptBarrier:
+    case Opcode::kAfterAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsDoneLike(Opcode op) {
+  return IsAsyncDone(op) || op == Opcode::kSendDone || op == Opcode::kRecvDone;
+}
+bool IsStartLike(Opcode op) {
+  return IsAsyncStart(op) || op == Opcode::kSend || op == Opcode::kRecv;
+}
+
+// The start of a done (through async-update), or nullptr.
+const Instruction* StartOf(const Instruction& done) {
+  if (!IsDoneLike(done.opcode()) || done.operand_count() == 0) return nullptr;
+  const Instruction* s = done.operand(0);
+  int guard = 0;
+  while (s->opcode() == Opcode::kAsyncUpdate && s->operand_count() > 0 &&
+         guard++ < 1000) {
+    s = s->operand(0);
+  }
+  return IsStartLike(s->opcode()) ? s : nullptr;
+}
+
+Resource ResourceOf(const Instruction& start) {
+  switch (start.opcode()) {
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllReduceStart:
+    case Opcode::kCollectivePermuteStart:
+      return kCollectiveStream;
+    case Opcode::kAsyncStart:
+      return GpuCostModel::GetCollectiveInfo(start).has_value()
+                 ? kCollectiveStream
+                 : kAsyncCompute;
+    default:
+      return kNoResource;  // copy-start, send, recv
+  }
+}
+
+// Bytes of the buffer an instruction defines (0 for aliases).
+int64_t BufferBytes(const Instruction& instr) {
+  const Shape& shape = instr.shape();
+  switch (instr.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kGetTupleElement:
+    case Opcode::kTuple:
+    case Opcode::kBitcast:
+    case Opcode::kOptBarrier:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kDomain:
+    case Opcode::kAsyncUpdate:
+      return 0;
+    case Opcode::kAllGatherStart:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kAsyncStart:
+      return shape.IsTuple() && shape.tuple_size() >= 2
+                 ? shape.tuple_shapes(1).ByteSize()
+                 : shape.ByteSize();
+    case Opcode::kCopyStart:
+      return shape.IsTuple() && shape.tuple_size() >= 1
+                 ? shape.tuple_shapes(0).ByteSize()
+                 : shape.ByteSize();
+    default:
+      if (IsDoneLike(instr.opcode())) return 0;
+      return shape.ByteSize();
+  }
+}
+
+// Per-instruction node of the scheduling graph.
+struct Node {
+  Instruction* instr = nullptr;
+  int position = 0;  // original position
+  double cost = 0;
+  std::vector<int> preds;  // operands and control predecessors (unique)
+  std::vector<int> succs;  // users and control successors (unique)
+  int remaining_succs = 0;
+  bool is_start = false;
+  bool is_done = false;
+  int start_of_done = -1;  // for a done: its start
+  double latency = 0;      // for a start: latency to its done
+  Resource resource = kNoResource;
+  int64_t need = 0;  // collective slots a while/call/conditional needs
+  double async_depth = 0;
+  bool has_done_operand = false;
+  bool nop = false;
+  int64_t bytes = 0;
+  std::vector<int> sources;  // buffers kept live by using this value
+  // Scheduling state.
+  bool ready = false;
+  bool scheduled = false;
+  double ready_time = 0;
+  double time = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Computation& c, const LatencyEstimator& est,
+            const SchedulerConfig& config, const CalleeInfoMap& callees)
+      : comp_(c), est_(est), config_(config), callees_(callees) {}
+
+  absl::StatusOr<ComputationSchedule> Run();
+
+ private:
+  void Build();
+  double EdgeLatency(int from, int to) const {
+    const Node& t = nodes_[to];
+    if (t.is_done && t.start_of_done == from) return nodes_[from].latency;
+    return 0;
+  }
+  const std::vector<int>& Sources(int i);
+  bool Fits(const Node& n) const;
+  int64_t MemoryDelta(int i);
+  bool Better(int a, int b);
+  void Schedule(int i);
+  void MakeReady(int i);
+
+  const Computation& comp_;
+  const LatencyEstimator& est_;
+  const SchedulerConfig& config_;
+  const CalleeInfoMap& callees_;
+  std::vector<Node> nodes_;
+  absl::flat_hash_map<const Instruction*, int> index_;
+  std::vector<bool> sources_done_;
+
+  std::vector<int> ready_;
+  std::vector<int> reversed_;
+  double now_ = 0;
+  int64_t in_flight_[kNumResources] = {0, 0};
+  int64_t limit_[kNumResources] = {1, 2};
+  int64_t blocked_dones_[kNumResources] = {0, 0};
+  std::vector<bool> live_;
+  int64_t live_bytes_ = 0;
+  int64_t peak_bytes_ = 0;
+  bool memory_rules_ = false;
+  absl::flat_hash_map<int, int64_t> delta_cache_;
+  int64_t overrides_ = 0;
+};
+
+const std::vector<int>& Scheduler::Sources(int i) {
+  if (sources_done_[i]) return nodes_[i].sources;
+  // Iterative: aliases (gte, bitcast, tuple, done, update) forward to their
+  // operands' sources.
+  std::vector<std::pair<int, bool>> stack = {{i, false}};
+  while (!stack.empty()) {
+    auto [n, expanded] = stack.back();
+    stack.pop_back();
+    if (sources_done_[n]) continue;
+    Node& node = nodes_[n];
+    Opcode op = node.instr->opcode();
+    bool alias = op == Opcode::kGetTupleElement || op == Opcode::kBitcast ||
+                 op == Opcode::kTuple || op == Opcode::kAsyncUpdate ||
+                 op == Opcode::kOptBarrier || IsDoneLike(op);
+    if (!alias) {
+      if (node.bytes > 0) node.sources = {n};
+      sources_done_[n] = true;
+      continue;
+    }
+    std::vector<int> ops;
+    for (const Instruction* o : node.instr->operands()) {
+      auto it = index_.find(o);
+      if (it != index_.end()) ops.push_back(it->second);
+    }
+    if (!expanded) {
+      stack.push_back({n, true});
+      for (int o : ops) {
+        if (!sources_done_[o]) stack.push_back({o, false});
+      }
+      continue;
+    }
+    std::vector<int> s;
+    for (int o : ops) {
+      const std::vector<int>& os = nodes_[o].sources;
+      s.insert(s.end(), os.begin(), os.end());
+    }
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    node.sources = std::move(s);
+    sources_done_[n] = true;
+  }
+  return nodes_[i].sources;
+}
+
+void Scheduler::Build() {
+  const auto& instrs = comp_.instructions();
+  nodes_.resize(instrs.size());
+  index_.reserve(instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    nodes_[i].instr = instrs[i].get();
+    nodes_[i].position = static_cast<int>(i);
+    index_[instrs[i].get()] = static_cast<int>(i);
+  }
+  sources_done_.assign(nodes_.size(), false);
+  live_.assign(nodes_.size(), false);
+  limit_[kCollectiveStream] = std::max(1, config_.collective_in_flight_limit);
+  limit_[kAsyncCompute] = std::max(1, config_.async_compute_limit);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    const Instruction& in = *n.instr;
+    Opcode op = in.opcode();
+    auto add_pred = [&](const Instruction* p) {
+      auto it = index_.find(p);
+      if (it == index_.end()) return;
+      n.preds.push_back(it->second);
+    };
+    for (const Instruction* o : in.operands()) add_pred(o);
+    for (const Instruction* o : in.control_predecessors()) add_pred(o);
+    std::sort(n.preds.begin(), n.preds.end());
+    n.preds.erase(std::unique(n.preds.begin(), n.preds.end()), n.preds.end());
+    n.nop = IsNopForScheduling(op);
+    n.bytes = BufferBytes(in);
+    n.cost = ScheduledNodeCostUs(in, est_, callees_);
+    if (IsStartLike(op)) {
+      n.is_start = true;
+      n.resource = ResourceOf(in);
+      n.latency = est_.AsyncLatencyUs(in);
+      if (!std::isfinite(n.latency) || n.latency < 0) n.latency = 0;
+    }
+    if (IsDoneLike(op)) {
+      const Instruction* s = StartOf(in);
+      auto it = s == nullptr ? index_.end() : index_.find(s);
+      if (it != index_.end()) {
+        n.is_done = true;
+        n.start_of_done = it->second;
+        n.resource = ResourceOf(*s);
+      }
+    }
+    for (const Instruction* o : in.operands()) {
+      if (IsDoneLike(o->opcode())) n.has_done_operand = true;
+    }
+    if (op == Opcode::kWhile || op == Opcode::kCall ||
+        op == Opcode::kConditional) {
+      for (const Computation* c : in.called_computations()) {
+        auto it = callees_.find(c);
+        if (it != callees_.end()) {
+          n.need = std::max(n.need, it->second.collectives_in_flight);
+        }
+      }
+    }
+    if (!std::isfinite(n.cost) || n.cost < 0) n.cost = 0;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (int p : nodes_[i].preds) {
+      nodes_[p].succs.push_back(static_cast<int>(i));
+    }
+  }
+  for (Node& n : nodes_) n.remaining_succs = static_cast<int>(n.succs.size());
+  // Async depth: longest path of async latencies from the inputs, in a
+  // topological order.
+  for (Instruction* instr : comp_.MakeInstructionPostOrder()) {
+    auto it = index_.find(instr);
+    if (it == index_.end()) continue;
+    Node& n = nodes_[it->second];
+    for (int p : n.preds) {
+      n.async_depth = std::max(
+          n.async_depth, nodes_[p].async_depth + EdgeLatency(p, it->second));
+    }
+  }
+}
+
+bool Scheduler::Fits(const Node& n) const {
+  if (n.is_done && n.resource != kNoResource) {
+    return in_flight_[n.resource] < limit_[n.resource];
+  }
+  if (n.need > 0) {
+    return in_flight_[kCollectiveStream] + n.need <= limit_[kCollectiveStream];
+  }
+  return true;
+}
+
+int64_t Scheduler::MemoryDelta(int i) {
+  auto it = delta_cache_.find(i);
+  if (it != delta_cache_.end()) return it->second;
+  int64_t delta = 0;
+  std::vector<int> seen;
+  for (int p : nodes_[i].preds) {
+    for (int s : Sources(p)) {
+      if (live_[s] || std::find(seen.begin(), seen.end(), s) != seen.end()) {
+        continue;
+      }
+      seen.push_back(s);
+      delta += nodes_[s].bytes;
+    }
+  }
+  if (live_[i]) delta -= nodes_[i].bytes;
+  delta_cache_[i] = delta;
+  return delta;
+}
+
+// True if `a` should be picked before `b` (bottom-up). See the header.
+bool Scheduler::Better(int ai, int bi) {
+  const Node& a = nodes_[ai];
+  const Node& b = nodes_[bi];
+  // 1. Memory pressure.
+  if (memory_rules_) {
+    int64_t limit = *config_.memory_limit_bytes;
+    int64_t da = MemoryDelta(ai);
+    int64_t db = MemoryDelta(bi);
+    if (live_bytes_ >= limit && da != db) return da < db;
+    bool fa = live_bytes_ + da <= limit;
+    bool fb = live_bytes_ + db <= limit;
+    if (fa != fb) return fa;
+  }
+  // 2. Dones first.
+  if (a.is_done != b.is_done) return a.is_done;
+  // 3. Less stall.
+  double sa = std::max(0.0, a.ready_time - now_);
+  double sb = std::max(0.0, b.ready_time - now_);
+  if (std::fabs(sa - sb) > 1e-9) return sa < sb;
+  // 4. A start that frees a backed-up resource.
+  auto frees = [&](const Node& n) {
+    return n.is_start && n.resource != kNoResource &&
+           in_flight_[n.resource] >= limit_[n.resource] &&
+           blocked_dones_[n.resource] > 0;
+  };
+  bool fa = frees(a);
+  bool fb = frees(b);
+  if (fa != fb) return fa;
+  // 5. Delay independent async starts.
+  bool da = a.is_start && a.async_depth <= 0;
+  bool db = b.is_start && b.async_depth <= 0;
+  if (da != db) return !da;
+  // 6. Async depth.
+  if (std::fabs(a.async_depth - b.async_depth) > 1e-9) {
+    return a.async_depth > b.async_depth;
+  }
+  // 7. Unlock a done.
+  if (a.has_done_operand != b.has_done_operand) return a.has_done_operand;
+  // 8. More operands become ready.
+  auto unlocks = [&](const Node& n) {
+    int k = 0;
+    for (int p : n.preds) k += nodes_[p].remaining_succs == 1 ? 1 : 0;
+    return k;
+  };
+  int ua = unlocks(a);
+  int ub = unlocks(b);
+  if (ua != ub) return ua > ub;
+  // 9. Original order.
+  return a.position > b.position;
+}
+
+void Scheduler::MakeReady(int i) {
+  Node& n = nodes_[i];
+  double t = now_;
+  for (int s : n.succs) {
+    t = std::max(t, nodes_[s].time + EdgeLatency(i, s));
+  }
+  n.ready_time = t;
+  n.ready = true;
+  ready_.push_back(i);
+}
+
+void Scheduler::Schedule(int i) {
+  Node& n = nodes_[i];
+  double t = std::max(now_, n.ready_time);
+  n.time = t;
+  now_ = t + n.cost;
+  n.scheduled = true;
+  reversed_.push_back(i);
+  if (n.is_done && n.resource != kNoResource) ++in_flight_[n.resource];
+  if (n.is_start && n.resource != kNoResource && in_flight_[n.resource] > 0) {
+    --in_flight_[n.resource];
+  }
+  // Memory: operands' buffers become live; this value's buffer dies.
+  for (int p : n.preds) {
+    for (int s : Sources(p)) {
+      if (!live_[s]) {
+        live_[s] = true;
+        live_bytes_ += nodes_[s].bytes;
+      }
+    }
+  }
+  int64_t during = live_bytes_ + (live_[i] ? 0 : n.bytes);
+  peak_bytes_ = std::max(peak_bytes_, during);
+  if (live_[i]) {
+    live_[i] = false;
+    live_bytes_ -= n.bytes;
+  }
+  for (int p : n.preds) {
+    if (--nodes_[p].remaining_succs == 0 &&
+        nodes_[p].instr->opcode() != Opcode::kParameter) {
+      MakeReady(p);
+    }
+  }
+}
+
+absl::StatusOr<ComputationSchedule> Scheduler::Run() {
+  Build();
+  ComputationSchedule result;
+  const int n = static_cast<int>(nodes_.size());
+  // Outputs are live at the bottom.
+  if (comp_.root() != nullptr) {
+    auto it = index_.find(comp_.root());
+    if (it != index_.end()) {
+      for (int s : Sources(it->second)) {
+        if (!live_[s]) {
+          live_[s] = true;
+          live_bytes_ += nodes_[s].bytes;
+        }
+      }
+      // Also the root's own buffer.
+      if (!live_[it->second] && nodes_[it->second].bytes > 0) {
+        live_[it->second] = true;
+        live_bytes_ += nodes_[it->second].bytes;
+      }
+      peak_bytes_ = live_bytes_;
+    }
+  }
+  int root = -1;
+  if (comp_.root() != nullptr) {
+    auto it = index_.find(comp_.root());
+    if (it != index_.end() && nodes_[it->second].remaining_succs == 0) {
+      root = it->second;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (nodes_[i].remaining_succs == 0 &&
+        nodes_[i].instr->opcode() != Opcode::kParameter && i != root) {
+      MakeReady(i);
+    }
+  }
+  if (root >= 0) Schedule(root);
+
+  while (!ready_.empty()) {
+    // Nops first.
+    int pick = -1;
+    for (size_t k = 0; k < ready_.size(); ++k) {
+      if (nodes_[ready_[k]].nop) {
+        if (pick < 0 || nodes_[ready_[k]].position > nodes_[pick].position) {
+          pick = ready_[k];
+        }
+      }
+    }
+    if (pick < 0) {
+      memory_rules_ = config_.memory_limit_bytes.has_value() &&
+                      live_bytes_ > *config_.memory_limit_bytes / 2;
+      delta_cache_.clear();
+      blocked_dones_[0] = blocked_dones_[1] = 0;
+      for (int r : ready_) {
+        const Node& c = nodes_[r];
+        if (c.is_done && c.resource != kNoResource && !Fits(c)) {
+          ++blocked_dones_[c.resource];
+        }
+      }
+      int best_fit = -1;
+      int best_any = -1;
+      for (int r : ready_) {
+        if (best_any < 0 || Better(r, best_any)) best_any = r;
+        if (Fits(nodes_[r]) && (best_fit < 0 || Better(r, best_fit))) {
+          best_fit = r;
+        }
+      }
+      if (best_fit >= 0) {
+        pick = best_fit;
+      } else {
+        pick = best_any;
+        ++overrides_;
+      }
+    }
+    ready_.erase(std::find(ready_.begin(), ready_.end(), pick));
+    Schedule(pick);
+  }
+
+  // Parameters go first (in number order); anything left unscheduled (only
+  // possible with a cycle) keeps its original order.
+  std::vector<Instruction*> order;
+  order.reserve(n);
+  std::vector<int> params;
+  for (int i = 0; i < n; ++i) {
+    if (!nodes_[i].scheduled &&
+        nodes_[i].instr->opcode() == Opcode::kParameter) {
+      params.push_back(i);
+    }
+  }
+  std::sort(params.begin(), params.end(), [&](int a, int b) {
+    return std::make_pair(nodes_[a].instr->parameter_number(), a) <
+           std::make_pair(nodes_[b].instr->parameter_number(), b);
+  });
+  for (int p : params) {
+    nodes_[p].scheduled = true;
+    order.push_back(nodes_[p].instr);
+  }
+  for (auto it = reversed_.rbegin(); it != reversed_.rend(); ++it) {
+    order.push_back(nodes_[*it].instr);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    return absl::InternalError(
+        absl::StrCat("latency-hiding-scheduler: computation ", comp_.name(),
+                     ": dependency cycle, scheduled ", order.size(), " of ", n,
+                     " instructions"));
+  }
+  result.order = std::move(order);
+  result.peak_memory_bytes = peak_bytes_;
+  result.memory_limit_exceeded = config_.memory_limit_bytes.has_value() &&
+                                 peak_bytes_ > *config_.memory_limit_bytes;
+  result.resource_limit_overrides = overrides_;
+  return result;
+}
+
+Remark ComputationRemark(RemarkKind kind, const Computation& comp,
+                         const std::string& loop_path) {
+  Remark r;
+  r.pass = std::string(kPassName);
+  r.kind = kind;
+  r.instruction = comp.name();
+  r.loop = loop_path;
+  return r;
+}
+
+std::string FormatUs(double us) {
+  if (us >= 1000) return absl::StrFormat("%.2f ms", us / 1000);
+  return absl::StrFormat("%.1f us", us);
+}
+
+int64_t Ns(double us) {
+  double ns = us * 1000;
+  if (!(ns > 0)) return 0;
+  if (ns > 9e18) return INT64_MAX;
+  return static_cast<int64_t>(std::llround(ns));
+}
+
+}  // namespace
+
+double ScheduledNodeCostUs(const Instruction& instr,
+                           const LatencyEstimator& estimator,
+                           const CalleeInfoMap& callees) {
+  Opcode op = instr.opcode();
+  if (op == Opcode::kWhile && instr.called_computations().size() >= 2) {
+    auto body = callees.find(instr.while_body());
+    auto cond = callees.find(instr.while_condition());
+    if (body != callees.end() && cond != callees.end()) {
+      std::optional<int64_t> trip = KnownTripCount(instr);
+      if (!trip.has_value()) trip = AnalyzeWhileLoop(instr).trip_count;
+      double k = static_cast<double>(trip.value_or(1));
+      return k * (body->second.duration_us + cond->second.duration_us) +
+             cond->second.duration_us;
+    }
+  }
+  if (op == Opcode::kCall || op == Opcode::kConditional) {
+    double t = 0;
+    bool all = !instr.called_computations().empty();
+    for (const Computation* c : instr.called_computations()) {
+      auto it = callees.find(c);
+      if (it == callees.end()) {
+        all = false;
+        break;
+      }
+      t = op == Opcode::kCall ? t + it->second.duration_us
+                              : std::max(t, it->second.duration_us);
+    }
+    if (all) return t;
+  }
+  return estimator.NodeCostUs(instr);
+}
+
+SequenceTiming EstimateSequence(const Computation& computation,
+                                const LatencyEstimator& estimator,
+                                int in_flight_limit,
+                                const CalleeInfoMap& callees) {
+  SequenceTiming timing;
+  std::vector<double> slots(std::max(1, in_flight_limit), 0.0);
+  double async_compute_free[2] = {0, 0};
+  struct Open {
+    double end = 0;
+    double issue = 0;
+    int64_t position = 0;
+    size_t pair = 0;
+  };
+  absl::flat_hash_map<const Instruction*, Open> open;
+  double t = 0;
+  int64_t in_flight = 0;
+  int64_t position = 0;
+  for (const auto& p : computation.instructions()) {
+    const Instruction& in = *p;
+    ++position;
+    Opcode op = in.opcode();
+    if (IsStartLike(op)) {
+      double latency = estimator.AsyncLatencyUs(in);
+      if (!std::isfinite(latency) || latency < 0) latency = 0;
+      double issue = t + std::max(0.0, estimator.NodeCostUs(in));
+      Resource r = ResourceOf(in);
+      double begin = issue;
+      if (r == kCollectiveStream) {
+        auto slot = std::min_element(slots.begin(), slots.end());
+        begin = std::max(issue, *slot);
+        *slot = begin + latency;
+        ++in_flight;
+        timing.peak_in_flight = std::max(timing.peak_in_flight, in_flight);
+      } else if (r == kAsyncCompute) {
+        double* slot =
+            std::min_element(async_compute_free, async_compute_free + 2);
+        begin = std::max(issue, *slot);
+        *slot = begin + latency;
+      }
+      AsyncPairTiming pair;
+      pair.start = const_cast<Instruction*>(&in);
+      pair.collective = r == kCollectiveStream;
+      pair.latency_us = latency;
+      timing.pairs.push_back(pair);
+      open[&in] =
+          Open{begin + latency, issue, position, timing.pairs.size() - 1};
+      t = issue;
+      continue;
+    }
+    if (IsDoneLike(op)) {
+      const Instruction* s = StartOf(in);
+      auto it = s == nullptr ? open.end() : open.find(s);
+      if (it != open.end()) {
+        AsyncPairTiming& pair = timing.pairs[it->second.pair];
+        pair.done = const_cast<Instruction*>(&in);
+        pair.exposed_us = std::max(0.0, it->second.end - t);
+        pair.instructions_between = position - it->second.position - 1;
+        timing.exposed_us += pair.collective ? pair.exposed_us : 0;
+        if (pair.collective && in_flight > 0) --in_flight;
+        t = std::max(t, it->second.end);
+        open.erase(it);
+      }
+      continue;
+    }
+    double cost = ScheduledNodeCostUs(in, estimator, callees);
+    if (std::isfinite(cost) && cost > 0) t += cost;
+    if (IsCollective(op)) {
+      // A synchronous collective's whole time is exposed.
+      timing.exposed_us += cost;
+    }
+    if (op == Opcode::kWhile || op == Opcode::kCall ||
+        op == Opcode::kConditional) {
+      for (const Computation* c : in.called_computations()) {
+        auto ci = callees.find(c);
+        if (ci != callees.end()) {
+          timing.peak_in_flight =
+              std::max(timing.peak_in_flight,
+                       in_flight + ci->second.collectives_in_flight);
+        }
+      }
+    }
+  }
+  timing.duration_us = t;
+  return timing;
+}
+
+absl::StatusOr<ComputationSchedule> ScheduleComputation(
+    const Computation& computation, const LatencyEstimator& estimator,
+    const SchedulerConfig& config, const CalleeInfoMap& callees) {
+  Scheduler scheduler(computation, estimator, config, callees);
+  return scheduler.Run();
+}
+
+absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
+                                                     PassContext& context) {
+  const PassOptions& options = context.options;
+  std::unique_ptr<LatencyEstimator> estimator =
+      MakeLatencyEstimator("analytical", options.gpu);
+  if (estimator == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown GPU '", options.gpu, "' (known: h100, h200)"));
+  }
+  if (options.collective_in_flight_limit < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collective in-flight limit must be >= 1, got ",
+                     options.collective_in_flight_limit));
+  }
+  SchedulerConfig config;
+  config.collective_in_flight_limit = options.collective_in_flight_limit;
+  config.memory_limit_bytes = options.scheduler_memory_limit_bytes;
+
+  // Callees before callers; unreachable computations after.
+  CallGraph graph(module);
+  std::vector<Computation*> order = graph.PostOrder();
+  {
+    absl::flat_hash_set<const Computation*> seen(order.begin(), order.end());
+    for (const auto& c : module.computations()) {
+      if (!seen.contains(c.get())) order.push_back(c.get());
+    }
+  }
+  LoopNest loops(module);
+  CalleeInfoMap callees;
+  bool changed = !module.is_scheduled();
+  int64_t total_pairs = 0;
+  int64_t hidden_pairs = 0;
+  for (Computation* comp : order) {
+    if (comp->IsFusionComputation()) continue;
+    std::vector<Instruction*> before;
+    before.reserve(comp->instructions().size());
+    for (const auto& p : comp->instructions()) before.push_back(p.get());
+    absl::StatusOr<ComputationSchedule> schedule =
+        ScheduleComputation(*comp, *estimator, config, callees);
+    if (!schedule.ok()) {
+      // Keep the stored order (a valid one) and explain.
+      Remark r;
+      r.pass = std::string(kPassName);
+      r.kind = RemarkKind::kFailure;
+      r.instruction = comp->name();
+      r.message = absl::StrCat("kept the input order of computation ",
+                               comp->name(), ": ", schedule.status().message());
+      context.remarks.Emit(std::move(r));
+    } else {
+      if (schedule->order != before) {
+        absl::Status st = comp->SetInstructionOrder(schedule->order);
+        if (!st.ok()) return st;
+        changed = true;
+      }
+    }
+    SequenceTiming timing = EstimateSequence(
+        *comp, *estimator, config.collective_in_flight_limit, callees);
+    callees[comp] = CalleeInfo{timing.duration_us, timing.peak_in_flight};
+
+    // Remarks.
+    std::string loop_path;
+    for (Instruction* caller : graph.CallSites(comp)) {
+      if (caller->opcode() == Opcode::kWhile) {
+        const LoopNode* node = loops.Find(caller);
+        if (node != nullptr) loop_path = node->path;
+        break;
+      }
+    }
+    int64_t sync_collectives = 0;
+    for (const auto& p : comp->instructions()) {
+      if (IsCollective(p->opcode())) ++sync_collectives;
+    }
+    int64_t collective_pairs = 0;
+    for (const AsyncPairTiming& pair : timing.pairs) {
+      if (!pair.collective || pair.done == nullptr) continue;
+      ++collective_pairs;
+      ++total_pairs;
+      double hidden = pair.latency_us - pair.exposed_us;
+      bool passed = pair.latency_us <= 0 || hidden >= 0.5 * pair.latency_us;
+      if (passed) ++hidden_pairs;
+      Remark r;
+      r.pass = std::string(kPassName);
+      r.kind = passed ? RemarkKind::kPassed : RemarkKind::kMissed;
+      DescribeInstruction(*pair.start, module, r);
+      r.loop = loop_path;
+      std::optional<CollectiveInfo> info =
+          GpuCostModel::GetCollectiveInfo(*pair.start);
+      std::string what = info.has_value()
+                             ? std::string(OpcodeName(info->opcode))
+                             : std::string(OpcodeName(pair.start->opcode()));
+      r.message = absl::StrCat(passed ? "overlapped " : "exposed ", what, " ",
+                               pair.start->name(), ": ", FormatUs(hidden),
+                               " of ", FormatUs(pair.latency_us),
+                               " hidden behind ", pair.instructions_between,
+                               " instructions in ", comp->name());
+      if (!passed) {
+        r.suggestion =
+            pair.instructions_between == 0
+                ? "no independent compute between the start and its use; "
+                  "pipeline the collective across loop iterations "
+                  "(collective-pipeliner) or double-buffer the loop"
+                : "not enough independent compute before the use; "
+                  "pipelining across iterations or a higher "
+                  "--in-flight-limit may hide more";
+      }
+      r.Metric("latency_ns", Ns(pair.latency_us));
+      r.Metric("exposed_ns", Ns(pair.exposed_us));
+      if (info.has_value()) r.Metric("bytes_moved", info->bytes);
+      context.remarks.Emit(std::move(r));
+    }
+    if (collective_pairs > 0 || sync_collectives > 0 ||
+        (schedule.ok() && (schedule->memory_limit_exceeded ||
+                           schedule->resource_limit_overrides > 0))) {
+      Remark r = ComputationRemark(RemarkKind::kAnalysis, *comp, loop_path);
+      r.message = absl::StrCat(
+          "scheduled ", comp->name(), ": estimated ",
+          FormatUs(timing.duration_us), ", exposed collectives ",
+          FormatUs(timing.exposed_us), ", ", collective_pairs,
+          " async collectives, ", sync_collectives, " synchronous");
+      if (sync_collectives > 0) {
+        r.suggestion =
+            "synchronous collectives cannot overlap; run async-collectives "
+            "before the scheduler";
+      }
+      r.Metric("duration_ns", Ns(timing.duration_us));
+      r.Metric("exposed_ns", Ns(timing.exposed_us));
+      if (schedule.ok()) {
+        r.Metric("peak_memory_bytes", schedule->peak_memory_bytes);
+      }
+      context.remarks.Emit(std::move(r));
+    }
+    if (schedule.ok() && schedule->memory_limit_exceeded) {
+      Remark r = ComputationRemark(RemarkKind::kMissed, *comp, loop_path);
+      r.message = absl::StrCat("memory limit ", *config.memory_limit_bytes,
+                               " bytes not met in ", comp->name(),
+                               ": estimated peak ", schedule->peak_memory_bytes,
+                               " bytes; kept the best schedule found");
+      r.suggestion = "raise --scheduler-memory-limit or reduce pipelining";
+      r.Metric("peak_memory_bytes", schedule->peak_memory_bytes);
+      r.Metric("memory_limit_bytes", *config.memory_limit_bytes);
+      context.remarks.Emit(std::move(r));
+    }
+    if (schedule.ok() && schedule->resource_limit_overrides > 0) {
+      Remark r = ComputationRemark(RemarkKind::kMissed, *comp, loop_path);
+      r.message = absl::StrCat(
+          "in ", comp->name(), " the in-flight limit (",
+          config.collective_in_flight_limit, ") had to be exceeded ",
+          schedule->resource_limit_overrides,
+          " times: every remaining candidate needed a busy stream");
+      context.remarks.Emit(std::move(r));
+    }
+  }
+  module.set_is_scheduled(true);
+  Remark summary;
+  summary.pass = std::string(kPassName);
+  summary.kind = RemarkKind::kAnalysis;
+  summary.instruction = module.name();
+  auto entry =
+      module.entry() == nullptr ? callees.end() : callees.find(module.entry());
+  summary.message = absl::StrCat(
+      "scheduled module ", module.name(), " for ", AsAbsl(estimator->name()),
+      " ", options.gpu, " (in-flight limit ", config.collective_in_flight_limit,
+      "): ", hidden_pairs, " of ", total_pairs,
+      " async collectives overlapped; estimated step ",
+      FormatUs(entry == callees.end() ? 0 : entry->second.duration_us));
+  summary.Metric("async_collectives", total_pairs);
+  summary.Metric("overlapped", hidden_pairs);
+  if (entry != callees.end()) {
+    summary.Metric("duration_ns", Ns(entry->second.duration_us));
+  }
+  context.remarks.Emit(std::move(summary));
+  return changed;
+}
+
+}  // namespace hloverlap

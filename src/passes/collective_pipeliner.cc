@@ -283,7 +283,8 @@ bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
   ls.module = ls.parent->parent();
   ls.info = AnalyzeWhileLoop(*w);
   if (!ls.info.has_induction_variable()) {
-    *why = absl::StrCat("the loop's induction variable is unknown: ",
+    // `missing` names the fact (induction variable, start, step or bound).
+    *why = absl::StrCat("the loop's trip count cannot be established: ",
                         ls.info.missing);
     return false;
   }
@@ -508,10 +509,14 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
     }
     Instruction* user = cur->users()[0];
     if (user == root) {
+      std::string elems;
+      for (int64_t i = 0; i < root->operand_count(); ++i) {
+        if (root->operand(i) != cur) continue;
+        absl::StrAppend(&elems, elems.empty() ? "" : ", ", i);
+      }
       *why = absl::StrCat(
           "its result is carried into the next iteration (loop state element ",
-          root->operand_count() > 0 ? absl::StrCat("of ", root->name()) : "",
-          "), not stored by dynamic-update-slice");
+          elems, "), not stored by dynamic-update-slice");
       *suggestion =
           "only values stored into a loop output by dynamic-update-slice at "
           "the iteration's index can be reduced one iteration later";
@@ -533,7 +538,12 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
           "run the inliner first: --passes=inline,collective-pipeliner";
       return false;
     }
-    if (!IsFormattingOp(user->opcode()) || HasControlDeps(user)) {
+    if (HasControlDeps(user)) {
+      *why = absl::StrCat("its result goes through ", user->name(),
+                          ", which has control dependencies");
+      return false;
+    }
+    if (!IsFormattingOp(user->opcode())) {
       *why = absl::StrCat("its result goes through ", user->name(), " (",
                           AsAbsl(OpcodeName(user->opcode())),
                           "), which is not a formatting operation");
@@ -1071,6 +1081,377 @@ absl::StatusOr<Instruction*> RewriteForward(
 }
 
 // ---------------------------------------------------------------------------
+// Forward-sink: the per-iteration operands are stored into an [N, ...]
+// buffer and one batched collective runs after the loop.
+
+// Value of the scalar integer `x` (a body instruction) in the iteration whose
+// induction variable is `iv`; nullopt when it depends on anything else.
+std::optional<int64_t> EvalAtIv(const Instruction* x, const LoopState& ls,
+                                int64_t iv, int depth = 0) {
+  constexpr int64_t kLimit = int64_t{1} << 40;
+  if (depth > 32 || !x->shape().IsScalar()) return std::nullopt;
+  auto arg = [&](int i) -> std::optional<int64_t> {
+    if (i >= x->operand_count()) return std::nullopt;
+    std::optional<int64_t> v = EvalAtIv(x->operand(i), ls, iv, depth + 1);
+    if (v.has_value() && (*v > kLimit || *v < -kLimit)) return std::nullopt;
+    return v;
+  };
+  switch (x->opcode()) {
+    case Opcode::kGetTupleElement:
+      if (x->operand(0) == ls.body_param &&
+          x->tuple_index() == *ls.info.iv_index) {
+        return iv;
+      }
+      return std::nullopt;
+    case Opcode::kConstant:
+      return EvaluateConstantScalar(*x);
+    case Opcode::kConvert:
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kCopy:
+      return arg(0);
+    case Opcode::kNegate: {
+      auto a = arg(0);
+      if (!a) return std::nullopt;
+      return -*a;
+    }
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum: {
+      auto a = arg(0), b = arg(1);
+      if (!a || !b) return std::nullopt;
+      switch (x->opcode()) {
+        case Opcode::kAdd:
+          return *a + *b;
+        case Opcode::kSubtract:
+          return *a - *b;
+        case Opcode::kMultiply:
+          return *a * *b;
+        case Opcode::kMaximum:
+          return std::max(*a, *b);
+        default:
+          return std::min(*a, *b);
+      }
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool IsSinkFormattingOp(Opcode op) {
+  switch (op) {
+    case Opcode::kReshape:
+    case Opcode::kConvert:
+    case Opcode::kCopy:
+    case Opcode::kNegate:
+    case Opcode::kTranspose:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Checks what forward-sink needs beyond AnalyzeForward: the formatting ops
+// can be batched, and the store writes one whole row of dimension 0 of an
+// [N, ...] buffer per iteration, every row exactly once.
+bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
+                 std::string* why, std::string* suggestion) {
+  const int64_t trips = *ls.info.trip_count;
+  const Instruction* coll = fc.collective;
+  if (coll->opcode() == Opcode::kReduceScatter &&
+      coll->attrs().dimensions.size() != 1) {
+    *why = "its scatter dimension is not a single dimension";
+    return false;
+  }
+  if (!coll->operand(0)->shape().IsArray() || !coll->shape().IsArray()) {
+    *why = "it does not produce a single array";
+    return false;
+  }
+  for (const Instruction* f : fc.formatting) {
+    if (!IsSinkFormattingOp(f->opcode()) || f->operand_count() != 1) {
+      *why = absl::StrCat(
+          "its result goes through ", f->name(), " (",
+          AsAbsl(OpcodeName(f->opcode())),
+          "), which cannot be batched (sink batches reshape, convert, copy, "
+          "negate and transpose)");
+      *suggestion = "use pipeline=on to delay it by one iteration instead";
+      return false;
+    }
+  }
+  const Instruction* dus = fc.dus;
+  const Shape& update = dus->operand(1)->shape();
+  const Shape& buffer = dus->operand(0)->shape();
+  if (update.rank() < 1 || update.rank() != buffer.rank() ||
+      update.dimensions(0) != 1 || buffer.dimensions(0) != trips) {
+    *why = absl::StrCat("its store ", dus->name(),
+                        " does not write one row of dimension 0 of "
+                        "a buffer with one row per iteration (",
+                        trips, ")");
+    *suggestion = "use pipeline=on to delay it by one iteration instead";
+    return false;
+  }
+  for (int64_t d = 1; d < update.rank(); ++d) {
+    if (update.dimensions(d) != buffer.dimensions(d)) {
+      *why = absl::StrCat("its store ", dus->name(),
+                          " writes only part of a row of its buffer");
+      return false;
+    }
+  }
+  if (dus->operand_count() != 2 + buffer.rank()) {
+    *why = absl::StrCat("its store ", dus->name(), " has no scalar indices");
+    return false;
+  }
+  for (int64_t r = 3; r < dus->operand_count(); ++r) {
+    std::optional<int64_t> v = EvaluateConstantScalar(*dus->operand(r));
+    if (!v.has_value() || *v != 0) {
+      *why = absl::StrCat("its store ", dus->name(),
+                          " has a non-zero index past dimension 0");
+      return false;
+    }
+  }
+  std::vector<bool> written(trips, false);
+  for (int64_t t = 0; t < trips; ++t) {
+    std::optional<int64_t> row = EvalAtIv(dus->operand(2), ls, ls.info.IvAt(t));
+    if (!row.has_value()) {
+      *why = absl::StrCat("the row its store ", dus->name(),
+                          " writes is not a function of the loop counter");
+      return false;
+    }
+    if (*row < 0 || *row >= trips || written[*row]) {
+      *why = absl::StrCat("its store ", dus->name(),
+                          " does not write every row exactly once (iteration ",
+                          t, " writes row ", *row, ")");
+      return false;
+    }
+    written[*row] = true;
+  }
+  return true;
+}
+
+// `shape` with a leading dimension of size n (default layout when `shape`
+// has a layout).
+Shape Batched(const Shape& shape, int64_t n) {
+  absl::InlinedVector<int64_t, 6> dims = {n};
+  dims.insert(dims.end(), shape.dimensions().begin(), shape.dimensions().end());
+  Shape out(shape.element_type(), std::move(dims));
+  if (shape.has_layout()) out.SetDefaultLayout();
+  return out;
+}
+
+absl::StatusOr<Instruction*> RewriteSink(
+    LoopState& ls, const std::vector<ForwardCandidate>& cands) {
+  Transaction txn;
+  txn.module = ls.module;
+  Module& module = *ls.module;
+  const int64_t n = ls.n;
+  const int64_t trips = *ls.info.trip_count;
+  const Instruction* old_root = ls.body->root();
+
+  std::vector<Shape> shapes;
+  for (int64_t i = 0; i < n; ++i) {
+    shapes.push_back(ls.while_instr->shape().tuple_shapes(i));
+  }
+  std::vector<int64_t> raw_slot;
+  absl::flat_hash_set<int64_t> sunk;
+  for (const ForwardCandidate& c : cands) {
+    raw_slot.push_back(shapes.size());
+    shapes.push_back(Batched(c.collective->operand(0)->shape(), trips));
+    sunk.insert(c.buffer_index);
+  }
+  Shape new_state = Shape::Tuple(shapes);
+
+  // 1. Initial state: the old one plus zero-filled row buffers.
+  StateProvider init_provider = InitProvider(ls, txn);
+  std::vector<Instruction*> init_elems;
+  for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
+  for (size_t ci = 0; ci < cands.size(); ++ci) {
+    const Shape& rows = shapes[raw_slot[ci]];
+    auto zero = std::make_unique<Instruction>(
+        Opcode::kConstant, module.UniqueInstructionName("zero"),
+        Shape::Scalar(rows.element_type()));
+    zero->mutable_attrs().literal =
+        std::make_unique<Literal>(Shape::Scalar(rows.element_type()));
+    Instruction* z = txn.Add(*ls.parent, std::move(zero), ls.while_instr);
+    auto bcast = std::make_unique<Instruction>(
+        Opcode::kBroadcast,
+        module.UniqueInstructionName(
+            absl::StrCat(cands[ci].collective->name(), ".rows.init")),
+        rows);
+    bcast->mutable_attrs().has_dimensions = true;
+    bcast->AppendOperand(z);
+    init_elems.push_back(txn.Add(*ls.parent, std::move(bcast), ls.while_instr));
+  }
+  Instruction* init_tuple =
+      MakeTuple(*ls.parent, init_elems, absl::StrCat(ls.init->name(), ".sunk"),
+                txn, ls.while_instr);
+
+  // 2. Body: everything but the collectives, formatting and stores; each
+  // iteration's operand goes to row `index` of its buffer.
+  Instruction* p = nullptr;
+  Computation* body =
+      NewComputation(module, absl::StrCat(ls.body->name(), ".sunk"), new_state,
+                     txn, ls.body, &p);
+  InstrMap map;
+  map[ls.body_param] = p;
+  {
+    absl::flat_hash_set<const Instruction*> cut = {old_root};
+    for (const ForwardCandidate& c : cands) {
+      cut.insert(c.collective);
+      cut.insert(c.dus);
+      for (Instruction* f : c.formatting) cut.insert(f);
+    }
+    std::vector<Instruction*> rest;
+    for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
+      if (!cut.contains(inst) && !map.contains(inst)) rest.push_back(inst);
+    }
+    CloneIntoOptions options;
+    options.suffix = "";
+    options.fresh_channel_ids = false;
+    absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
+                                           &txn.computations);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+  }
+  auto state_gte = [&](int64_t index) {
+    auto gte = std::make_unique<Instruction>(
+        Opcode::kGetTupleElement,
+        module.UniqueInstructionName(absl::StrCat("state.", index)),
+        shapes[index]);
+    gte->mutable_attrs().tuple_index = index;
+    gte->AppendOperand(p);
+    return body->AddInstruction(std::move(gte));
+  };
+  std::vector<Instruction*> elems;
+  for (int64_t i = 0; i < n; ++i) {
+    // A sunk output is only written after the loop.
+    elems.push_back(sunk.contains(i) ? state_gte(i)
+                                     : map.at(old_root->operand(i)));
+  }
+  for (size_t ci = 0; ci < cands.size(); ++ci) {
+    const ForwardCandidate& c = cands[ci];
+    Instruction* x = map.at(c.collective->operand(0));
+    const Shape& rows = shapes[raw_slot[ci]];
+    Instruction* row = body->AddInstruction(
+        Opcode::kReshape,
+        module.UniqueInstructionName(absl::StrCat(x->name(), ".row")),
+        Batched(x->shape(), 1), {x});
+    Instruction* index = map.at(c.dus->operand(2));
+    std::vector<Instruction*> ops = {state_gte(raw_slot[ci]), row, index};
+    for (int64_t d = 0; d < x->shape().rank(); ++d) {
+      auto zero = std::make_unique<Instruction>(
+          Opcode::kConstant, module.UniqueInstructionName("zero"),
+          Shape::Scalar(index->shape().element_type()));
+      zero->mutable_attrs().literal = std::make_unique<Literal>(
+          Shape::Scalar(index->shape().element_type()));
+      ops.push_back(body->AddInstruction(std::move(zero)));
+    }
+    elems.push_back(
+        body->AddInstruction(Opcode::kDynamicUpdateSlice,
+                             module.UniqueInstructionName(
+                                 absl::StrCat(c.collective->name(), ".rows")),
+                             rows, ops));
+  }
+  Instruction* root = body->AddInstruction(
+      Opcode::kTuple, module.UniqueInstructionName(old_root->name()), new_state,
+      elems);
+  body->set_root(root);
+  {
+    auto dce = DcePass::RunOnComputation(*body, true);
+    if (!dce.ok()) {
+      txn.Rollback();
+      return dce.status();
+    }
+  }
+
+  // 3. Condition: the old one, reading the wider state.
+  Instruction* cp = nullptr;
+  Computation* cond =
+      NewComputation(module, absl::StrCat(ls.cond->name(), ".sunk"), new_state,
+                     txn, ls.cond, &cp);
+  {
+    InstrMap cmap;
+    cmap[ls.cond->parameter(0)] = cp;
+    std::vector<Instruction*> rest;
+    for (Instruction* inst : ls.cond->MakeInstructionPostOrder()) {
+      if (inst != ls.cond->parameter(0)) rest.push_back(inst);
+    }
+    CloneIntoOptions options;
+    options.suffix = "";
+    options.fresh_channel_ids = false;
+    absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
+                                           &txn.computations);
+    if (!s.ok()) {
+      txn.Rollback();
+      return s;
+    }
+    cond->set_root(cmap.at(ls.cond->root()));
+  }
+
+  // 4. The loop keeps its trip count.
+  Instruction* w = BuildWhile(ls, init_tuple, cond, body, trips, txn);
+
+  // 5. After the loop: one batched collective per candidate, its formatting
+  // with a leading dimension, reshaped into the output buffer.
+  auto add = [&](std::unique_ptr<Instruction> inst) {
+    return txn.Add(*ls.parent, std::move(inst), ls.while_instr);
+  };
+  absl::flat_hash_map<int64_t, Instruction*> finals;
+  for (size_t ci = 0; ci < cands.size(); ++ci) {
+    const ForwardCandidate& c = cands[ci];
+    Instruction* rows =
+        TupleElement(w, raw_slot[ci], *ls.parent, txn, ls.while_instr);
+    auto coll = CloneInstruction(*c.collective,
+                                 module.UniqueInstructionName(absl::StrCat(
+                                     c.collective->name(), ".sunk")),
+                                 {rows});
+    coll->set_shape(Batched(c.collective->shape(), trips));
+    if (c.collective->opcode() == Opcode::kReduceScatter) {
+      coll->mutable_attrs().dimensions[0] += 1;
+    }
+    if (c.collective->attrs().channel_id.has_value()) {
+      coll->mutable_attrs().channel_id = module.NextChannelId();
+    }
+    Instruction* cur = add(std::move(coll));
+    for (const Instruction* f : c.formatting) {
+      auto g = CloneInstruction(
+          *f, module.UniqueInstructionName(absl::StrCat(f->name(), ".sunk")),
+          {cur});
+      g->set_shape(Batched(f->shape(), trips));
+      if (f->opcode() == Opcode::kTranspose) {
+        auto& dims = g->mutable_attrs().dimensions;
+        for (auto& d : dims) d += 1;
+        dims.insert(dims.begin(), 0);
+      }
+      cur = add(std::move(g));
+    }
+    const Shape& out = ls.while_instr->shape().tuple_shapes(c.buffer_index);
+    auto reshape = std::make_unique<Instruction>(
+        Opcode::kReshape,
+        module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".sunk")),
+        out);
+    reshape->AppendOperand(cur);
+    finals[c.buffer_index] = add(std::move(reshape));
+  }
+  std::vector<Instruction*> final_elems;
+  for (int64_t i = 0; i < n; ++i) {
+    final_elems.push_back(
+        finals.contains(i)
+            ? finals.at(i)
+            : TupleElement(w, i, *ls.parent, txn, ls.while_instr));
+  }
+  Instruction* result = MakeTuple(
+      *ls.parent, final_elems, absl::StrCat(ls.while_instr->name(), ".result"),
+      txn, ls.while_instr);
+  absl::Status s = Commit(ls, result, cond, body, txn);
+  if (!s.ok()) return s;
+  return w;
+}
+
+// ---------------------------------------------------------------------------
 // Driver.
 
 struct NestBudget {
@@ -1132,11 +1513,100 @@ class LoopPipeliner {
   }
 
   absl::StatusOr<bool> ProcessLoop(const LoopNode& node, NestBudget& budget);
+  // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
+  // `ls` describes the new loop.
+  absl::StatusOr<bool> SinkPhase(LoopState& ls,
+                                 const std::vector<Instruction*>& colls,
+                                 const std::string& path, NestBudget& budget);
 
   Module& module_;
   PassContext& context_;
   bool dry_run_;
+  std::vector<const Instruction*> removed_whiles_;
 };
+
+absl::StatusOr<bool> LoopPipeliner::SinkPhase(
+    LoopState& ls, const std::vector<Instruction*>& colls,
+    const std::string& path, NestBudget& budget) {
+  const PassOptions& opts = context_.options;
+  const int64_t trips = *ls.info.trip_count;
+  absl::flat_hash_set<const Instruction*> invariant =
+      FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
+  std::vector<ForwardCandidate> chosen;
+  absl::flat_hash_set<const Instruction*> used_dus;
+  int64_t extra = 0;
+  for (Instruction* c : colls) {
+    if (c->opcode() == Opcode::kAllGather) continue;
+    bool enabled = c->opcode() == Opcode::kReduceScatter
+                       ? opts.pipeline_reduce_scatter
+                       : opts.pipeline_all_reduce;
+    std::string reason, suggestion;
+    ForwardCandidate fc;
+    if (!enabled) {
+      reason = "pipelining of this collective kind is disabled by a flag";
+    } else if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion)) {
+      // reason set
+    } else if (used_dus.contains(fc.dus)) {
+      reason = "its store is shared with another collective";
+    } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
+      // reason set
+    } else {
+      int64_t bytes = trips * c->operand(0)->shape().ByteSize();
+      if (!opts.memory_budget_bytes.has_value() ||
+          budget.used + extra + bytes <= *opts.memory_budget_bytes) {
+        extra += bytes;
+        used_dus.insert(fc.dus);
+        chosen.push_back(std::move(fc));
+        continue;
+      }
+      reason = absl::StrCat("the memory budget (", *opts.memory_budget_bytes,
+                            " bytes for this loop nest, ", budget.used + extra,
+                            " used) leaves no room for ", bytes,
+                            " extra live bytes");
+      suggestion = "raise --memory-budget";
+    }
+    Remark r = MakeRemark(
+        RemarkKind::kMissed, *c, path, "sink",
+        absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not sunk: ", reason));
+    r.suggestion = suggestion;
+    r.Metric("bytes_moved", BytesMoved(*c));
+    context_.remarks.Emit(std::move(r));
+  }
+  if (chosen.empty()) return false;
+  std::vector<Remark> remarks;
+  for (const ForwardCandidate& fc : chosen) {
+    const Instruction* c = fc.collective;
+    Remark r =
+        MakeRemark(RemarkKind::kPassed, *c, path, "sink",
+                   absl::StrCat(dry_run_ ? "would sink " : "sank ",
+                                AsAbsl(OpcodeName(c->opcode())),
+                                " out of the loop: one batched collective of ",
+                                trips, " iterations after the loop"));
+    r.Metric("bytes_moved", trips * BytesMoved(*c))
+        .Metric("extra_live_bytes", trips * c->operand(0)->shape().ByteSize())
+        .Metric("trip_count", trips);
+    remarks.push_back(std::move(r));
+  }
+  absl::StatusOr<Instruction*> result = ls.while_instr;
+  if (!dry_run_) result = RewriteSink(ls, chosen);
+  for (Remark& r : remarks) {
+    if (!result.ok()) {
+      r.kind = RemarkKind::kFailure;
+      r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
+                               result.status().message());
+      r.metrics.clear();
+    }
+    context_.remarks.Emit(std::move(r));
+  }
+  if (!result.ok() || dry_run_) return false;
+  budget.used += extra;
+  std::string why;
+  if (!PrepareLoop(*result, ls, &why)) {
+    return absl::InternalError(
+        absl::StrCat("the sunk loop cannot be analyzed: ", why));
+  }
+  return true;
+}
 
 absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
                                                 NestBudget& budget) {
@@ -1187,6 +1657,19 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
     return !opts.memory_budget_bytes.has_value() ||
            budget.used + extra <= *opts.memory_budget_bytes;
   };
+
+  // --- Forward-sink (policy `sink`), before prefetching: the loop must
+  // still write every row of its outputs. ----------------------------------
+  const bool sink = policy.sink.value_or(false);
+  if (sink) {
+    absl::StatusOr<bool> r = SinkPhase(ls, colls, path, budget);
+    if (!r.ok()) return r.status();
+    if (*r) {
+      changed = true;
+      w = ls.while_instr;
+      colls = Collectives(*w->while_body());
+    }
+  }
 
   // --- Backward: all-gathers with independent operand chains. -----------
   {
@@ -1314,8 +1797,22 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   }
 
   // --- Forward: reduce-scatters / all-reduces stored by DUS. -------------
-  {
-    if (*ls.info.trip_count < 2) return changed;
+  if (!sink) {
+    if (*ls.info.trip_count < 2) {
+      // Prefetching left a loop of one trip: nothing to delay into.
+      std::vector<Instruction*> rest;
+      for (Instruction* c : colls) {
+        if (c->opcode() != Opcode::kAllGather) rest.push_back(c);
+      }
+      MissAll(rest, path,
+              absl::StrCat("after prefetching the all-gathers the loop runs ",
+                           *ls.info.trip_count,
+                           " time(s): there is no next iteration to delay "
+                           "into"),
+              "forward pipelining needs 3 or more iterations when the loop "
+              "also prefetches all-gathers");
+      return changed;
+    }
     absl::flat_hash_set<const Instruction*> invariant =
         FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
     std::vector<ForwardCandidate> chosen;

@@ -28,8 +28,28 @@
 //   }
 //   buf = dus(buf, reduce-scatter(xp), idxp)                 // epilogue
 //
-// Forward-sink (mode `sink`): the per-iteration operands are stored into an
-// [N, ...] buffer and one batched collective runs after the loop.
+// Forward-sink (policy `sink`: `--loop=SELECTOR:pipeline=sink` or
+// `_hloverlap_pipeline="sink"` on the while): the per-iteration operands are
+// stored into an [N, ...] buffer and one batched collective runs after the
+// loop. It applies only when requested, never by default: it trades the
+// per-iteration overlap for one large collective after the loop (nothing
+// left to overlap it with inside the loop nest) and keeps N operands live
+// (N x the operand bytes; for a reduce-scatter the operand is the unscattered
+// gradient). In a `sink` loop, reduce-scatters / all-reduces are sunk or
+// left alone (a `missed` remark says why), never delayed by one iteration;
+// all-gathers are still prefetched, after the sink. Requirements: the
+// collective's result reaches a dynamic-update-slice into a loop output only
+// through reshape/convert/copy/negate/transpose, the store writes a whole
+// row of dimension 0 of an [N, ...] buffer (N = trip count), and the rows
+// written, as a function of the loop counter, are each row exactly once (so
+// the buffer's initial value is dead).
+//
+//   body(i) { g = dot(...); r = reduce-scatter(g), dimensions={0}
+//             buf' = dus(buf, reshape(r), i, 0) }          // buf: [N, 8]
+// becomes
+//   body(i) { g = dot(...); rows' = dus(rows, reshape(g), i, 0, ...) }
+//   rows = while(...)                                      // rows: [N, 16]
+//   buf = reshape(reshape(reduce-scatter(rows), dimensions={1}))
 //
 // A loop or collective that cannot be handled stays unchanged and gets a
 // `missed` remark saying which fact is missing; every rewrite is built,

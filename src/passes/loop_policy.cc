@@ -22,7 +22,7 @@ absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
   if (eq == std::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat("loop policy item '", AsAbsl(item),
-                     "' is not of the form pipeline=off|on|depth=N or "
+                     "' is not of the form pipeline=off|on|depth=N|sink or "
                      "double-buffer=off|on"));
   }
   std::string_view key = item.substr(0, eq);
@@ -32,6 +32,9 @@ absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
       policy.pipeline = false;
     } else if (value == "on") {
       policy.pipeline = true;
+    } else if (value == "sink") {
+      policy.pipeline = true;
+      policy.sink = true;
     } else if (value.substr(0, 6) == "depth=") {
       int d = 0;
       if (!ParseInt(value.substr(6), &d) || d < 1 || d > 8) {
@@ -42,8 +45,9 @@ absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
       policy.pipeline = true;
       policy.pipeline_depth = d;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pipeline policy '", AsAbsl(value), "' must be off, on or depth=N"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pipeline policy '", AsAbsl(value),
+                       "' must be off, on, depth=N or sink"));
     }
     return absl::OkStatus();
   }
@@ -160,6 +164,7 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
     if (st.ok()) {
       policy.pipeline = p.pipeline;
       policy.pipeline_depth = p.pipeline_depth;
+      policy.sink = p.sink;
       policy.source = "frontend attribute _hloverlap_pipeline";
     } else {
       warn(absl::StrCat("ignored _hloverlap_pipeline=\"", a->value,
@@ -189,6 +194,7 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
     if (rule.policy.pipeline.has_value()) {
       policy.pipeline = rule.policy.pipeline;
       policy.pipeline_depth = rule.policy.pipeline_depth;
+      policy.sink = rule.policy.sink;
       policy.source = absl::StrCat("--loop=", rule.text);
     }
     if (rule.policy.double_buffer.has_value()) {

@@ -5,14 +5,17 @@
 //      loops that contain collectives, decided by that pass),
 //   2. frontend attributes on the while instruction, settable from JAX with
 //      jax.experimental.xla_metadata.set_xla_metadata:
-//        _hloverlap_pipeline="off" | "on" | "depth=2"
+//        _hloverlap_pipeline="off" | "on" | "depth=2" | "sink"
 //        _hloverlap_double_buffer="off" | "on"
 //        _xla_loop_unroll_strategy="double-buffer" | "full"
 //   3. command-line rules `--loop=<selector>:<policy>`, later rules winning:
 //        selector:  NAME | name=NAME | op_name~REGEX | depth=N | innermost
 //                   | outermost | all
-//        policy:    comma-separated pipeline=off|on|depth=N,
+//        policy:    comma-separated pipeline=off|on|depth=N|sink,
 //                   double-buffer=off|on
+//      (`sink`: reduce-scatters / all-reduces stored per iteration are
+//      batched into one collective after the loop instead of being delayed
+//      by one iteration; see collective_pipeliner.h)
 //      e.g. --loop=innermost:pipeline=depth=2
 //           --loop='op_name~fori_loop:pipeline=off,double-buffer=off'
 #ifndef HLOVERLAP_PASSES_LOOP_POLICY_H_
@@ -37,6 +40,7 @@ struct LoopSelector {
 struct LoopPolicy {
   std::optional<bool> pipeline;       // on/off
   std::optional<int> pipeline_depth;  // iterations ahead for prefetch
+  std::optional<bool> sink;           // forward-sink instead of forward
   std::optional<bool> double_buffer;  // on/off
   std::string source;  // where the deciding setting came from (for remarks)
 };

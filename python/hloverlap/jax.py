@@ -56,8 +56,18 @@ def _jax():
   return jax
 
 
-def hlo_text_of(lowered) -> str:
-  """The HLO text of a jax.stages.Lowered."""
+def hlo_text_of(lowered, debug_info: bool = True) -> str:
+  """The HLO text of a jax.stages.Lowered.
+
+  With debug_info the instructions carry metadata (op_name="jit(f)/while/
+  body/...", source lines), so `op_name~REGEX` loop selectors and remarks can
+  refer to the program; XLA ignores metadata when compiling.
+  """
+  if debug_info:
+    try:
+      return lowered.as_text(dialect="hlo", debug_info=True)
+    except TypeError:
+      pass
   try:
     return lowered.as_text(dialect="hlo")
   except Exception:  # older spellings
@@ -97,11 +107,19 @@ def hlo_text_to_stablehlo(text: str):
 
 def compile_hlo_text(text: str, devices: Sequence[Any],
                      xla_options: Optional[Dict[str, object]] = None,
-                     use_shardy: Optional[bool] = None):
+                     use_shardy: Optional[bool] = None,
+                     dropped: Optional[List[str]] = None):
   """Compiles a (pre-partitioning) HLO module text for `devices` (route §4).
 
-  Returns jaxlib's LoadedExecutable.
+  Returns jaxlib's LoadedExecutable. XLA options this XLA does not know are
+  dropped (listed in `dropped`), see xla.compile_dropping_unknown.
   """
+  return xla_opts.compile_dropping_unknown(
+      lambda o: _compile_hlo_text(text, devices, o, use_shardy),
+      xla_options or {}, dropped)
+
+
+def _compile_hlo_text(text, devices, xla_options, use_shardy):
   import numpy as np  # pylint: disable=g-import-not-at-top
   _, _, xc, get_backend = _xla_modules()
   stable = hlo_text_to_stablehlo(text)
@@ -113,12 +131,29 @@ def compile_hlo_text(text: str, devices: Sequence[Any],
   eb.use_spmd_partitioning = True
   eb.device_assignment = xc.DeviceAssignment.create(
       np.array([d.id for d in devices]).reshape(1, n))
+  if use_shardy is None:
+    use_shardy = jax_uses_shardy()
   if use_shardy is not None and hasattr(eb, "use_shardy_partitioner"):
     eb.use_shardy_partitioner = bool(use_shardy)
   if xla_options:
     opts.env_option_overrides = xla_opts.overrides_list(xla_options)
   backend = get_backend()
   return backend.compile_and_load(stable, xc.DeviceList(tuple(devices)), opts)
+
+
+def jax_uses_shardy() -> Optional[bool]:
+  """JAX's jax_use_shardy_partitioner (None if this JAX has no such flag).
+
+  The route must compile with the partitioner JAX lowered for: JAX 0.11
+  lowers shard_map for Shardy (xla.sdy.* custom-calls around a call), and
+  XLA's GSPMD partitioner rejects those (RET_CHECK "Unexpected custom call
+  named 'xla.sdy.*' in the XLA partitioner", measured on jaxlib 0.11.2).
+  """
+  try:
+    v = getattr(_jax().config, "jax_use_shardy_partitioner", None)
+  except Exception:  # pylint: disable=broad-except
+    return None
+  return None if v is None else bool(v)
 
 
 def _devices_of(lowered, text: str) -> List[Any]:
@@ -279,6 +314,16 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
   before = hlo_text_of(lowered)
   xla_options = xla_opts.bridge_options(opts.xla_options,
                                         allow_xla_pipelining)
+  if not allow_xla_pipelining:
+    on = xla_opts.pipelining_flags_on(os.environ.get("XLA_FLAGS", ""))
+    if on:
+      raise ValueError(
+          "XLA_FLAGS turns XLA's own collective pipelining on ({}); it applies "
+          "to every compile of the process and cannot be overridden per "
+          "compile in this jaxlib. Unset it, or pass "
+          "allow_xla_pipelining=True".format(", ".join(on)))
+  if use_shardy is None:
+    use_shardy = jax_uses_shardy()
   try:
     opt = run_opt(before, opts)
     after = opt.text
@@ -297,9 +342,16 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
     with open(os.path.join(opts.keep_dir, "after_route.hlo"), "w") as f:
       f.write(after)
   devices = _devices_of(lowered, before)
-  exe = compile_hlo_text(after, devices, xla_options, use_shardy=use_shardy)
-  return BridgeCompiled(exe, lowered, devices, opt, before, after, xla_options,
-                        fixes, time.perf_counter() - t0)
+  dropped: List[str] = []
+  exe = compile_hlo_text(after, devices, xla_options, use_shardy=use_shardy,
+                         dropped=dropped)
+  for k in dropped:
+    xla_options.pop(k, None)
+  c = BridgeCompiled(exe, lowered, devices, opt, before, after, xla_options,
+                     fixes, time.perf_counter() - t0)
+  c.dropped_xla_options = dropped
+  c.use_shardy = use_shardy
+  return c
 
 
 def _normalize_static(static_argnums, nargs: int) -> Tuple[int, ...]:

@@ -90,9 +90,8 @@ class Options:
   def passes_arg(self) -> Optional[str]:
     if self.passes is None:
       return None
-    if isinstance(self.passes, str):
-      return self.passes
-    return ",".join(self.passes)
+    p = self.passes if isinstance(self.passes, str) else ",".join(self.passes)
+    return p or None  # empty: no pipeline (parse, verify, print)
 
   def to_args(self, input_path: str, output_path: str,
               remarks_path: Optional[str] = None) -> List[str]:

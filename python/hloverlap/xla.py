@@ -15,7 +15,10 @@ not depend on the process's XLA_FLAGS.
   OFF_XLA_OPTIONS     every overlap feature off ("XLA with overlap off")
 """
 
-from typing import Dict, List, Mapping, Optional, Tuple
+import re
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, TypeVar
+
+T = TypeVar("T")
 
 # The seed's flags (../shared/seed), minus --xla_gpu_graph_level and
 # --xla_gpu_enable_pipelined_collectives, which XLA 0.11.2 rejects, and
@@ -30,9 +33,10 @@ SEED_XLA_OPTIONS: Dict[str, object] = {
     "xla_gpu_enable_pipelined_all_reduce": True,
     "xla_gpu_enable_while_loop_double_buffering": True,
     "xla_gpu_enable_highest_priority_async_stream": True,
-    "xla_gpu_disable_async_collectives":
-        "collectivebroadcast,alltoall,collectivepermute",
 }
+# Not carried over from the seed: --xla_gpu_disable_async_collectives=
+# collectivebroadcast,alltoall,collectivepermute (the per-compile path wants
+# other enum spellings, and these programs have none of those collectives).
 
 OFF_XLA_OPTIONS: Dict[str, object] = {
     "xla_gpu_enable_latency_hiding_scheduler": False,
@@ -79,6 +83,24 @@ def bridge_options(user: Optional[Mapping[str, object]] = None,
   return out
 
 
+def pipelining_flags_on(xla_flags: str) -> List[str]:
+  """The XLA pipelining flags an XLA_FLAGS string turns on.
+
+  jaxlib 0.11.2 knows xla_gpu_enable_pipelined_{all_gather,reduce_scatter,
+  all_reduce} only as XLA_FLAGS (per-compile overrides answer "No such
+  compile option"), so the bridge cannot switch them off per compile; their
+  default is off. A process that sets them on would pipeline twice.
+  """
+  on = []
+  for tok in (xla_flags or "").split():
+    if not tok.startswith("--"):
+      continue
+    name, _, value = tok[2:].partition("=")
+    if name in PIPELINING_KEYS and _truthy(value if value else "true"):
+      on.append(name)
+  return on
+
+
 def _truthy(v) -> bool:
   if isinstance(v, str):
     return v.strip().lower() in ("1", "true", "yes", "on")
@@ -104,3 +126,33 @@ def as_xla_flags(options: Mapping[str, object]) -> str:
       v = "true" if v else "false"
     parts.append("--{}={}".format(k, v))
   return " ".join(parts)
+
+
+_UNKNOWN_RE = re.compile(r"No such compile option: '([A-Za-z0-9_]+)'|"
+                         r"While setting option ([A-Za-z0-9_]+),")
+
+
+def compile_dropping_unknown(compile_fn: Callable[[Dict[str, object]], T],
+                             options: Mapping[str, object],
+                             dropped: Optional[List[str]] = None) -> T:
+  """compile_fn(options), retried without the options XLA does not know.
+
+  XLA answers an unknown per-compile option with INVALID_ARGUMENT "No such
+  compile option: 'NAME'" (jaxlib 0.11.2 has no
+  xla_gpu_enable_pipelined_all_reduce, for example, while XLA_FLAGS still
+  accepts the name), or with "While setting option NAME, ..." for a value
+  it cannot parse. Each such option is dropped (appended to `dropped`) and
+  the compile retried; other errors propagate.
+  """
+  opts = dict(options)
+  while True:
+    try:
+      return compile_fn(dict(opts))
+    except Exception as e:  # pylint: disable=broad-except
+      m = _UNKNOWN_RE.search(str(e))
+      name = m and (m.group(1) or m.group(2))
+      if not name or name not in opts:
+        raise
+      del opts[name]
+      if dropped is not None:
+        dropped.append(name)

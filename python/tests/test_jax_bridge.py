@@ -129,8 +129,9 @@ class Lowered:
         "device_assignment": DEVICES, "kept_var_idx": {0, 1}})
     self.lower_args = args
 
-  def as_text(self, dialect=None):
+  def as_text(self, dialect=None, debug_info=False):
     assert dialect == "hlo"
+    assert debug_info  # metadata for op_name selectors
     return self.text
 
 
@@ -330,6 +331,44 @@ class CompileTest(unittest.TestCase):
     self.assertEqual(c.sharding_source, "shapes")
     self.assertEqual(r.sharding.spec, ("_hloverlap",))
     self.assertEqual(s.sharding.spec, ())
+
+  def test_shardy_follows_jax_config(self):
+    env = FakeJaxEnv()
+    env.modules["jax"].config = types.SimpleNamespace(
+        jax_use_shardy_partitioner=True)
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts)
+    self.assertIs(env.compiled[0][1].executable_build_options
+                  .use_shardy_partitioner, True)
+    self.assertIs(c.use_shardy, True)
+
+  def test_process_flags_with_xla_pipelining_refused(self):
+    env = FakeJaxEnv()
+    with mock.patch.dict(os.environ, {
+        "XLA_FLAGS": "--xla_gpu_enable_pipelined_all_gather=true"}):
+      with env as hjax:
+        with self.assertRaisesRegex(ValueError, "XLA_FLAGS"):
+          hjax.compile(Lowered(HLO), self.opts)
+        hjax.compile(Lowered(HLO), self.opts, allow_xla_pipelining=True)
+    self.assertEqual(len(env.compiled), 1)
+
+  def test_unknown_xla_options_dropped(self):
+    env = FakeJaxEnv()
+    backend = env.modules["jax._src.xla_bridge"].get_backend
+    orig = backend.compile_and_load
+
+    def picky(self_, module, devices, options):
+      for k, _ in options.env_option_overrides:
+        if k == "xla_gpu_enable_pipelined_all_gather":
+          raise RuntimeError("INVALID_ARGUMENT: No such compile option: "
+                             "'xla_gpu_enable_pipelined_all_gather'")
+      return orig(self_, module, devices, options)
+    backend.compile_and_load = picky
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts)
+    self.assertEqual(c.dropped_xla_options,
+                     ["xla_gpu_enable_pipelined_all_gather"])
+    self.assertNotIn("xla_gpu_enable_pipelined_all_gather", c.xla_options)
 
   def test_donate_false_and_shardy(self):
     env = FakeJaxEnv()

@@ -36,6 +36,11 @@ class OptionsTest(unittest.TestCase):
     with self.assertRaises(OptionsError):
       Options(passes="dce").validate()  # preset is set too
 
+  def test_no_pipeline(self):
+    for o in (Options(preset=None), Options(preset=None, passes=""),
+              Options(preset=None, passes=[])):
+      self.assertEqual(o.to_args("a", "b"), ["opt", "a", "-o", "b"])
+
   def test_loops_dict_in_order(self):
     o = Options(loops={"all": "pipeline=off", "innermost": "pipeline=on"})
     self.assertEqual(o.loop_rules(),

@@ -40,5 +40,58 @@ class XlaOptionsTest(unittest.TestCase):
                      "--xla_a=false --xla_b=p,q")
 
 
+
+class ProcessFlagsTest(unittest.TestCase):
+
+  def test_pipelining_flags_on(self):
+    self.assertEqual(xla.pipelining_flags_on(""), [])
+    self.assertEqual(xla.pipelining_flags_on(
+        "--xla_gpu_enable_pipelined_all_gather=true "
+        "--xla_gpu_enable_pipelined_reduce_scatter=false "
+        "--xla_gpu_enable_pipelined_all_reduce "
+        "--xla_gpu_enable_latency_hiding_scheduler=true"),
+        ["xla_gpu_enable_pipelined_all_gather",
+         "xla_gpu_enable_pipelined_all_reduce"])
+
+
+class DropUnknownTest(unittest.TestCase):
+
+  def test_drops_and_retries(self):
+    calls = []
+
+    def compile_fn(o):
+      calls.append(sorted(o))
+      for k in ("xla_b", "xla_c"):
+        if k in o:
+          raise RuntimeError(
+              "INVALID_ARGUMENT: No such compile option: '{}'".format(k))
+      return "exe"
+    dropped = []
+    def bad_value(o):
+      if "xla_e" in o:
+        raise RuntimeError("INVALID_ARGUMENT: While setting option xla_e, "
+                           "'x' is not a valid enum value.")
+      return "ok"
+    self.assertEqual(xla.compile_dropping_unknown(bad_value, {"xla_e": "x"},
+                                                  dropped), "ok")
+    self.assertEqual(dropped, ["xla_e"])
+    dropped = []
+    self.assertEqual(xla.compile_dropping_unknown(
+        compile_fn, {"xla_a": 1, "xla_b": 2, "xla_c": 3}, dropped), "exe")
+    self.assertEqual(dropped, ["xla_b", "xla_c"])
+    self.assertEqual(calls[-1], ["xla_a"])
+
+  def test_other_errors_propagate(self):
+    def boom(o):
+      raise RuntimeError("INTERNAL: out of memory")
+    with self.assertRaisesRegex(RuntimeError, "out of memory"):
+      xla.compile_dropping_unknown(boom, {"xla_a": 1})
+
+    def unknown_not_ours(o):
+      raise RuntimeError("No such compile option: 'xla_zzz'")
+    with self.assertRaises(RuntimeError):
+      xla.compile_dropping_unknown(unknown_not_ours, {"xla_a": 1})
+
+
 if __name__ == "__main__":
   unittest.main()

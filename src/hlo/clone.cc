@@ -185,6 +185,22 @@ absl::Status CloneInstructionsInto(
       if (!loops.ok()) return loops.status();
       clone->mutable_called_computations() = {loops->first, loops->second};
     }
+    // Every async computation has exactly one async-start: a cloned start
+    // gets its own copy (collectives in it get fresh channel ids), and its
+    // updates/done name that copy when they name a computation at all.
+    if (inst->opcode() == Opcode::kAsyncStart && clone->to_apply() != nullptr) {
+      absl::StatusOr<Computation*> wrapped =
+          CloneComputation(*clone->to_apply(), options.suffix, module);
+      if (!wrapped.ok()) return wrapped.status();
+      if (created_computations != nullptr) {
+        created_computations->push_back(*wrapped);
+      }
+      clone->mutable_called_computations()[0] = *wrapped;
+    } else if ((inst->opcode() == Opcode::kAsyncUpdate ||
+                inst->opcode() == Opcode::kAsyncDone) &&
+               !clone->called_computations().empty() && !ops.empty()) {
+      clone->mutable_called_computations() = ops[0]->called_computations();
+    }
     Instruction* added =
         dst.AddInstruction(std::move(clone), options.insert_before);
     map[inst] = added;

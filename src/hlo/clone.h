@@ -45,7 +45,9 @@ struct CloneIntoOptions {
 // Clones `instructions` (given in an order where operands come first) into
 // `dst`. Operands are looked up in `map`, which must already hold every
 // operand that is not itself cloned; each clone is recorded in `map`.
-// Control predecessors are copied when their clone is in `dst`. Created
+// Control predecessors are copied when their clone is in `dst`. A cloned
+// async-start gets its own copy of the wrapped computation (every async
+// computation has one async-start), with fresh channel ids. Created
 // instructions and computations are appended to `created` /
 // `created_computations` (so a caller can undo a failed rewrite).
 absl::Status CloneInstructionsInto(

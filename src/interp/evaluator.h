@@ -16,7 +16,14 @@
 // fill_elided_constants), and the estimated memory fits the limit.
 //
 // Instructions run in the computation's post order (stored order, operands
-// and control predecessors first); values are freed after their last use;
+// and control predecessors first). In a scheduled module (is_scheduled=true)
+// the stored order of every non-fusion computation is the schedule and runs
+// as is, with async semantics checked by Create(): an operand or control
+// predecessor after its user, a -done before its -start, or a use of a
+// -start's value (other than by its update/done) before the done is an
+// InvalidArgument error ("invalid schedule of computation body: ...").
+// Collectives exchange data when their -start runs. Values are freed after
+// their last use;
 // dynamic-update-slice writes in place when its operand dies there. See
 // docs/INTERPRETER.md for the op semantics.
 #ifndef HLOVERLAP_INTERP_EVALUATOR_H_

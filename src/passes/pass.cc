@@ -8,9 +8,11 @@
 #include "hlo/absl_compat.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
+#include "passes/async_conversion.h"
 #include "passes/call_inliner.h"
 #include "passes/collective_pipeliner.h"
 #include "passes/dce.h"
+#include "passes/double_buffering.h"
 #include "passes/latency_hiding_scheduler.h"
 #include "passes/tuple_simplifier.h"
 
@@ -67,6 +69,14 @@ const std::vector<PassEntry>& Registry() {
        "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
        "(delay) across loop iterations",
        [] { return std::unique_ptr<Pass>(new CollectivePipelinerPass()); }},
+      {"double-buffer",
+       "unroll loops by 2 (odd trip counts peel one iteration); innermost "
+       "loops with collectives by default",
+       [] { return std::unique_ptr<Pass>(new DoubleBufferPass()); }},
+      {"async-collectives",
+       "split collectives into start/done pairs (async-start/async-done for "
+       "reduce-scatter and all-to-all)",
+       [] { return std::unique_ptr<Pass>(new AsyncConversionPass()); }},
       {"latency-hiding-scheduler",
        "list-schedule every computation so async collectives overlap compute "
        "(sets is_scheduled=true)",

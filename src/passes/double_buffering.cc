@@ -1,0 +1,509 @@
+#include "passes/double_buffering.h"
+
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/call_graph.h"
+#include "analysis/while_loop_analysis.h"
+#include "hlo/absl_compat.h"
+#include "hlo/clone.h"
+#include "hlo/verifier.h"
+#include "passes/dce.h"
+
+namespace hloverlap {
+namespace {
+
+constexpr std::string_view kPassName = "double-buffer";
+
+using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
+
+// What one loop rewrite added, so that a failed rewrite leaves no trace.
+struct Undo {
+  Module* module = nullptr;
+  std::vector<Instruction*> added;         // in pre-existing computations
+  std::vector<Computation*> computations;  // created computations
+
+  void Discard() {
+    absl::flat_hash_set<Computation*> fresh(computations.begin(),
+                                            computations.end());
+    absl::flat_hash_map<Computation*, absl::flat_hash_set<Instruction*>> old;
+    for (Instruction* i : added) {
+      if (!fresh.contains(i->parent())) old[i->parent()].insert(i);
+    }
+    for (auto& [comp, set] : old) {
+      for (Instruction* i : set) i->DropAllControlDependencies();
+      (void)comp->RemoveInstructions(set);
+    }
+    // Fresh computations only call each other: remove callers first by
+    // retrying until nothing more goes.
+    for (bool progress = true; progress && !computations.empty();) {
+      progress = false;
+      for (size_t k = computations.size(); k-- > 0;) {
+        if (module->RemoveComputation(computations[k]).ok()) {
+          computations.erase(computations.begin() + k);
+          progress = true;
+        }
+      }
+    }
+    added.clear();
+  }
+};
+
+// A scalar integer constant of `type`; nullopt when `value` does not fit
+// (a negative value of an unsigned type is stored modulo 2^bits, which is
+// what adding it does).
+std::optional<Literal> IntScalar(PrimitiveType type, int64_t value) {
+  if (!IsIntegralType(type)) return std::nullopt;
+  const int64_t bytes = PrimitiveTypeByteSize(type);
+  if (bytes < 1 || bytes > 8) return std::nullopt;
+  if (bytes < 8) {
+    const int64_t bits = 8 * bytes - (IsSignedIntegralType(type) ? 1 : 0);
+    const int64_t limit = int64_t{1} << bits;
+    if (value >= limit || value < -limit) return std::nullopt;
+  }
+  Literal lit(Shape::Scalar(type));
+  if (static_cast<int64_t>(lit.data().size()) < bytes) return std::nullopt;
+  // Little-endian: the low `bytes` bytes of the two's complement value.
+  uint64_t bits_value = static_cast<uint64_t>(value);
+  for (int64_t k = 0; k < bytes; ++k) {
+    lit.mutable_data()[k] = static_cast<uint8_t>(bits_value >> (8 * k));
+  }
+  return lit;
+}
+
+// Sets known_trip_count in a while's backend_config, keeping the rest.
+void WriteKnownTripCount(Instruction& w, int64_t n) {
+  std::string& bc = w.mutable_attrs().backend_config;
+  const std::string entry = absl::StrCat("{\"n\":\"", n, "\"}");
+  const size_t key = bc.find("\"known_trip_count\"");
+  if (key != std::string::npos) {
+    const size_t open = bc.find('{', key);
+    const size_t close =
+        open == std::string::npos ? std::string::npos : bc.find('}', open);
+    if (close != std::string::npos) {
+      bc.replace(open, close - open + 1, entry);
+      return;
+    }
+  }
+  size_t first = bc.find_first_not_of(" \t\n");
+  if (bc.empty() || first == std::string::npos) {
+    bc = absl::StrCat("{\"known_trip_count\":", entry, "}");
+    w.mutable_attrs().backend_config_is_raw = true;
+    return;
+  }
+  if (bc[first] != '{') return;  // not JSON: leave it alone
+  size_t next = bc.find_first_not_of(" \t\n", first + 1);
+  const bool empty_object = next != std::string::npos && bc[next] == '}';
+  bc.insert(first + 1, absl::StrCat("\"known_trip_count\":", entry,
+                                    empty_object ? "" : ","));
+}
+
+// Collectives (synchronous or async) in `comp` or the non-loop computations
+// it calls.
+int64_t CountCollectives(const Computation& comp,
+                         absl::flat_hash_set<const Computation*>& seen) {
+  if (!seen.insert(&comp).second) return 0;
+  int64_t n = 0;
+  for (const auto& inst : comp.instructions()) {
+    const Opcode op = inst->opcode();
+    if (IsCollective(op) || (IsAsyncStart(op) && op != Opcode::kCopyStart &&
+                             op != Opcode::kAsyncStart)) {
+      ++n;
+    }
+    if (op == Opcode::kWhile) continue;
+    for (const Computation* callee : inst->called_computations()) {
+      if (callee != nullptr) n += CountCollectives(*callee, seen);
+    }
+  }
+  return n;
+}
+
+class DoubleBufferer {
+ public:
+  DoubleBufferer(Module& module, PassContext& context)
+      : module_(module), context_(context) {}
+
+  absl::StatusOr<bool> Run();
+
+ private:
+  // Why the loop is (not) unrolled; empty `why_not` means unroll.
+  struct Decision {
+    bool unroll = false;
+    std::string reason;
+    std::string suggestion;
+  };
+  Decision Decide(const LoopNode& node);
+  // Unrolls; returns false (with a remark) when the loop was left alone.
+  absl::StatusOr<bool> Process(const LoopNode& node);
+  absl::Status Rewrite(Instruction* w, const WhileLoopInfo& info, Undo& undo);
+
+  Remark MakeRemark(RemarkKind kind, const LoopNode& node,
+                    std::string message) {
+    Remark r;
+    r.pass = std::string(kPassName);
+    r.kind = kind;
+    DescribeInstruction(*node.while_instr, module_, r);
+    r.loop = node.path;
+    r.message = std::move(message);
+    return r;
+  }
+
+  Module& module_;
+  PassContext& context_;
+};
+
+DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
+  const PassOptions& opts = context_.options;
+  std::string warning;
+  LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &warning);
+  if (!warning.empty()) {
+    context_.remarks.Emit(MakeRemark(RemarkKind::kAnalysis, node, warning));
+  }
+  Decision d;
+  if (policy.double_buffer.has_value()) {
+    // Name the setting that decided: the last matching --loop rule, else
+    // the frontend attributes.
+    std::string source;
+    const LoopPolicy from_attrs = ResolveLoopPolicy(node, {});
+    for (const LoopRule& rule : opts.loop_rules) {
+      if (!rule.policy.double_buffer.has_value()) continue;
+      LoopPolicy alone = ResolveLoopPolicy(node, {rule});
+      if (alone.double_buffer == rule.policy.double_buffer &&
+          (alone.double_buffer != from_attrs.double_buffer ||
+           !from_attrs.double_buffer.has_value())) {
+        source = absl::StrCat("--loop=", rule.text);
+      }
+    }
+    if (source.empty()) {
+      const FrontendAttributes& fa =
+          node.while_instr->attrs().frontend_attributes;
+      source = FindFrontendAttribute(fa, "_hloverlap_double_buffer") != nullptr
+                   ? "frontend attribute _hloverlap_double_buffer"
+                   : "frontend attribute _xla_loop_unroll_strategy";
+    }
+    d.unroll = *policy.double_buffer;
+    d.reason = absl::StrCat("double buffering is ", d.unroll ? "on" : "off",
+                            " for this loop (", source, ")");
+    return d;
+  }
+  absl::flat_hash_set<const Computation*> seen;
+  const int64_t colls =
+      node.while_instr->called_computations().size() == 2
+          ? CountCollectives(*node.while_instr->while_body(), seen)
+          : 0;
+  if (!node.children.empty()) {
+    d.reason =
+        "outer loop: only innermost loops are double-buffered by default "
+        "(unrolling an outer loop doubles everything nested in it)";
+    d.suggestion =
+        "ask for it with _xla_loop_unroll_strategy=\"double-buffer\", "
+        "_hloverlap_double_buffer=\"on\" or --loop=<selector>:double-buffer=on";
+    return d;
+  }
+  if (colls == 0) {
+    d.reason = "the loop contains no collective to overlap";
+    d.suggestion = "force it with --loop=<selector>:double-buffer=on";
+    return d;
+  }
+  if (!opts.double_buffer_default) {
+    d.reason = "double buffering by default is off";
+    return d;
+  }
+  d.unroll = true;
+  d.reason = absl::StrCat("innermost loop with ", colls, " collective",
+                          colls == 1 ? "" : "s");
+  return d;
+}
+
+absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
+                                     Undo& undo) {
+  Computation* parent = w->parent();
+  const int64_t trips = *info.trip_count;
+  const int64_t k = *info.iv_index;
+  const bool peel = trips % 2 == 1;
+
+  // New condition (a copy) and body (a copy, then a second copy appended).
+  absl::StatusOr<std::pair<Computation*, Computation*>> loops =
+      CloneLoopComputations(*w, "double_buffer", &undo.computations);
+  if (!loops.ok()) return loops.status();
+  auto [cond, body] = *loops;
+  Instruction* param = body->parameter(0);
+  Instruction* root1 = body->root();
+  if (param == nullptr || root1 == nullptr ||
+      root1->opcode() != Opcode::kTuple || k >= root1->operand_count()) {
+    return absl::InternalError("the copied loop body has no tuple root");
+  }
+  std::vector<Instruction*> first = body->MakeInstructionPostOrder();
+  InstrMap map;
+  map[param] = root1;
+  std::vector<Instruction*> to_clone;
+  Instruction* iv_gte = nullptr;
+  for (Instruction* inst : first) {
+    if (inst == param) continue;
+    if (inst->opcode() == Opcode::kGetTupleElement &&
+        inst->operand(0) == param &&
+        inst->tuple_index() < root1->operand_count()) {
+      // The second copy reads the first copy's outputs directly.
+      map[inst] = root1->operand(inst->tuple_index());
+      if (inst->tuple_index() == k && iv_gte == nullptr) iv_gte = inst;
+      continue;
+    }
+    to_clone.push_back(inst);
+  }
+  CloneIntoOptions options;
+  options.suffix = "double_buffer_clone";
+  if (absl::Status s = CloneInstructionsInto(to_clone, *body, map, options,
+                                             nullptr, &undo.computations);
+      !s.ok()) {
+    return s;
+  }
+  Instruction* root2 = map.at(root1);
+  body->set_root(root2);
+  // The second copy read the first copy's outputs directly.
+  if (root1->user_count() == 0 && root1->control_successors().empty()) {
+    if (absl::Status s = body->RemoveInstruction(root1); !s.ok()) return s;
+  }
+
+  // One update of the induction variable by 2*step for the whole body.
+  std::optional<Literal> step2 = IntScalar(info.iv_type, 2 * *info.step);
+  if (!step2.has_value()) {
+    return absl::InternalError("2 * step does not fit the induction type");
+  }
+  const Shape iv_shape = param->shape().tuple_shapes(k);
+  if (iv_gte == nullptr) {
+    auto g = std::make_unique<Instruction>(
+        Opcode::kGetTupleElement, module_.UniqueInstructionName("gte.iv"),
+        iv_shape);
+    g->mutable_attrs().tuple_index = k;
+    g->AppendOperand(param);
+    iv_gte = body->AddInstruction(std::move(g));
+  }
+  auto c = std::make_unique<Instruction>(
+      Opcode::kConstant, module_.UniqueInstructionName("double_buffer_step"),
+      Shape::Scalar(info.iv_type));
+  c->mutable_attrs().literal = std::make_unique<Literal>(*std::move(step2));
+  Instruction* cst = body->AddInstruction(std::move(c));
+  auto add = std::make_unique<Instruction>(
+      Opcode::kAdd, module_.UniqueInstructionName("double_buffer_iv"),
+      iv_shape);
+  add->AppendOperand(iv_gte);
+  add->AppendOperand(cst);
+  Instruction* next = body->AddInstruction(std::move(add));
+  Instruction* old_next = root2->operand(k);
+  root2->ReplaceOperandWith(k, next);
+  // The second copy's own update is dead unless something else reads it.
+  if (old_next->user_count() == 0 && old_next->control_successors().empty() &&
+      old_next->parent() == body && old_next->opcode() != Opcode::kParameter) {
+    absl::flat_hash_set<Instruction*> ops(old_next->operands().begin(),
+                                          old_next->operands().end());
+    if (body->RemoveInstruction(old_next).ok()) {
+      for (Instruction* op : ops) {
+        if (op->user_count() == 0 && op->opcode() == Opcode::kConstant &&
+            op->control_successors().empty() && op != body->root()) {
+          (void)body->RemoveInstruction(op);
+        }
+      }
+    }
+  }
+
+  // Odd trip count: the first iteration runs in front of the loop.
+  Instruction* init = w->operand(0);
+  if (peel) {
+    const Computation* old_body = w->while_body();
+    const Instruction* old_param = old_body->parameter(0);
+    InstrMap pmap;
+    pmap[old_param] = init;
+    std::vector<Instruction*> peeled;
+    for (Instruction* inst : old_body->MakeInstructionPostOrder()) {
+      if (inst == old_param) continue;
+      if (init->opcode() == Opcode::kTuple &&
+          inst->opcode() == Opcode::kGetTupleElement &&
+          inst->operand(0) == old_param &&
+          inst->tuple_index() < init->operand_count()) {
+        pmap[inst] = init->operand(inst->tuple_index());
+        continue;
+      }
+      peeled.push_back(inst);
+    }
+    CloneIntoOptions popts;
+    popts.suffix = "peeled_double_buffer";
+    popts.insert_before = w;
+    absl::Status s = CloneInstructionsInto(peeled, *parent, pmap, popts,
+                                           &undo.added, &undo.computations);
+    if (!s.ok()) return s;
+    init = pmap.at(old_body->root());
+  }
+
+  auto nw = std::make_unique<Instruction>(
+      Opcode::kWhile, module_.UniqueInstructionName(w->name()), w->shape());
+  nw->CopyAttributesFrom(*w);
+  nw->mutable_called_computations() = {cond, body};
+  nw->AppendOperand(init);
+  WriteKnownTripCount(*nw, trips / 2);
+  Instruction* new_while = parent->AddInstruction(std::move(nw), w);
+  undo.added.push_back(new_while);
+
+  // Verify before swapping in.
+  for (const Computation* comp : undo.computations) {
+    std::vector<std::string> problems = VerifyComputationAll(*comp);
+    if (!problems.empty()) {
+      return absl::InternalError(
+          absl::StrCat("the unrolled loop does not verify: ", problems[0]));
+    }
+  }
+  if (std::vector<std::string> problems = VerifyComputationAll(*parent);
+      !problems.empty()) {
+    return absl::InternalError(
+        absl::StrCat("the unrolled loop does not verify: ", problems[0]));
+  }
+
+  // Swap in.
+  for (Instruction* pred : w->control_predecessors()) {
+    // A peeled iteration runs first: it inherits the ordering constraints.
+    (peel ? init : new_while)->AddControlPredecessor(pred);
+  }
+  std::vector<Instruction*> succs = w->control_successors();
+  for (Instruction* succ : succs) succ->AddControlPredecessor(new_while);
+  w->DropAllControlDependencies();
+  if (absl::Status s = w->ReplaceAllUsesWith(new_while); !s.ok()) return s;
+  undo.added.clear();  // committed: nothing to discard any more
+  undo.computations.clear();
+  Computation* old_cond = w->while_condition();
+  Computation* old_body = w->while_body();
+  const std::string name = w->name();
+  if (absl::Status s = parent->RemoveInstruction(w); !s.ok()) return s;
+  new_while->set_name(name);
+  const bool body_gone = module_.RemoveComputation(old_body).ok();
+  const bool cond_gone = module_.RemoveComputation(old_cond).ok();
+  // The first copy takes back the names of the instructions it copies (they
+  // are gone with the old computations), the second copy is "NAME.
+  // double_buffer_clone": the unrolled loop reads like the original.
+  absl::flat_hash_set<std::string> names;
+  for (const auto& comp : module_.computations()) {
+    for (const auto& inst : comp->instructions()) names.insert(inst->name());
+  }
+  auto rename = [&](Computation* comp, std::string_view from,
+                    std::string_view to) {
+    for (const auto& inst : comp->instructions()) {
+      std::string_view n = inst->name();
+      if (n.size() <= from.size() || n.substr(n.size() - from.size()) != from) {
+        continue;
+      }
+      std::string shorter =
+          absl::StrCat(AsAbsl(n.substr(0, n.size() - from.size())), AsAbsl(to));
+      if (names.contains(shorter)) continue;
+      names.erase(inst->name());
+      names.insert(shorter);
+      inst->set_name(std::move(shorter));
+    }
+  };
+  if (body_gone) {
+    rename(body, ".double_buffer.double_buffer_clone", ".double_buffer_clone");
+    rename(body, ".double_buffer", "");
+  }
+  if (cond_gone) rename(cond, ".double_buffer", "");
+  module_.InvalidateNameCache();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
+  Decision d = Decide(node);
+  if (!d.unroll) {
+    Remark r = MakeRemark(RemarkKind::kMissed, node,
+                          absl::StrCat("not double-buffered: ", d.reason));
+    r.suggestion = d.suggestion;
+    context_.remarks.Emit(std::move(r));
+    return false;
+  }
+  Instruction* w = node.while_instr;
+  const WhileLoopInfo info = AnalyzeWhileLoop(*w);
+  std::string why;
+  if (!info.has_induction_variable() || !info.trip_count.has_value() ||
+      info.trip_count_from_backend_config) {
+    why = absl::StrCat(
+        "the trip count is unknown (",
+        info.missing.empty() ? "no induction variable" : info.missing, ")");
+  } else if (*info.trip_count < 2) {
+    why = absl::StrCat("trip count ", *info.trip_count,
+                       ": there is no second iteration to unroll");
+  } else if (w->operand(0)->shape().IsTuple() == false) {
+    why = "the loop state is not a tuple";
+  }
+  if (!why.empty()) {
+    Remark r = MakeRemark(RemarkKind::kMissed, node,
+                          absl::StrCat("not double-buffered: ", why));
+    r.suggestion =
+        "write the loop as a fori_loop/scan with static bounds (the "
+        "induction variable pattern of while_loop_analysis.h)";
+    context_.remarks.Emit(std::move(r));
+    return false;
+  }
+  const int64_t trips = *info.trip_count;
+  // Remarks describe the loop before the rewrite deletes it.
+  Remark passed = MakeRemark(
+      RemarkKind::kPassed, node,
+      absl::StrCat(
+          "double-buffered (", d.reason, "): unrolled by 2, trip count ", trips,
+          " -> ", trips / 2,
+          trips % 2 ? ", first iteration peeled before the loop" : ""));
+  passed.Metric("trip_count", trips);
+  passed.Metric("new_trip_count", trips / 2);
+  passed.Metric("peeled", trips % 2);
+  Remark failed = MakeRemark(RemarkKind::kFailure, node, "");
+  Undo undo;
+  undo.module = &module_;
+  absl::Status s = Rewrite(w, info, undo);
+  if (!s.ok()) {
+    undo.Discard();
+    failed.message = absl::StrCat("double buffering discarded: ", s.message());
+    context_.remarks.Emit(std::move(failed));
+    return false;
+  }
+  context_.remarks.Emit(std::move(passed));
+  return true;
+}
+
+absl::StatusOr<bool> DoubleBufferer::Run() {
+  LoopNest nest(module_);
+  absl::flat_hash_set<const Instruction*> alive;
+  auto refresh = [&] {
+    alive.clear();
+    for (const auto& c : module_.computations()) {
+      for (const auto& inst : c->instructions()) {
+        if (inst->opcode() == Opcode::kWhile) alive.insert(inst.get());
+      }
+    }
+  };
+  refresh();
+  bool changed = false;
+  // Innermost first: an outer loop's copies then hold unrolled inner loops.
+  for (const LoopNode* node : nest.InnermostFirst()) {
+    if (!alive.contains(node->while_instr)) continue;
+    absl::StatusOr<bool> r = Process(*node);
+    if (!r.ok()) return r.status();
+    if (*r) {
+      changed = true;
+      refresh();
+    }
+  }
+  if (changed) {
+    RemoveUnreachableComputations(module_);
+    module_.SortComputationsCalleesFirst();
+  }
+  return changed;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> DoubleBufferPass::Run(Module& module,
+                                           PassContext& context) {
+  DoubleBufferer bufferer(module, context);
+  return bufferer.Run();
+}
+
+}  // namespace hloverlap

@@ -1,0 +1,57 @@
+// Double buffering: unrolls a while loop by 2 so that two iterations sit in
+// one body and the scheduler can overlap iteration i+1's collectives with
+// iteration i's compute (and loop-carried buffers alternate between the two
+// copies). XLA's DoubleBufferLoopUnrolling, with per-loop control.
+//
+//   body(p) { i = gte(p, 0); x = gte(p, 1)
+//             w = dynamic-slice(W, i); y = f(all-gather(w), x)
+//             ROOT (add(i, 1), y) }                        // 5 trips
+// becomes
+//   // peeled iteration 0 (odd trip count), in the parent
+//   p1 = (add(0, 1), f(all-gather(dynamic-slice(W, 0)), x0))
+//   while (p1) {                                           // 2 trips
+//     body.double_buffer(p) {
+//       i = gte(p, 0); x = gte(p, 1)
+//       i1 = add(i, 1); y = f(all-gather(dynamic-slice(W, i)), x)
+//       y2 = f(all-gather(dynamic-slice(W, i1)), y)        // i1 = i + step
+//       ROOT (add(i, 2), y2)
+//     }, known_trip_count={"n":"2"}
+//   }
+//
+// The second copy reads the first copy's outputs directly (its uses of the
+// induction variable read `i + step`, so its dynamic indices address the
+// next iteration), and the induction variable advances by 2*step in one
+// instruction, so the rewritten loop is still recognised by
+// analysis/while_loop_analysis.h with trip count floor(N/2). The condition
+// is unchanged. An odd trip count peels the first iteration in front of the
+// loop. Every collective copy gets a fresh channel id; nested loops and
+// async computations in the body get their own copies.
+//
+// Which loops (loop_policy.h): `_hloverlap_double_buffer="on|off"`,
+// `_xla_loop_unroll_strategy="double-buffer"` and `--loop=SEL:double-buffer=
+// on|off`; without a setting, innermost loops whose body contains a
+// collective (PassOptions::double_buffer_default). An outer loop (e.g. the
+// gradient-accumulation loop) is unrolled only when asked: it doubles the
+// code of everything nested in it (reference/peers.md, MaxText #4316).
+//
+// The rewrite is transactional: the new loop is built beside the old one,
+// verified, and only then swapped in; otherwise it is discarded with a
+// `failure` remark. Loops whose trip count is not derived from the
+// induction-variable pattern, trip counts below 2, and loops whose state
+// is not a tuple get a `missed` remark and stay unchanged.
+#ifndef HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_
+#define HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_
+
+#include "passes/pass.h"
+
+namespace hloverlap {
+
+class DoubleBufferPass : public Pass {
+ public:
+  std::string_view name() const override { return "double-buffer"; }
+  absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
+};
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_

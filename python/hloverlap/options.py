@@ -1,6 +1,6 @@
 """Options of the bridge and their mapping to `hloverlap opt` arguments.
 
-    Options(preset="pipeline",                 # --preset=pipeline
+    Options(preset="hoist-pipeline",           # --preset=hoist-pipeline
             loops=["innermost:pipeline=depth=2",
                    "op_name~fori_loop:pipeline=off"],   # --loop=... (in order)
             memory_budget="512MiB",             # --memory-budget=512MiB
@@ -18,7 +18,7 @@ import dataclasses
 import os
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
-_KNOWN_PRESETS = ("cleanup", "pipeline")
+_KNOWN_PRESETS = ("cleanup", "pipeline", "hoist-pipeline", "xla-gpu")
 
 
 class OptionsError(ValueError):
@@ -27,7 +27,9 @@ class OptionsError(ValueError):
 
 @dataclasses.dataclass
 class Options:
-  preset: Optional[str] = "pipeline"
+  # hoist-pipeline: collective-hoist (loop-invariant all-gathers leave the
+  # accumulation loop) then collective-pipeliner; "pipeline" = pipeliner only.
+  preset: Optional[str] = "hoist-pipeline"
   passes: Optional[Union[str, Sequence[str]]] = None
   loops: Union[Sequence[str], Mapping[str, str], None] = ()
   pipeline_depth: Optional[int] = None

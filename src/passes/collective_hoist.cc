@@ -1,0 +1,351 @@
+#include "passes/collective_hoist.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/call_graph.h"
+#include "hlo/absl_compat.h"
+
+namespace hloverlap {
+namespace {
+
+constexpr std::string_view kPassName = "collective-hoist";
+
+bool IsGteOf(const Instruction* i, const Instruction* tuple, int64_t index) {
+  return i != nullptr && i->opcode() == Opcode::kGetTupleElement &&
+         i->operand_count() == 1 && i->operand(0) == tuple &&
+         i->tuple_index() == index;
+}
+
+bool OnlyGteUsers(const Instruction* i) {
+  for (const Instruction* u : i->users()) {
+    if (u->opcode() != Opcode::kGetTupleElement) return false;
+  }
+  return true;
+}
+
+bool HasControlDeps(const Instruction* i) {
+  return !i->control_predecessors().empty() || !i->control_successors().empty();
+}
+
+// The loop-state element index `index` of `loop` is passed through unchanged
+// by its body: root(index) == get-tuple-element(param, index).
+bool PassedThrough(const Instruction* loop, int64_t index) {
+  const Computation* body = loop->while_body();
+  const Instruction* root = body->root();
+  if (body->num_parameters() != 1 || root == nullptr ||
+      root->opcode() != Opcode::kTuple || index >= root->operand_count()) {
+    return false;
+  }
+  return IsGteOf(root->operand(index), body->parameter(0), index);
+}
+
+// Structural facts both loops must have so that a state element can be
+// appended in place. Empty string = fine, else the reason.
+std::string CanAppendState(
+    const Instruction* loop,
+    const absl::flat_hash_map<const Computation*, int>& callers) {
+  const Computation* body = loop->while_body();
+  const Computation* cond = loop->while_condition();
+  if (loop->operand_count() != 1 ||
+      loop->operand(0)->opcode() != Opcode::kTuple) {
+    return absl::StrCat(loop->name(), "'s operand is not a tuple instruction");
+  }
+  if (loop->operand(0)->user_count() != 1) {
+    return absl::StrCat(loop->name(), "'s operand tuple has other users");
+  }
+  if (!OnlyGteUsers(loop)) {
+    return absl::StrCat(loop->name(),
+                        " is used by something other than get-tuple-element");
+  }
+  for (const Computation* c : {body, cond}) {
+    auto it = callers.find(c);
+    if (it == callers.end() || it->second != 1) {
+      return absl::StrCat(c->name(), " is called from more than one place");
+    }
+    if (c->num_parameters() != 1 || c->parameter(0) == nullptr ||
+        !OnlyGteUsers(c->parameter(0))) {
+      return absl::StrCat(c->name(),
+                          "'s parameter has users other than "
+                          "get-tuple-element");
+    }
+  }
+  if (body->root() == nullptr || body->root()->opcode() != Opcode::kTuple ||
+      body->root()->user_count() != 0) {
+    return absl::StrCat(body->name(), "'s root is not a plain tuple");
+  }
+  return "";
+}
+
+// Appends a state element (initial value `init`, passed through unchanged)
+// to `loop`; returns the get-tuple-element of the new element in the body.
+Instruction* AppendState(Instruction* loop, Instruction* init) {
+  Module* module = loop->parent()->parent();
+  const Shape& shape = init->shape();
+  const int64_t index = loop->shape().tuple_size();
+  Instruction* tuple = loop->operand(0);
+  tuple->AppendOperand(init);
+  tuple->mutable_shape().mutable_tuple_shapes().push_back(shape);
+  loop->mutable_shape().mutable_tuple_shapes().push_back(shape);
+  Computation* body = loop->while_body();
+  Computation* cond = loop->while_condition();
+  cond->parameter(0)->mutable_shape().mutable_tuple_shapes().push_back(shape);
+  Instruction* param = body->parameter(0);
+  param->mutable_shape().mutable_tuple_shapes().push_back(shape);
+  auto gte = std::make_unique<Instruction>(
+      Opcode::kGetTupleElement,
+      module->UniqueInstructionName(absl::StrCat(init->name(), ".carried")),
+      shape);
+  gte->mutable_attrs().tuple_index = index;
+  gte->AppendOperand(param);
+  // Right after the parameter, so it is defined before any use.
+  const Instruction* before = nullptr;
+  const auto& insts = body->instructions();
+  for (size_t i = 0; i < insts.size(); ++i) {
+    if (insts[i].get() == param) {
+      before = i + 1 < insts.size() ? insts[i + 1].get() : nullptr;
+      break;
+    }
+  }
+  Instruction* added = body->AddInstruction(std::move(gte), before);
+  Instruction* root = body->root();
+  root->AppendOperand(added);
+  root->mutable_shape().mutable_tuple_shapes().push_back(shape);
+  return added;
+}
+
+struct Candidate {
+  Instruction* ag = nullptr;
+  Instruction* reshape = nullptr;  // may be null
+  Instruction* ds = nullptr;
+  int64_t inner_index = 0;  // X's state index in the inner loop
+  int64_t outer_index = 0;  // its state index in the outer loop
+  Instruction* outer_value =
+      nullptr;             // the stacked value before the outer loop
+  int64_t gather_dim = 0;  // dimension of X (and G) that is gathered
+  int64_t factor = 1;      // replica group size
+};
+
+}  // namespace
+
+absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
+                                              PassContext& context) {
+  LoopNest nest(module);
+  absl::flat_hash_map<const Computation*, int> callers;
+  for (const auto& c : module.computations()) {
+    for (const auto& i : c->instructions()) {
+      for (const Computation* called : i->called_computations()) {
+        callers[called]++;
+      }
+    }
+  }
+  int64_t used_bytes = 0;
+  bool changed = false;
+  for (LoopNode* node : nest.InnermostFirst()) {
+    if (node->parent == nullptr) continue;
+    Instruction* inner = node->while_instr;
+    Instruction* outer = node->parent->while_instr;
+    Computation* body = inner->while_body();
+    std::vector<Instruction*> ags;
+    for (const auto& i : body->instructions()) {
+      if (i->opcode() == Opcode::kAllGather) ags.push_back(i.get());
+    }
+    for (Instruction* ag : ags) {
+      Remark r;
+      r.pass = std::string(kPassName);
+      r.direction = "hoist";
+      DescribeInstruction(*ag, module, r);
+      r.loop = node->path;
+      r.Metric("bytes_moved", ag->shape().ByteSize());
+      auto missed = [&](std::string why) {
+        r.kind = RemarkKind::kMissed;
+        r.message = absl::StrCat("all-gather not hoisted out of ",
+                                 outer->name(), ": ", why);
+        context.remarks.Emit(r);
+      };
+      if (inner->parent() != outer->while_body()) {
+        missed(absl::StrCat(inner->name(), " is not directly in the body of ",
+                            outer->name()));
+        continue;
+      }
+      LoopPolicy outer_policy =
+          ResolveLoopPolicy(*node->parent, context.options.loop_rules);
+      LoopPolicy inner_policy =
+          ResolveLoopPolicy(*node, context.options.loop_rules);
+      if (outer_policy.pipeline.has_value() && !*outer_policy.pipeline) {
+        missed(absl::StrCat("the policy of ", outer->name(),
+                            " says pipeline=off (", outer_policy.source, ")"));
+        continue;
+      }
+      if (inner_policy.pipeline.has_value() && !*inner_policy.pipeline) {
+        missed(absl::StrCat("the policy of ", inner->name(),
+                            " says pipeline=off (", inner_policy.source, ")"));
+        continue;
+      }
+      Candidate c;
+      c.ag = ag;
+      if (ag->operand_count() != 1 || ag->dimensions().size() != 1 ||
+          HasControlDeps(ag) || !ag->shape().IsArray()) {
+        missed("not a single-operand array all-gather without control edges");
+        continue;
+      }
+      Instruction* op = ag->operand(0);
+      if (op->opcode() == Opcode::kReshape) {
+        c.reshape = op;
+        op = op->operand(0);
+      }
+      if (op->opcode() != Opcode::kDynamicSlice) {
+        missed("its operand is not dynamic-slice (or reshape of one)");
+        continue;
+      }
+      c.ds = op;
+      Instruction* x = op->operand(0);
+      const Shape& xs = x->shape();
+      const DimensionVector& sizes = op->attrs().dynamic_slice_sizes;
+      bool slice_ok = xs.IsArray() && xs.rank() >= 2 &&
+                      static_cast<int64_t>(sizes.size()) == xs.rank() &&
+                      sizes[0] == 1 && !xs.is_dynamic();
+      for (int64_t j = 1; slice_ok && j < xs.rank(); ++j) {
+        slice_ok = sizes[j] == xs.dimensions(j);
+      }
+      if (!slice_ok) {
+        missed(
+            "the dynamic-slice does not take one whole slice along "
+            "dimension 0");
+        continue;
+      }
+      int64_t d = ag->dimensions()[0];
+      if (c.reshape != nullptr) {
+        const Shape& rs = c.reshape->shape();
+        bool drop0 = rs.IsArray() && rs.rank() == xs.rank() - 1;
+        for (int64_t j = 0; drop0 && j < rs.rank(); ++j) {
+          drop0 = rs.dimensions(j) == xs.dimensions(j + 1);
+        }
+        if (!drop0) {
+          missed("the reshape does more than drop the sliced dimension");
+          continue;
+        }
+        c.gather_dim = d + 1;
+      } else {
+        c.gather_dim = d;
+      }
+      const Shape& in = ag->operand(0)->shape();
+      if (c.gather_dim <= 0 || c.gather_dim >= xs.rank() || d < 0 ||
+          d >= in.rank() || in.dimensions(d) <= 0 ||
+          ag->shape().dimensions(d) % in.dimensions(d) != 0) {
+        missed("unexpected all-gather dimension");
+        continue;
+      }
+      c.factor = ag->shape().dimensions(d) / in.dimensions(d);
+      // X: an inner-loop state element passed through unchanged ...
+      Instruction* param =
+          body->num_parameters() == 1 ? body->parameter(0) : nullptr;
+      if (param == nullptr || x->opcode() != Opcode::kGetTupleElement ||
+          x->operand(0) != param || !PassedThrough(inner, x->tuple_index())) {
+        missed(absl::StrCat("the sliced value is not a state element that ",
+                            inner->name(), " passes through unchanged"));
+        continue;
+      }
+      c.inner_index = x->tuple_index();
+      // ... whose initial value is an outer-loop invariant.
+      Instruction* t1 = inner->operand(0);
+      Instruction* v1 =
+          t1->opcode() == Opcode::kTuple && c.inner_index < t1->operand_count()
+              ? t1->operand(c.inner_index)
+              : nullptr;
+      Computation* obody = outer->while_body();
+      Instruction* oparam =
+          obody->num_parameters() == 1 ? obody->parameter(0) : nullptr;
+      if (v1 == nullptr || oparam == nullptr ||
+          v1->opcode() != Opcode::kGetTupleElement ||
+          v1->operand(0) != oparam ||
+          !PassedThrough(outer, v1->tuple_index())) {
+        missed(absl::StrCat("the stacked value changes in ", outer->name(),
+                            " (not an invariant state element)"));
+        continue;
+      }
+      c.outer_index = v1->tuple_index();
+      std::string why = CanAppendState(outer, callers);
+      if (why.empty()) why = CanAppendState(inner, callers);
+      if (!why.empty()) {
+        missed(why);
+        continue;
+      }
+      c.outer_value = outer->operand(0)->operand(c.outer_index);
+      Shape gshape = xs;
+      gshape.set_dimension(c.gather_dim,
+                           xs.dimensions(c.gather_dim) * c.factor);
+      const int64_t gbytes = gshape.ByteSize();
+      r.Metric("extra_live_bytes", gbytes);
+      if (context.options.memory_budget_bytes.has_value() &&
+          used_bytes + gbytes > *context.options.memory_budget_bytes) {
+        missed(absl::StrCat("the gathered stack needs ", gbytes,
+                            " bytes, over the memory budget (",
+                            *context.options.memory_budget_bytes, ", ",
+                            used_bytes, " already used)"));
+        continue;
+      }
+      // Rewrite.
+      Computation* outer_comp = outer->parent();
+      auto g = std::make_unique<Instruction>(
+          Opcode::kAllGather,
+          module.UniqueInstructionName(absl::StrCat(ag->name(), ".hoisted")),
+          gshape);
+      g->CopyAttributesFrom(*ag);
+      g->mutable_attrs().dimensions = DimensionVector{c.gather_dim};
+      g->mutable_attrs().has_dimensions = true;
+      if (g->attrs().channel_id.has_value()) {
+        g->mutable_attrs().channel_id = module.NextChannelId();
+      }
+      g->AppendOperand(c.outer_value);
+      Instruction* gathered = outer_comp->AddInstruction(std::move(g), outer);
+      Instruction* g0 = AppendState(outer, gathered);
+      Instruction* g1 = AppendState(inner, g0);
+      Shape ds_shape = c.ds->shape();
+      ds_shape.set_dimension(c.gather_dim,
+                             ds_shape.dimensions(c.gather_dim) * c.factor);
+      auto ds = std::make_unique<Instruction>(
+          Opcode::kDynamicSlice,
+          module.UniqueInstructionName(absl::StrCat(c.ds->name(), ".hoisted")),
+          ds_shape);
+      ds->CopyAttributesFrom(*c.ds);
+      ds->mutable_attrs().dynamic_slice_sizes[c.gather_dim] *= c.factor;
+      ds->AppendOperand(g1);
+      for (int64_t j = 1; j < c.ds->operand_count(); ++j) {
+        ds->AppendOperand(c.ds->operand(j));
+      }
+      Instruction* value = body->AddInstruction(std::move(ds), ag);
+      if (c.reshape != nullptr) {
+        auto rs = std::make_unique<Instruction>(
+            Opcode::kReshape,
+            module.UniqueInstructionName(
+                absl::StrCat(c.reshape->name(), ".hoisted")),
+            ag->shape());
+        rs->CopyAttributesFrom(*c.reshape);
+        rs->AppendOperand(value);
+        value = body->AddInstruction(std::move(rs), ag);
+      }
+      absl::Status s = ag->ReplaceAllUsesWith(value);
+      if (s.ok()) s = body->RemoveInstruction(ag);
+      if (!s.ok()) {
+        return absl::InternalError(absl::StrCat("collective-hoist: rewriting ",
+                                                ag->name(), ": ", s.message()));
+      }
+      used_bytes += gbytes;
+      changed = true;
+      r.kind = RemarkKind::kPassed;
+      r.message =
+          absl::StrCat("hoisted all-gather out of ", outer->name(),
+                       ": the stacked value is gathered once before the loop (",
+                       gathered->name(), ") instead of once per iteration of ",
+                       outer->name());
+      context.remarks.Emit(r);
+    }
+  }
+  return changed;
+}
+
+}  // namespace hloverlap

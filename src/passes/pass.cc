@@ -10,6 +10,7 @@
 #include "hlo/verifier.h"
 #include "passes/async_conversion.h"
 #include "passes/call_inliner.h"
+#include "passes/collective_hoist.h"
 #include "passes/collective_pipeliner.h"
 #include "passes/dce.h"
 #include "passes/double_buffering.h"
@@ -65,6 +66,10 @@ const std::vector<PassEntry>& Registry() {
        [] { return std::unique_ptr<Pass>(new DcePass()); }},
       {"tuple-simplify", "forward tuple elements, drop rebuilt tuples",
        [] { return std::unique_ptr<Pass>(new TupleSimplifierPass()); }},
+      {"collective-hoist",
+       "gather loop-invariant stacked weights once before the enclosing "
+       "loop instead of once per iteration",
+       [] { return std::unique_ptr<Pass>(new CollectiveHoistPass()); }},
       {"collective-pipeliner",
        "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
        "(delay) across loop iterations",
@@ -120,7 +125,7 @@ absl::StatusOr<PassPipeline> BuildPipeline(std::string_view spec) {
 }
 
 std::vector<std::string> KnownPresets() {
-  return {"cleanup", "pipeline", "xla-gpu"};
+  return {"cleanup", "pipeline", "hoist-pipeline", "xla-gpu"};
 }
 
 namespace {
@@ -148,6 +153,13 @@ absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
   if (preset == "pipeline") {
     return BuildPipeline(
         "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce");
+  }
+  // The JAX bridge's default: loop-invariant all-gathers leave the
+  // accumulation loop first, then the rest is pipelined.
+  if (preset == "hoist-pipeline") {
+    return BuildPipeline(
+        "inline,tuple-simplify,dce,collective-hoist,collective-pipeliner,"
+        "tuple-simplify,dce");
   }
   if (preset == "xla-gpu") return BuildPipeline(XlaGpuPresetSpec());
   return absl::InvalidArgumentError(

@@ -395,7 +395,7 @@ Token Lexer::LexNumberOrWord(size_t start) {
   return t;
 }
 
-Token Lexer::NextSlow() {
+[[gnu::always_inline]] inline Token Lexer::NextSlowImpl() {
   size_t error_at = 0;
   {
     const size_t n = input_.size();
@@ -522,6 +522,8 @@ Token Lexer::NextSlow() {
   }
   return MakeError(start, StrCatSv("unexpected character ", DescribeByte(uc)));
 }
+
+void Lexer::NextSlow(Token* out) { *out = NextSlowImpl(); }
 
 bool Lexer::ScanRawValue(size_t start, int max_depth, std::string_view* out,
                          size_t* end) {

@@ -529,7 +529,7 @@ class Parser {
 
  private:
   // --- Tokens and diagnostics ---------------------------------------------
-  void Advance() { tok_ = lex_.Next(); }
+  void Advance() { lex_.Next(&tok_); }
   [[gnu::noinline, gnu::cold]] bool Error(size_t offset,
                                           std::string_view message);
   // "expected X, got 'tok'" (or the lexer's message for an invalid token).
@@ -640,6 +640,8 @@ class Parser {
   std::unique_ptr<Computation> comp_owned_;
   // Top-level tuple shapes by their exact text.
   SvMap<Shape> shape_cache_;
+  size_t shape_cache_bytes_ = 0;
+  static constexpr size_t kShapeCacheBudgetBytes = 48 << 10;
   // Wrapped computations synthesized for async sugar in comp_.
   std::vector<std::unique_ptr<Computation>> pending_wrapped_;
   SvMap<Instruction*> names_;
@@ -874,9 +876,20 @@ bool Parser::ParseShape(Shape* out, int depth) {
       stack.pop_back();
       Shape tuple = Shape::Tuple(std::move(frame.elements));
       if (stack.empty()) {
-        if (!frame.key.empty() && closed_at == frame.close &&
-            shape_cache_.size() < 4096) {
+        if (!frame.key.empty() && closed_at == frame.close) {
+          // Bounded by bytes, not entries: one loop-state tuple of a
+          // transformer is ~10 KB, and the cache is dead weight on the
+          // parse's peak heap. Dumps repeat a tuple shape close together
+          // (body, condition, then the while), so dropping everything when
+          // the budget is hit costs few misses.
+          const size_t bytes =
+              (tuple.tuple_shapes().size() + 1) * sizeof(Shape);
+          if (shape_cache_bytes_ + bytes > kShapeCacheBudgetBytes) {
+            shape_cache_.clear();
+            shape_cache_bytes_ = 0;
+          }
           shape_cache_.emplace(frame.key, tuple);
+          shape_cache_bytes_ += bytes;
         }
         *out = std::move(tuple);
         return true;

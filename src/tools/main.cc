@@ -9,10 +9,12 @@
 #include "CLI/CLI.hpp"
 #include "tools/cli_util.h"
 #include "tools/explain_command.h"
+#include "tools/malloc_tuning.h"
 #include "tools/opt_command.h"
 #include "tools/run_command.h"
 
 int main(int argc, char** argv) {
+  hloverlap::TuneMallocForCompilerWorkload();
   std::unique_ptr<CLI::App> app = hloverlap::MakeApp();
   hloverlap::CommandContext ctx;
   hloverlap::RegisterOptCommand(*app, ctx);

@@ -829,6 +829,68 @@ absl::StatusOr<Instruction*> RewriteBackward(
   return w;
 }
 
+// A fresh computation over `new_state` holding clones of the old body's
+// instructions except `cut` (the parameter maps to the new one); `map`
+// receives the clones. The caller adds the root.
+absl::StatusOr<Computation*> CloneBodyExcept(
+    LoopState& ls, const Shape& new_state, std::string_view suffix,
+    const absl::flat_hash_set<const Instruction*>& cut, InstrMap& map,
+    Transaction& txn, Instruction** param) {
+  Computation* body =
+      NewComputation(*ls.module, absl::StrCat(ls.body->name(), AsAbsl(suffix)),
+                     new_state, txn, ls.body, param);
+  map[ls.body_param] = *param;
+  std::vector<Instruction*> rest;
+  for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
+    if (!cut.contains(inst) && !map.contains(inst)) rest.push_back(inst);
+  }
+  CloneIntoOptions options;
+  options.suffix = "";
+  options.fresh_channel_ids = false;
+  absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
+                                         &txn.computations);
+  if (!s.ok()) return s;
+  return body;
+}
+
+// A copy of the loop condition over `new_state` (it reads only the old
+// elements).
+absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
+                                            const Shape& new_state,
+                                            std::string_view suffix,
+                                            Transaction& txn) {
+  Instruction* cp = nullptr;
+  Computation* cond =
+      NewComputation(*ls.module, absl::StrCat(ls.cond->name(), AsAbsl(suffix)),
+                     new_state, txn, ls.cond, &cp);
+  InstrMap cmap;
+  cmap[ls.cond->parameter(0)] = cp;
+  std::vector<Instruction*> rest;
+  for (Instruction* inst : ls.cond->MakeInstructionPostOrder()) {
+    if (inst != ls.cond->parameter(0)) rest.push_back(inst);
+  }
+  CloneIntoOptions options;
+  options.suffix = "";
+  options.fresh_channel_ids = false;
+  absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
+                                         &txn.computations);
+  if (!s.ok()) return s;
+  cond->set_root(cmap.at(ls.cond->root()));
+  return cond;
+}
+
+// get-tuple-element(p, index) of shape `shape`, appended to `comp`.
+Instruction* AppendStateGte(Computation& comp, Instruction* p,
+                            const Shape& shape, int64_t index) {
+  auto gte = std::make_unique<Instruction>(
+      Opcode::kGetTupleElement,
+      comp.parent()->UniqueInstructionName(absl::StrCat("state.", index)),
+      shape);
+  gte->mutable_attrs().tuple_index = index;
+  gte->AppendOperand(p);
+  return comp.AddInstruction(std::move(gte));
+}
+
 // Forward: the collectives of iteration i run in iteration i+1.
 absl::StatusOr<Instruction*> RewriteForward(
     LoopState& ls, const std::vector<ForwardCandidate>& cands) {
@@ -950,11 +1012,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   // 2. New body: store the previous iteration's slice, then compute this
   // iteration without its collectives.
   Instruction* p = nullptr;
-  Computation* body =
-      NewComputation(module, absl::StrCat(ls.body->name(), ".pipelined"),
-                     new_state, txn, ls.body, &p);
   InstrMap map;
-  map[ls.body_param] = p;
+  Computation* body = nullptr;
   {
     // The old root is rebuilt below; the candidates' collectives,
     // formatting and stores are replaced by the deferred stores.
@@ -964,29 +1023,17 @@ absl::StatusOr<Instruction*> RewriteForward(
       cut.insert(c.dus);
       for (Instruction* f : c.formatting) cut.insert(f);
     }
-    std::vector<Instruction*> rest;
-    for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
-      if (!cut.contains(inst) && !map.contains(inst)) rest.push_back(inst);
-    }
-    CloneIntoOptions options;
-    options.suffix = "";
-    options.fresh_channel_ids = false;
-    s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                              &txn.computations);
-    if (!s.ok()) {
+    absl::StatusOr<Computation*> b =
+        CloneBodyExcept(ls, new_state, ".pipelined", cut, map, txn, &p);
+    if (!b.ok()) {
       txn.Rollback();
-      return s;
+      return b.status();
     }
+    body = *b;
   }
   {
     auto slot = [&](int64_t index) -> Instruction* {
-      auto gte = std::make_unique<Instruction>(
-          Opcode::kGetTupleElement,
-          module.UniqueInstructionName(absl::StrCat("state.", index)),
-          shapes[index]);
-      gte->mutable_attrs().tuple_index = index;
-      gte->AppendOperand(p);
-      return body->AddInstruction(std::move(gte));
+      return AppendStateGte(*body, p, shapes[index], index);
     };
     absl::flat_hash_map<int64_t, Instruction*> stores;
     for (size_t ci = 0; ci < cands.size(); ++ci) {
@@ -1009,31 +1056,15 @@ absl::StatusOr<Instruction*> RewriteForward(
   }
 
   // 3. Condition: the old one, reading the wider state.
-  Instruction* cp = nullptr;
-  Computation* cond =
-      NewComputation(module, absl::StrCat(ls.cond->name(), ".pipelined"),
-                     new_state, txn, ls.cond, &cp);
-  {
-    InstrMap cmap;
-    cmap[ls.cond->parameter(0)] = cp;
-    std::vector<Instruction*> rest;
-    for (Instruction* inst : ls.cond->MakeInstructionPostOrder()) {
-      if (inst != ls.cond->parameter(0)) rest.push_back(inst);
-    }
-    CloneIntoOptions options;
-    options.suffix = "";
-    options.fresh_channel_ids = false;
-    s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
-                              &txn.computations);
-    if (!s.ok()) {
-      txn.Rollback();
-      return s;
-    }
-    cond->set_root(cmap.at(ls.cond->root()));
+  absl::StatusOr<Computation*> cond =
+      CloneCondition(ls, new_state, ".pipelined", txn);
+  if (!cond.ok()) {
+    txn.Rollback();
+    return cond.status();
   }
 
   // 4. The loop runs the remaining trips - 1 iterations.
-  Instruction* w = BuildWhile(ls, init_tuple, cond, body, trips - 1, txn);
+  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips - 1, txn);
 
   // 5. Epilogue: the last iteration's collectives and stores.
   auto slot_after = [&](int64_t index) {
@@ -1075,7 +1106,7 @@ absl::StatusOr<Instruction*> RewriteForward(
   Instruction* result = MakeTuple(
       *ls.parent, final_elems, absl::StrCat(ls.while_instr->name(), ".result"),
       txn, ls.while_instr);
-  s = Commit(ls, result, cond, body, txn);
+  s = Commit(ls, result, *cond, body, txn);
   if (!s.ok()) return s;
   return w;
 }
@@ -1290,11 +1321,8 @@ absl::StatusOr<Instruction*> RewriteSink(
   // 2. Body: everything but the collectives, formatting and stores; each
   // iteration's operand goes to row `index` of its buffer.
   Instruction* p = nullptr;
-  Computation* body =
-      NewComputation(module, absl::StrCat(ls.body->name(), ".sunk"), new_state,
-                     txn, ls.body, &p);
   InstrMap map;
-  map[ls.body_param] = p;
+  Computation* body = nullptr;
   {
     absl::flat_hash_set<const Instruction*> cut = {old_root};
     for (const ForwardCandidate& c : cands) {
@@ -1302,28 +1330,16 @@ absl::StatusOr<Instruction*> RewriteSink(
       cut.insert(c.dus);
       for (Instruction* f : c.formatting) cut.insert(f);
     }
-    std::vector<Instruction*> rest;
-    for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
-      if (!cut.contains(inst) && !map.contains(inst)) rest.push_back(inst);
-    }
-    CloneIntoOptions options;
-    options.suffix = "";
-    options.fresh_channel_ids = false;
-    absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                           &txn.computations);
-    if (!s.ok()) {
+    absl::StatusOr<Computation*> b =
+        CloneBodyExcept(ls, new_state, ".sunk", cut, map, txn, &p);
+    if (!b.ok()) {
       txn.Rollback();
-      return s;
+      return b.status();
     }
+    body = *b;
   }
   auto state_gte = [&](int64_t index) {
-    auto gte = std::make_unique<Instruction>(
-        Opcode::kGetTupleElement,
-        module.UniqueInstructionName(absl::StrCat("state.", index)),
-        shapes[index]);
-    gte->mutable_attrs().tuple_index = index;
-    gte->AppendOperand(p);
-    return body->AddInstruction(std::move(gte));
+    return AppendStateGte(*body, p, shapes[index], index);
   };
   std::vector<Instruction*> elems;
   for (int64_t i = 0; i < n; ++i) {
@@ -1368,31 +1384,15 @@ absl::StatusOr<Instruction*> RewriteSink(
   }
 
   // 3. Condition: the old one, reading the wider state.
-  Instruction* cp = nullptr;
-  Computation* cond =
-      NewComputation(module, absl::StrCat(ls.cond->name(), ".sunk"), new_state,
-                     txn, ls.cond, &cp);
-  {
-    InstrMap cmap;
-    cmap[ls.cond->parameter(0)] = cp;
-    std::vector<Instruction*> rest;
-    for (Instruction* inst : ls.cond->MakeInstructionPostOrder()) {
-      if (inst != ls.cond->parameter(0)) rest.push_back(inst);
-    }
-    CloneIntoOptions options;
-    options.suffix = "";
-    options.fresh_channel_ids = false;
-    absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
-                                           &txn.computations);
-    if (!s.ok()) {
-      txn.Rollback();
-      return s;
-    }
-    cond->set_root(cmap.at(ls.cond->root()));
+  absl::StatusOr<Computation*> cond =
+      CloneCondition(ls, new_state, ".sunk", txn);
+  if (!cond.ok()) {
+    txn.Rollback();
+    return cond.status();
   }
 
   // 4. The loop keeps its trip count.
-  Instruction* w = BuildWhile(ls, init_tuple, cond, body, trips, txn);
+  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips, txn);
 
   // 5. After the loop: one batched collective per candidate, its formatting
   // with a leading dimension, reshaped into the output buffer.
@@ -1446,7 +1446,7 @@ absl::StatusOr<Instruction*> RewriteSink(
   Instruction* result = MakeTuple(
       *ls.parent, final_elems, absl::StrCat(ls.while_instr->name(), ".result"),
       txn, ls.while_instr);
-  absl::Status s = Commit(ls, result, cond, body, txn);
+  absl::Status s = Commit(ls, result, *cond, body, txn);
   if (!s.ok()) return s;
   return w;
 }

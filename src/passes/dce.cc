@@ -33,10 +33,12 @@ absl::StatusOr<bool> DcePass::RunOnComputation(Computation& computation,
   // Counts of live users; an instruction dies when it has none, is not the
   // root, has no control successors and no side effects. Its operands are
   // then revisited.
+  // Control successors count as users: an instruction ordered before a
+  // dead one dies with it (in the same run).
   absl::flat_hash_map<Instruction*, int64_t> live_users;
   std::vector<Instruction*> work;
   for (const auto& p : computation.instructions()) {
-    live_users[p.get()] = p->user_count();
+    live_users[p.get()] = p->user_count() + p->control_successors().size();
     work.push_back(p.get());
   }
   absl::flat_hash_set<Instruction*> dead;
@@ -44,8 +46,7 @@ absl::StatusOr<bool> DcePass::RunOnComputation(Computation& computation,
     Instruction* inst = work.back();
     work.pop_back();
     if (dead.contains(inst) || inst == computation.root() ||
-        live_users[inst] != 0 || !inst->control_successors().empty() ||
-        HasSideEffect(*inst)) {
+        live_users[inst] != 0 || HasSideEffect(*inst)) {
       continue;
     }
     if (!remove_dead_collectives &&
@@ -59,10 +60,12 @@ absl::StatusOr<bool> DcePass::RunOnComputation(Computation& computation,
       if (!seen_ops.insert(op).second) continue;
       if (--live_users[op] == 0) work.push_back(op);
     }
+    for (Instruction* pred : inst->control_predecessors()) {
+      if (--live_users[pred] == 0) work.push_back(pred);
+    }
   }
   if (dead.empty()) return false;
-  // A dead instruction that is a control predecessor of another dead one is
-  // fine; control successors outside the set were excluded above.
+  // Every control successor of a dead instruction is dead too.
   absl::Status s = computation.RemoveInstructions(dead);
   if (!s.ok()) return s;
   return true;

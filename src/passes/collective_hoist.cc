@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/call_graph.h"
+#include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 
 namespace hloverlap {
@@ -128,6 +129,75 @@ struct Candidate {
   int64_t gather_dim = 0;  // dimension of X (and G) that is gathered
   int64_t factor = 1;      // replica group size
 };
+
+// Stacked copies of the hoisted value: the inner body stores row i of the
+// gathered stack into state element r (`dus(gte(param, r), reshape(value),
+// i, ...)`) in every iteration i = 0..N-1 (JAX saves the gathered weights of
+// each layer for the backward loop this way). After the loop, element r is
+// the gathered stack itself, so its uses after the loop read `gathered_outer`
+// instead (the copies become dead; XLA's while-loop simplifier drops them).
+// Returns the number of loop results forwarded.
+int64_t ForwardStackedCopies(Instruction* inner, Instruction* value,
+                             Instruction* index, Instruction* gathered_outer) {
+  WhileLoopInfo info = AnalyzeWhileLoop(*inner);
+  const Shape& gs = gathered_outer->shape();
+  if (!info.has_induction_variable() || !info.trip_count.has_value() ||
+      *info.start != 0 || *info.step != 1 ||
+      *info.trip_count != gs.dimensions(0)) {
+    return 0;
+  }
+  Computation* body = inner->while_body();
+  Instruction* param = body->parameter(0);
+  Instruction* root = body->root();
+  if (!IsGteOf(index, param, *info.iv_index)) return 0;
+  std::vector<Instruction*> rows = {value};
+  for (Instruction* u : value->users()) {
+    if (u->opcode() == Opcode::kReshape) rows.push_back(u);
+  }
+  int64_t forwarded = 0;
+  for (Instruction* row : rows) {
+    const Shape& rs = row->shape();
+    if (!rs.IsArray() || rs.rank() != gs.rank() || rs.dimensions(0) != 1) {
+      continue;
+    }
+    for (Instruction* dus : row->users()) {
+      if (dus->opcode() != Opcode::kDynamicUpdateSlice ||
+          dus->operand_count() != gs.rank() + 2 || dus->operand(1) != row ||
+          !(dus->operand(2) == index ||
+            IsGteOf(dus->operand(2), param, *info.iv_index)) ||
+          dus->shape() != gs || HasControlDeps(dus)) {
+        continue;
+      }
+      bool full_rows = true;  // every other dimension is whole
+      for (int64_t j = 1; j < gs.rank(); ++j) {
+        full_rows &= rs.dimensions(j) == gs.dimensions(j);
+      }
+      Instruction* buf = dus->operand(0);
+      if (!full_rows || buf->opcode() != Opcode::kGetTupleElement ||
+          buf->operand(0) != param) {
+        continue;
+      }
+      const int64_t r = buf->tuple_index();
+      int64_t in_root = 0;
+      for (Instruction* op : root->operands()) in_root += op == dus;
+      if (r >= root->operand_count() || root->operand(r) != dus ||
+          in_root != 1) {
+        continue;
+      }
+      std::vector<Instruction*> results;
+      for (Instruction* u : inner->users()) {
+        if (u->opcode() == Opcode::kGetTupleElement && u->tuple_index() == r &&
+            u->shape() == gs) {
+          results.push_back(u);
+        }
+      }
+      for (Instruction* res : results) {
+        if (res->ReplaceAllUsesWith(gathered_outer).ok()) ++forwarded;
+      }
+    }
+  }
+  return forwarded;
+}
 
 }  // namespace
 
@@ -334,6 +404,9 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
         return absl::InternalError(absl::StrCat("collective-hoist: rewriting ",
                                                 ag->name(), ": ", s.message()));
       }
+      int64_t forwarded =
+          ForwardStackedCopies(inner, value, c.ds->operand(1), g0);
+      r.Metric("stacked_copies_forwarded", forwarded);
       used_bytes += gbytes;
       changed = true;
       r.kind = RemarkKind::kPassed;

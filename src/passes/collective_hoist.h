@@ -21,6 +21,13 @@
 // loop whose policy says pipeline=off (e.g. --loop=outermost:pipeline=off)
 // is not hoisted out of. One remark per candidate.
 //
+// Stacked copies: when the inner body also stores each gathered slice into
+// a loop output at its iteration's row (JAX saves the gathered weights of
+// every layer for the backward pass that way) and the loop covers every row
+// (induction variable from 0 by 1, trip count = rows), that output equals
+// G; its uses after the inner loop read G instead (metric
+// stacked_copies_forwarded), and the copies are left dead for XLA to drop.
+//
 // Requirements (otherwise a `missed` remark): the all-gather's operand is
 // dynamic-slice(X) or reshape(dynamic-slice(X)) slicing size 1 on dimension 0
 // (the reshape dropping that dimension) and the full extent elsewhere; X is

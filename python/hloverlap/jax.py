@@ -27,14 +27,20 @@ What happens (the route of ../shared/docs/ANCHORS.md §4):
   5. calls: `execute_sharded` on the flattened jax.Arrays, outputs
      reassembled into jax.Arrays with the lowering's output pytree.
 
-Donation follows the lowering (`donate_argnums`): donated inputs are
-consumed, as with jax.jit. Arguments must be jax.Arrays laid out as jax.jit
-would lay them out (pass `in_shardings` to `jit` to have them placed).
+Donation: the lowering's buffer donors stay in the module, but
+`execute_sharded` does not consume the caller's arrays (measured on jaxlib
+0.11.2: a donated input is still valid after the call), so memory use is
+that of jax.jit without donation. Arguments must be jax.Arrays laid out as
+jax.jit would lay them out (pass `in_shardings` to `jit` to have them
+placed). `use_shardy` defaults to JAX's `jax_use_shardy_partitioner` (JAX
+0.11 lowers shard_map for Shardy; XLA's GSPMD partitioner rejects that text).
 
-GSPMD programs (shardings on jax.jit only, no shard_map): their lowering has
-no collectives -- XLA's SPMD partitioner creates them later -- so hloverlap
-has nothing to pipeline; `compile` still works (it is then XLA without its
-pipelining) and the remarks say so. See README "Use from JAX".
+Coverage: shard_map programs (explicit collectives in JAX's lowering). GSPMD
+programs (shardings on jax.jit only) get no collectives until XLA's SPMD
+partitioner runs, so there is nothing to pipeline in the lowering, and their
+lowering does not compile through this route either (RET_CHECK "Unexpected
+custom call named 'xla.sdy.*' in the XLA partitioner" on
+xla.sdy.FuncResultSharding, jaxlib 0.11.2); see docs/BENCHMARKS.md.
 """
 
 import os

@@ -433,9 +433,11 @@ def child_group(cfg_name, group, iters, opts, what):
     run("hloverlap", sm, save=cfg_name + ".hloverlap", kind="bridge",
         options=opts, ref=ref, ref2=ref_lhs)
     for extra in what.get("extra_bridge", []):
+      if cfg_name not in extra.get("configs", ["perf", "seed"]):
+        continue
       run("hloverlap_" + extra["name"], sm, kind="bridge",
           options=opts.replace(**extra["options"]), ref=ref, ref2=ref_lhs)
-    if perf:
+    if perf and what.get("autotune0", True):
       # numerics: the same pair with GEMM autotuning off (default algorithms)
       at0 = dict(X.BRIDGE_XLA_OPTIONS, xla_gpu_autotune_level=0)
       ref_at0 = reference(sm, at0)
@@ -443,6 +445,7 @@ def child_group(cfg_name, group, iters, opts, what):
           options=opts.replace(xla_options={"xla_gpu_autotune_level": 0}),
           ref=ref_at0, extra={"note": "vs_jit_default here: jax.jit with "
                               "the bridge's XLA options + autotune level 0"})
+    if perf and what.get("gspmd_bridge", True):
       run("gspmd_hloverlap", dict(base, mode="gspmd"), kind="bridge",
           options=opts)
 

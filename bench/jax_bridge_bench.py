@@ -17,9 +17,12 @@ one process, median step times (>= 8 timed steps after 2 warm-up steps) of:
   comm_only     the same all-gathers / reduce-scatters, no compute (OFF options)
 
 for FSDP written with shard_map (explicit collectives) and, for reference,
-with jit shardings (GSPMD). XLA options are per-compile overrides
-(CompileOptions.env_option_overrides), so one process measures all variants;
-XLA_FLAGS holds only --xla_gpu_enable_command_buffer= (as in the anchors).
+with jit shardings (GSPMD). XLA's xla_gpu_enable_pipelined_* flags exist only
+as XLA_FLAGS in jaxlib 0.11.2 (per-compile overrides answer "No such compile
+option"), so `full` runs one child process per XLA_FLAGS setting (groups
+off / seed / bridge, see GROUP_FLAGS); other XLA options are per-compile
+overrides. All groups are one invocation ("one run"); results are merged in
+DIR/results.json and DIR/table.md.
 
 Correctness: one training step of every 2-GPU variant from the same inputs,
 outputs (loss and updated weights) compared bit for bit with jax.jit (XLA
@@ -27,8 +30,12 @@ defaults) of the same function, and with xla_lhs (same XLA options as the
 bridge, without hloverlap's rewrite).
 
 Usage (device machine, repository root):
-  HLOVERLAP_BIN=.device/hloverlap python3 bench/jax_bridge_bench.py full --out DIR
+  HLOVERLAP_BIN=.device/bridge/hloverlap python3 bench/jax_bridge_bench.py full --out DIR
+  ... --what '{"extra_bridge": [{"name": N, "configs": ["perf"], "options": {...}}]}'
+                           # more hloverlap.Options variants (docs/BENCHMARKS.md)
   ... probe --out DIR      # quick: small-model correctness, route variants
+                           # (its in-process XLA pipelining numbers are not
+                           # valid: see above)
 Results: DIR/results.json (one record per variant), DIR/table.md.
 """
 import argparse

@@ -1,0 +1,595 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/computation.h"
+#include "hlo/parser.h"
+#include "nlohmann/json.hpp"
+
+namespace hloverlap {
+namespace {
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+// The plain roofline (no achieved-vs-ideal factors), so that expected times
+// are the cost model's.
+SimOptions Neutral() {
+  SimOptions o;
+  o.kernel_overhead_us = 0;
+  o.memory_efficiency = 1;
+  o.compute_efficiency = 1;
+  o.async_compute_contention = 0;
+  return o;
+}
+
+SimResult Sim(const Module& m, SimOptions o = Neutral()) {
+  absl::StatusOr<SimResult> r = Simulate(m, o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : SimResult();
+}
+
+const Instruction* Find(const Module& m, const std::string& name) {
+  for (const auto& c : m.computations()) {
+    for (const auto& i : c->instructions()) {
+      if (i->name() == name) return i.get();
+    }
+  }
+  return nullptr;
+}
+
+double Cost(const Module& m, const std::string& name) {
+  GpuCostModel model(H200Spec());
+  const Instruction* i = Find(m, name);
+  EXPECT_NE(i, nullptr) << name;
+  return i == nullptr ? 0 : model.TimeUs(*i);
+}
+
+double AgTime(const Module& m, const std::string& start) {
+  GpuCostModel model(H200Spec());
+  const Instruction* i = Find(m, start);
+  EXPECT_NE(i, nullptr) << start;
+  return i == nullptr ? 0 : model.AsyncLatencyUs(*i);
+}
+
+// An all-gather of 32 MiB (about 90 us on 2 GPUs) and a 4096^3 bf16 dot
+// (about 175 us). `order` is the body of the entry between the parameters
+// and the root.
+std::string OverlapModule(const std::string& order) {
+  return R"(
+HloModule overlap, is_scheduled=true, num_partitions=2
+
+ENTRY %main (x: bf16[4096,4096], w: bf16[2048,4096]) -> bf16[4096,4096] {
+  %x = bf16[4096,4096]{1,0} parameter(0)
+  %w = bf16[2048,4096]{1,0} parameter(1)
+)" + order +
+         R"(
+  ROOT %use = bf16[4096,4096]{1,0} dot(%d0, %agd), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+}
+
+constexpr char kStart[] =
+    "  %ags = (bf16[2048,4096]{1,0}, bf16[4096,4096]{1,0}) "
+    "all-gather-start(%w), channel_id=1, replica_groups={{0,1}}, "
+    "dimensions={0}, use_global_device_ids=true\n";
+constexpr char kDone[] =
+    "  %agd = bf16[4096,4096]{1,0} all-gather-done(%ags)\n";
+constexpr char kDot[] =
+    "  %d0 = bf16[4096,4096]{1,0} dot(%x, %x), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}\n";
+
+TEST(SimulatorTest, OverlappedCollectiveIsHidden) {
+  auto m = Parse(OverlapModule(std::string(kStart) + kDot + kDone));
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  double dot = Cost(*m, "d0");
+  double ag = AgTime(*m, "ags");
+  ASSERT_GT(ag, 10);
+  ASSERT_GT(dot, ag);  // the dot is long enough to hide the all-gather
+  EXPECT_NEAR(r.communication_us, ag, 1e-9);
+  EXPECT_NEAR(r.exposed_communication_us, 0, 1e-9);
+  EXPECT_NEAR(r.step_time_us, 2 * dot, 1e-6);
+  EXPECT_NEAR(r.compute_us, 2 * dot, 1e-6);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].kind, "all-gather");
+  EXPECT_EQ(r.collectives[0].group_size, 2);
+  EXPECT_EQ(r.collectives[0].bytes, 4096 * 4096 * 2);
+  EXPECT_EQ(r.collectives[0].count, 1);
+  EXPECT_TRUE(r.collectives[0].loop_path.empty());
+}
+
+TEST(SimulatorTest, CollectiveWaitedForRightAwayIsExposed) {
+  auto m = Parse(OverlapModule(std::string(kStart) + kDone + kDot));
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  double dot = Cost(*m, "d0");
+  double ag = AgTime(*m, "ags");
+  EXPECT_NEAR(r.exposed_communication_us, ag, 1e-9);
+  EXPECT_NEAR(r.collectives[0].exposed_us, ag, 1e-9);
+  EXPECT_NEAR(r.step_time_us, ag + 2 * dot, 1e-6);
+}
+
+TEST(SimulatorTest, PartialOverlapExposesTheRest) {
+  // A small kernel (exp of 1 Mi elements) hides only part of the
+  // all-gather.
+  std::string order = std::string(kStart) +
+                      "  %e = bf16[1024,1024]{1,0} exponential(%x.s)\n" +
+                      kDone + kDot;
+  std::string text = OverlapModule(order);
+  text.replace(text.find("  %ags"), 0,
+               "  %x.s = bf16[1024,1024]{1,0} slice(%x), "
+               "slice={[0:1024], [0:1024]}\n");
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  double ag = AgTime(*m, "ags");
+  double e = Cost(*m, "e");
+  ASSERT_LT(e, ag);
+  EXPECT_NEAR(r.exposed_communication_us, ag - e, 1e-6);
+}
+
+TEST(SimulatorTest, CollectivesShareOneStream) {
+  // Two all-gathers issued back to back: the second starts when the first
+  // ends, so waiting for both after a short kernel exposes 2 x ag - kernel.
+  std::string text = R"(
+HloModule two, is_scheduled=true, num_partitions=2
+
+ENTRY %main (x: bf16[1024,1024], w: bf16[2048,4096], v: bf16[2048,4096]) -> (bf16[4096,4096], bf16[4096,4096], bf16[1024,1024]) {
+  %x = bf16[1024,1024]{1,0} parameter(0)
+  %w = bf16[2048,4096]{1,0} parameter(1)
+  %v = bf16[2048,4096]{1,0} parameter(2)
+  %ags.a = (bf16[2048,4096]{1,0}, bf16[4096,4096]{1,0}) all-gather-start(%w), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  %ags.b = (bf16[2048,4096]{1,0}, bf16[4096,4096]{1,0}) all-gather-start(%v), channel_id=2, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  %e = bf16[1024,1024]{1,0} exponential(%x)
+  %agd.a = bf16[4096,4096]{1,0} all-gather-done(%ags.a)
+  %agd.b = bf16[4096,4096]{1,0} all-gather-done(%ags.b)
+  ROOT %t = (bf16[4096,4096]{1,0}, bf16[4096,4096]{1,0}, bf16[1024,1024]{1,0}) tuple(%agd.a, %agd.b, %e)
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  double ag = AgTime(*m, "ags.a");
+  double e = Cost(*m, "e");
+  EXPECT_NEAR(r.step_time_us, 2 * ag, 1e-6);
+  EXPECT_NEAR(r.exposed_communication_us, 2 * ag - e, 1e-6);
+  EXPECT_NEAR(r.communication_us, 2 * ag, 1e-6);
+}
+
+std::string LoopModule(bool known_trip_count, int trips) {
+  std::string config =
+      known_trip_count
+          ? absl::StrCat(", backend_config={\"known_trip_count\":{\"n\":\"",
+                         trips, "\"}}")
+          : "";
+  return absl::StrCat(R"(
+HloModule loop, is_scheduled=true, num_partitions=2
+
+%cond (p: (s32[], bf16[4096,4096], bf16[2048,4096])) -> pred[] {
+  %p = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant()",
+                      trips, R"()
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (p.1: (s32[], bf16[4096,4096], bf16[2048,4096])) -> (s32[], bf16[4096,4096], bf16[2048,4096]) {
+  %p.1 = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) parameter(0)
+  %i.1 = s32[] get-tuple-element(%p.1), index=0
+  %x = bf16[4096,4096]{1,0} get-tuple-element(%p.1), index=1
+  %w = bf16[2048,4096]{1,0} get-tuple-element(%p.1), index=2
+  %ags = (bf16[2048,4096]{1,0}, bf16[4096,4096]{1,0}) all-gather-start(%w), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true, metadata={op_name="jit(f)/all_gather" source_file="model.py" source_line=42}
+  %d0 = bf16[4096,4096]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %agd = bf16[4096,4096]{1,0} all-gather-done(%ags)
+  %use = bf16[4096,4096]{1,0} dot(%d0, %agd), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %one = s32[] constant(1)
+  %next = s32[] add(%i.1, %one)
+  ROOT %t = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) tuple(%next, %use, %w)
+}
+
+ENTRY %main (x.0: bf16[4096,4096], w.0: bf16[2048,4096]) -> bf16[4096,4096] {
+  %x.0 = bf16[4096,4096]{1,0} parameter(0)
+  %w.0 = bf16[2048,4096]{1,0} parameter(1)
+  %zero = s32[] constant(0)
+  %init = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) tuple(%zero, %x.0, %w.0)
+  %loop = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) while(%init), condition=%cond, body=%body)",
+                      config, R"(
+  ROOT %out = bf16[4096,4096]{1,0} get-tuple-element(%loop), index=1
+}
+)");
+}
+
+TEST(SimulatorTest, WhileLoopExpandedByKnownTripCount) {
+  auto m = Parse(LoopModule(true, 4));
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  double dot = Cost(*m, "d0");
+  double ag = AgTime(*m, "ags");
+  // Body (2 dots and the counter add) 4 times, the condition 5 times.
+  EXPECT_NEAR(r.compute_us,
+              4 * (2 * dot + Cost(*m, "next")) + 5 * Cost(*m, "lt"), 1e-6);
+  EXPECT_NEAR(r.communication_us, 4 * ag, 1e-6);
+  EXPECT_NEAR(r.exposed_communication_us, 0, 1e-9);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].count, 4);
+  EXPECT_EQ(r.collectives[0].loop_path, "loop x4");
+  EXPECT_EQ(r.collectives[0].source, "model.py:42");
+  EXPECT_NEAR(r.step_time_us, r.compute_us, 1e-6);
+}
+
+TEST(SimulatorTest, TripCountFromLoopAnalysis) {
+  auto known = Parse(LoopModule(true, 6));
+  auto inferred = Parse(LoopModule(false, 6));
+  ASSERT_NE(known, nullptr);
+  ASSERT_NE(inferred, nullptr);
+  SimResult a = Sim(*known);
+  SimResult b = Sim(*inferred);
+  EXPECT_EQ(b.collectives.at(0).count, 6);
+  EXPECT_NEAR(a.step_time_us, b.step_time_us, 1e-6);
+}
+
+TEST(SimulatorTest, LongLoopsAreExtrapolatedFromTheSteadyState) {
+  auto m = Parse(LoopModule(true, 40));
+  ASSERT_NE(m, nullptr);
+  SimResult full = Sim(*m);
+  SimOptions o = Neutral();
+  o.max_expanded_iterations = 3;
+  SimResult ex = Sim(*m, o);
+  EXPECT_EQ(full.extrapolated_iterations, 0);
+  EXPECT_EQ(ex.extrapolated_iterations, 37);
+  EXPECT_NEAR(ex.step_time_us, full.step_time_us, 1e-6 * full.step_time_us);
+  EXPECT_NEAR(ex.compute_us, full.compute_us, 1e-6 * full.compute_us);
+  EXPECT_EQ(ex.collectives.at(0).count, 40);
+  EXPECT_EQ(ex.kernels, full.kernels);
+}
+
+TEST(SimulatorTest, NestedLoopsMultiplyAndNameThePath) {
+  // The loop module's while inside an outer loop of 3.
+  std::string text = LoopModule(true, 4);
+  std::string outer = R"(
+%ocond (q: (s32[], bf16[4096,4096], bf16[2048,4096])) -> pred[] {
+  %q = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) parameter(0)
+  %j = s32[] get-tuple-element(%q), index=0
+  %m = s32[] constant(3)
+  ROOT %olt = pred[] compare(%j, %m), direction=LT
+}
+
+%obody (q.1: (s32[], bf16[4096,4096], bf16[2048,4096])) -> (s32[], bf16[4096,4096], bf16[2048,4096]) {
+  %q.1 = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) parameter(0)
+  %j.1 = s32[] get-tuple-element(%q.1), index=0
+  %xx = bf16[4096,4096]{1,0} get-tuple-element(%q.1), index=1
+  %ww = bf16[2048,4096]{1,0} get-tuple-element(%q.1), index=2
+  %z = s32[] constant(0)
+  %in = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) tuple(%z, %xx, %ww)
+  %inner = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) while(%in), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"4"}}
+  %r = bf16[4096,4096]{1,0} get-tuple-element(%inner), index=1
+  %o1 = s32[] constant(1)
+  %jn = s32[] add(%j.1, %o1)
+  ROOT %ot = (s32[], bf16[4096,4096]{1,0}, bf16[2048,4096]{1,0}) tuple(%jn, %r, %ww)
+}
+)";
+  text.insert(text.find("ENTRY"), outer);
+  text.replace(text.find("condition=%cond, body=%body, backend_config="
+                         "{\"known_trip_count\":{\"n\":\"4\"}}\n  ROOT %out"),
+               std::string("condition=%cond, body=%body, backend_config="
+                           "{\"known_trip_count\":{\"n\":\"4\"}}")
+                   .size(),
+               "condition=%ocond, body=%obody, backend_config="
+               "{\"known_trip_count\":{\"n\":\"3\"}}");
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].count, 12);
+  EXPECT_EQ(r.collectives[0].loop_path, "loop x3 > inner x4");
+  EXPECT_NEAR(r.communication_us, 12 * AgTime(*m, "ags"), 1e-6);
+}
+
+TEST(SimulatorTest, AsyncStartWrappingACollective) {
+  std::string text = R"(
+HloModule wrapped, is_scheduled=true, num_partitions=2
+
+%add (l: f32[], r: f32[]) -> f32[] {
+  %l = f32[] parameter(0)
+  %r = f32[] parameter(1)
+  ROOT %s = f32[] add(%l, %r)
+}
+
+%ag_comp (a: bf16[2048,4096]) -> bf16[4096,4096] {
+  %a = bf16[2048,4096]{1,0} parameter(0)
+  ROOT %ag = bf16[4096,4096]{1,0} all-gather(%a), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+}
+
+%rs_comp (b: f32[4096,4096]) -> f32[2048,4096] {
+  %b = f32[4096,4096]{1,0} parameter(0)
+  ROOT %rs = f32[2048,4096]{1,0} reduce-scatter(%b), channel_id=2, replica_groups={{0,1}}, dimensions={0}, to_apply=%add
+}
+
+ENTRY %main (x: bf16[4096,4096], w: bf16[2048,4096], g: f32[4096,4096]) -> (bf16[4096,4096], f32[2048,4096]) {
+  %x = bf16[4096,4096]{1,0} parameter(0)
+  %w = bf16[2048,4096]{1,0} parameter(1)
+  %g = f32[4096,4096]{1,0} parameter(2)
+  %s1 = ((bf16[2048,4096]{1,0}), bf16[4096,4096]{1,0}) async-start(%w), calls=%ag_comp
+  %d0 = bf16[4096,4096]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %d1 = bf16[4096,4096]{1,0} async-done(%s1)
+  %s2 = ((f32[4096,4096]{1,0}), f32[2048,4096]{1,0}) async-start(%g), calls=%rs_comp
+  %d2 = f32[2048,4096]{1,0} async-done(%s2)
+  %use = bf16[4096,4096]{1,0} dot(%d0, %d1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (bf16[4096,4096]{1,0}, f32[2048,4096]{1,0}) tuple(%use, %d2)
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  ASSERT_EQ(r.collectives.size(), 2u);
+  std::map<std::string, SimCollective> by_kind;
+  for (const SimCollective& c : r.collectives) by_kind[c.kind] = c;
+  ASSERT_TRUE(by_kind.count("all-gather"));
+  ASSERT_TRUE(by_kind.count("reduce-scatter"));
+  EXPECT_NEAR(by_kind["all-gather"].exposed_us, 0, 1e-9);
+  double rs = AgTime(*m, "s2");
+  EXPECT_GT(rs, 0);
+  EXPECT_NEAR(by_kind["reduce-scatter"].exposed_us, rs, 1e-6);
+  EXPECT_EQ(by_kind["reduce-scatter"].bytes, 4096 * 4096 * 4);
+  EXPECT_NEAR(r.exposed_communication_us, rs, 1e-6);
+}
+
+TEST(SimulatorTest, SyncCollectiveIsFullyExposed) {
+  std::string text = R"(
+HloModule sync, is_scheduled=true, num_partitions=2
+
+%add (l: f32[], r: f32[]) -> f32[] {
+  %l = f32[] parameter(0)
+  %r = f32[] parameter(1)
+  ROOT %s = f32[] add(%l, %r)
+}
+
+ENTRY %main (g: f32[1024,1024]) -> f32[1024,1024] {
+  %g = f32[1024,1024]{1,0} parameter(0)
+  ROOT %ar = f32[1024,1024]{1,0} all-reduce(%g), channel_id=1, replica_groups={{0,1}}, to_apply=%add
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_FALSE(r.collectives[0].async);
+  EXPECT_GT(r.communication_us, 0);
+  EXPECT_NEAR(r.exposed_communication_us, r.communication_us, 1e-9);
+  EXPECT_NEAR(r.step_time_us, r.communication_us, 1e-9);
+}
+
+TEST(SimulatorTest, DevicesOverrideGroupsOfAllDevices) {
+  std::string text = R"(
+HloModule all, is_scheduled=true, num_partitions=2
+
+ENTRY %main (w: bf16[2048,4096]) -> bf16[4096,4096] {
+  %w = bf16[2048,4096]{1,0} parameter(0)
+  ROOT %ag = bf16[4096,4096]{1,0} all-gather(%w), channel_id=1, replica_groups={}, dimensions={0}
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimResult two = Sim(*m);
+  SimOptions o = Neutral();
+  o.devices = 8;
+  SimResult eight = Sim(*m, o);
+  EXPECT_EQ(two.collectives.at(0).group_size, 2);
+  EXPECT_EQ(eight.collectives.at(0).group_size, 8);
+  EXPECT_GT(eight.communication_us, two.communication_us);
+}
+
+TEST(SimulatorTest, PeakMemoryFromLiveness) {
+  // p (4 MiB) -> a -> b -> c: at most p and two temporaries live at once;
+  // the loop body's state update reuses the loop state's buffers.
+  std::string text = R"(
+HloModule mem, is_scheduled=true
+
+ENTRY %main (p: f32[1024,1024]) -> f32[1024,1024] {
+  %p = f32[1024,1024]{1,0} parameter(0)
+  %a = f32[1024,1024]{1,0} exponential(%p)
+  %b = f32[1024,1024]{1,0} exponential(%a)
+  %c = f32[1024,1024]{1,0} exponential(%b)
+  %d = f32[1024,1024]{1,0} exponential(%c)
+  ROOT %e = f32[1024,1024]{1,0} bitcast(%d)
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  PeakMemory peak = ComputePeakMemory(*m);
+  EXPECT_EQ(peak.parameter_bytes, 4 << 20);
+  EXPECT_EQ(peak.bytes, 3 * (4 << 20));
+  SimResult r = Sim(*m);
+  EXPECT_EQ(r.peak_memory_bytes, peak.bytes);
+}
+
+TEST(SimulatorTest, PeakMemoryIncludesLoopBodyTemporaries) {
+  auto m = Parse(LoopModule(true, 4));
+  ASSERT_NE(m, nullptr);
+  PeakMemory peak = ComputePeakMemory(*m);
+  const int64_t x = 4096 * 4096 * 2;
+  const int64_t w = 2048 * 4096 * 2;
+  // Entry: x, w (parameters); body: the all-gather result and d0 (the
+  // new state value `use` takes over x's slot).
+  EXPECT_EQ(peak.parameter_bytes, x + w);
+  EXPECT_EQ(peak.bytes, x + w + 2 * x + 4 /*the s32 counter*/);
+}
+
+TEST(SimulatorTest, ChromeTraceStructure) {
+  auto m = Parse(LoopModule(true, 3));
+  ASSERT_NE(m, nullptr);
+  SimOptions o = Neutral();
+  o.record_trace = true;
+  SimResult r = Sim(*m, o);
+  nlohmann::json j = nlohmann::json::parse(ChromeTraceJson(r));
+  ASSERT_TRUE(j.contains("traceEvents"));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  std::map<int, std::string> threads;
+  std::map<int64_t, int> flow_starts, flow_ends;
+  int loops = 0, iterations = 0, kernels = 0, collectives = 0;
+  double loop_begin = -1, loop_end = -1;
+  std::vector<std::pair<double, double>> iters;
+  for (const nlohmann::json& e : j["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph"));
+    std::string ph = e["ph"];
+    if (ph == "M") {
+      if (e["name"] == "thread_name") {
+        threads[e["tid"].get<int>()] = e["args"]["name"];
+      }
+      continue;
+    }
+    ASSERT_TRUE(e.contains("ts"));
+    ASSERT_TRUE(e["ts"].is_number());
+    ASSERT_EQ(e["pid"], 1);
+    if (ph == "X") {
+      ASSERT_TRUE(e["dur"].is_number());
+      ASSERT_GE(e["dur"].get<double>(), 0);
+      std::string cat = e["cat"];
+      double ts = e["ts"], dur = e["dur"];
+      if (cat == "loop") {
+        ++loops;
+        loop_begin = ts;
+        loop_end = ts + dur;
+        EXPECT_EQ(e["tid"], 1);
+      } else if (cat == "iteration") {
+        ++iterations;
+        iters.emplace_back(ts, ts + dur);
+      } else if (cat == "kernel") {
+        ++kernels;
+        EXPECT_EQ(e["tid"], 1);
+      } else if (cat == "collective") {
+        ++collectives;
+        EXPECT_EQ(e["tid"], 2);
+        ASSERT_TRUE(e.contains("args"));
+        EXPECT_GT(e["args"]["overlapped_kernels"].get<int>(), 0);
+        EXPECT_EQ(e["args"]["kind"], "all-gather");
+        EXPECT_EQ(e["args"]["loop_path"], "loop x3");
+      }
+    } else if (ph == "s") {
+      ++flow_starts[e["id"].get<int64_t>()];
+    } else if (ph == "f") {
+      ++flow_ends[e["id"].get<int64_t>()];
+      EXPECT_EQ(e["bp"], "e");
+    }
+  }
+  EXPECT_EQ(threads[1], "compute stream");
+  EXPECT_EQ(threads[2], "collective stream");
+  EXPECT_EQ(loops, 1);
+  EXPECT_EQ(iterations, 3);
+  EXPECT_EQ(collectives, 3);
+  EXPECT_EQ(kernels, static_cast<int>(r.kernels));
+  // Iterations nest in the loop slice, one after another.
+  for (size_t k = 0; k < iters.size(); ++k) {
+    EXPECT_GE(iters[k].first, loop_begin - 1e-9);
+    EXPECT_LE(iters[k].second, loop_end + 1e-9);
+    if (k > 0) {
+      EXPECT_GE(iters[k].first, iters[k - 1].second - 1e-9);
+    }
+  }
+  // Every flow has one start and one end: issue and done per collective.
+  EXPECT_EQ(flow_starts.size(), 6u);
+  EXPECT_EQ(flow_starts, flow_ends);
+  EXPECT_NEAR(j["otherData"]["step_time_ms"].get<double>(),
+              r.step_time_us / 1000, 1e-9);
+}
+
+TEST(SimulatorTest, ReportsTextAndJson) {
+  auto m = Parse(LoopModule(true, 2));
+  ASSERT_NE(m, nullptr);
+  SimResult r = Sim(*m);
+  r.xla_memory_report_bytes = 1000;
+  std::string text = FormatSimText(r);
+  EXPECT_NE(text.find("step time:"), std::string::npos);
+  EXPECT_NE(text.find("exposed communication:"), std::string::npos);
+  EXPECT_NE(text.find("model.py:42"), std::string::npos);
+  EXPECT_NE(text.find("loop x2"), std::string::npos);
+  EXPECT_NE(text.find("XLA buffer assignment:"), std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(FormatSimJson(r));
+  EXPECT_NEAR(j["step_time_ms"].get<double>(), r.step_time_us / 1000, 1e-12);
+  EXPECT_EQ(j["collectives"].size(), 1u);
+  EXPECT_EQ(j["peak_memory_diff_bytes"].get<int64_t>(),
+            r.peak_memory_bytes - 1000);
+}
+
+TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
+  // Default options carry the compiled-in preset; a kernel then takes
+  // launch + overhead + max(compute / ce, memory / me).
+  SimOptions preset;
+  EXPECT_TRUE(ApplySimOverrides(preset, DefaultSimPresetText()).ok());
+  EXPECT_GT(preset.kernel_overhead_us, 0);
+  EXPECT_LT(preset.memory_efficiency, 1);
+  auto m = Parse(OverlapModule(std::string(kStart) + kDot + kDone));
+  ASSERT_NE(m, nullptr);
+  GpuCostModel model(H200Spec());
+  OpCost dot = model.Cost(*Find(*m, "d0"));
+  double expected = H200Spec().kernel_launch_us + preset.kernel_overhead_us +
+                    std::max(dot.compute_us / preset.compute_efficiency,
+                             dot.memory_us / preset.memory_efficiency);
+  SimResult r = Sim(*m, preset);
+  EXPECT_NEAR(r.compute_us, 2 * expected, 1e-6);
+  SimOptions o = Neutral();
+  ASSERT_TRUE(ApplySimOverrides(o, "compute_efficiency 0.5\n").ok());
+  EXPECT_DOUBLE_EQ(o.compute_efficiency, 0.5);
+  EXPECT_FALSE(ApplySimOverrides(o, "memory_efficiency 2\n").ok());
+  EXPECT_DOUBLE_EQ(o.compute_efficiency, 0.5);
+}
+
+TEST(SimulatorTest, GpuSpecOverrides) {
+  absl::StatusOr<GpuSpec> s = ApplyGpuSpecOverrides(
+      H200Spec(), "# calibrated\nmatmul_flops 700e12\nkernel_launch_us 3\n");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_DOUBLE_EQ(s->matmul_flops, 700e12);
+  EXPECT_DOUBLE_EQ(s->kernel_launch_us, 3);
+  EXPECT_FALSE(ApplyGpuSpecOverrides(H200Spec(), "bogus 1\n").ok());
+  EXPECT_FALSE(ApplyGpuSpecOverrides(H200Spec(), "matmul_flops x\n").ok());
+  EXPECT_FALSE(ApplyGpuSpecOverrides(H200Spec(), "matmul_flops 0\n").ok());
+  EXPECT_EQ(ParseMemoryReportTotalBytes("x\nTotal bytes: 1234 (1KiB)\n"), 1234);
+  EXPECT_EQ(ParseMemoryReportTotalBytes("nothing"), -1);
+}
+
+// Never crash on XLA's own final schedules; sane figures for each.
+TEST(SimulatorCorpusTest, EveryOptimizedModuleSimulates) {
+  std::filesystem::path corpus =
+      std::filesystem::path(HLOVERLAP_SOURCE_DIR) / ".." / "shared" / "corpus";
+  if (!std::filesystem::exists(corpus)) GTEST_SKIP() << "no corpus";
+  int cases = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(corpus)) {
+    std::filesystem::path file = dir.path() / "09_after_optimizations.hlo";
+    if (!std::filesystem::exists(file)) continue;
+    SCOPED_TRACE(file.string());
+    absl::StatusOr<std::unique_ptr<Module>> m = ParseHloFile(file.string());
+    ASSERT_TRUE(m.ok()) << m.status();
+    SimOptions o;  // the preset
+    o.record_trace = dir.path().filename().string().rfind("big_", 0) != 0;
+    absl::StatusOr<SimResult> r = Simulate(**m, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(std::isfinite(r->step_time_us));
+    EXPECT_GT(r->step_time_us, 0);
+    EXPECT_GE(r->step_time_us, r->compute_us - 1e-6);
+    EXPECT_LE(r->exposed_communication_us, r->communication_us + 1e-6);
+    EXPECT_GT(r->collectives.size(), 0u);
+    EXPECT_GT(r->peak_memory_bytes, r->parameter_bytes);
+    if (o.record_trace) {
+      nlohmann::json j = nlohmann::json::parse(ChromeTraceJson(*r));
+      EXPECT_GT(j["traceEvents"].size(), 10u);
+    }
+    ++cases;
+  }
+  EXPECT_GT(cases, 0);
+}
+
+}  // namespace
+}  // namespace hloverlap

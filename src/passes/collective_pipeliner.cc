@@ -105,11 +105,35 @@ struct Transaction {
 // Produces, in a target computation, the value of loop-state element `index`.
 using StateProvider = std::function<Instruction*(int64_t index)>;
 
+// An element read through an optimization barrier of a tuple,
+// get-tuple-element(opt-barrier(tuple(a0, .., an)), k), has the value of
+// a_k: prefetch chains follow a_k only (remat wraps the weight slices and
+// the carried activations in one barrier). nullptr for anything else.
+Instruction* BarrierAlias(const Instruction* x) {
+  if (x->opcode() != Opcode::kGetTupleElement || x->operand_count() != 1) {
+    return nullptr;
+  }
+  const Instruction* barrier = x->operand(0);
+  if (barrier->opcode() != Opcode::kOptBarrier ||
+      barrier->operand_count() != 1) {
+    return nullptr;
+  }
+  Instruction* tuple = barrier->operand(0);
+  int64_t k = x->tuple_index();
+  if (tuple->opcode() != Opcode::kTuple || k < 0 ||
+      k >= tuple->operand_count()) {
+    return nullptr;
+  }
+  return tuple->operand(k);
+}
+
 // The ancestors of `roots` inside `comp` (roots included) in post-order,
-// not descending into instructions that are already in `stop`.
+// not descending into instructions that are already in `stop`. With
+// `follow_aliases`, a BarrierAlias read has its alias as only operand.
 std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
                                     const InstrMap& stop,
-                                    const Instruction* leaf_param = nullptr) {
+                                    const Instruction* leaf_param = nullptr,
+                                    bool follow_aliases = false) {
   // Reads of the loop parameter are leaves: never descend into the
   // parameter itself.
   auto is_leaf = [&](const Instruction* i) {
@@ -124,6 +148,19 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
     stack.push_back({root, 0});
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
+      Instruction* alias = follow_aliases ? BarrierAlias(inst) : nullptr;
+      if (alias != nullptr) {
+        if (next == 0) {
+          next = 1;
+          if (!stop.contains(alias) && visited.insert(alias).second) {
+            stack.push_back({alias, 0});
+          }
+          continue;
+        }
+        order.push_back(inst);
+        stack.pop_back();
+        continue;
+      }
       if (!is_leaf(inst) && next < static_cast<size_t>(inst->operand_count())) {
         Instruction* op = inst->operand(next++);
         if (!stop.contains(op) && visited.insert(op).second) {
@@ -146,13 +183,42 @@ absl::Status CloneBodySubset(const Computation& body,
                              Computation& target, const StateProvider& provider,
                              InstrMap& map, Transaction& txn,
                              std::string_view suffix,
-                             const Instruction* insert_before) {
+                             const Instruction* insert_before,
+                             bool follow_aliases = false) {
   const Instruction* param = body.parameter(0);
   // Map get-tuple-elements of the parameter first (they are leaves).
-  std::vector<Instruction*> order = Ancestors(roots, map, param);
+  std::vector<Instruction*> order =
+      Ancestors(roots, map, param, follow_aliases);
   std::vector<Instruction*> to_clone;
   to_clone.reserve(order.size());
+  CloneIntoOptions options;
+  options.suffix = std::string(suffix);
+  options.insert_before = insert_before;
+  // Clones what was collected so far (an alias needs its target cloned).
+  auto flush = [&]() -> absl::Status {
+    if (to_clone.empty()) return absl::OkStatus();
+    std::vector<Instruction*> created;
+    absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
+                                           &created, &txn.computations);
+    txn.instructions.insert(txn.instructions.end(), created.begin(),
+                            created.end());
+    to_clone.clear();
+    return s;
+  };
   for (Instruction* inst : order) {
+    if (follow_aliases) {
+      if (Instruction* alias = BarrierAlias(inst)) {
+        if (absl::Status s = flush(); !s.ok()) return s;
+        auto it = map.find(alias);
+        if (it == map.end()) {
+          return absl::InternalError(
+              absl::StrCat("no value for ", inst->name(), " (through ",
+                           inst->operand(0)->name(), ")"));
+        }
+        map[inst] = it->second;
+        continue;
+      }
+    }
     if (inst == param) {
       return absl::InternalError(
           absl::StrCat("the loop parameter of ", body.name(),
@@ -170,15 +236,7 @@ absl::Status CloneBodySubset(const Computation& body,
     }
     to_clone.push_back(inst);
   }
-  CloneIntoOptions options;
-  options.suffix = std::string(suffix);
-  options.insert_before = insert_before;
-  std::vector<Instruction*> created;
-  absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
-                                         &created, &txn.computations);
-  txn.instructions.insert(txn.instructions.end(), created.begin(),
-                          created.end());
-  return s;
+  return flush();
 }
 
 // Reads element `index` of a tuple-shaped value in `comp`: the operand when
@@ -275,6 +333,9 @@ struct LoopState {
   Instruction* body_param = nullptr;
   Instruction* init = nullptr;
   int64_t n = 0;  // state tuple size
+  // While instructions that Commit removed (the driver skips loop-nest
+  // nodes that name them). Not owned; may be null.
+  std::vector<const Instruction*>* removed_whiles = nullptr;
 };
 
 bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
@@ -365,17 +426,12 @@ absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
     txn.Rollback();
     return s;
   }
-  Computation* old_cond = ls.cond;
-  Computation* old_body = ls.body;
   s = ls.parent->RemoveInstruction(old);
   if (!s.ok()) return s;
-  // The old computations go when nothing else calls them.
-  for (Computation* c : {old_body, old_cond}) {
-    if (c == nullptr) continue;
-    (void)ls.module->RemoveComputation(c);
-  }
-  // Computations of loops nested in the old body are now unreachable.
-  RemoveUnreachableComputations(*ls.module);
+  if (ls.removed_whiles != nullptr) ls.removed_whiles->push_back(old);
+  // The old condition and body (and the loops nested in them) are now
+  // unreachable unless shared; the driver removes unreachable computations
+  // once at the end (per loop it would cost O(module) each time).
   return absl::OkStatus();
 }
 
@@ -397,6 +453,32 @@ bool IsPipelinedKind(Opcode op, const PassOptions& options) {
 
 bool HasControlDeps(const Instruction* i) {
   return !i->control_predecessors().empty() || !i->control_successors().empty();
+}
+
+// Data movement and scalar arithmetic: a prefetch chain may duplicate it.
+bool IsCheapToDuplicate(const Instruction& x) {
+  if (x.shape().IsScalar()) return true;
+  switch (x.opcode()) {
+    case Opcode::kGetTupleElement:
+    case Opcode::kConstant:
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kDynamicSlice:
+    case Opcode::kSlice:
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kConvert:
+    case Opcode::kCopy:
+    case Opcode::kTranspose:
+    case Opcode::kBroadcast:
+    case Opcode::kPad:
+    case Opcode::kConcatenate:
+    case Opcode::kTuple:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Backward: the operand chain of `ag` depends only on the induction
@@ -444,7 +526,26 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
         return false;
       }
     }
+    if (const Instruction* alias = BarrierAlias(x)) {
+      stack.push_back(alias);
+      continue;
+    }
     for (const Instruction* op : x->operands()) stack.push_back(op);
+  }
+  // Prefetching clones the chain; an expensive instruction that the rest of
+  // the iteration also uses would be computed twice (XLA has the same rule).
+  for (const Instruction* x : seen) {
+    if (IsCheapToDuplicate(*x) || cands.contains(x)) continue;
+    for (const Instruction* user : x->users()) {
+      if (user == ag || seen.contains(user) || BarrierAlias(user) != nullptr) {
+        continue;
+      }
+      *why = absl::StrCat("its operand chain computes ", x->name(), " (",
+                          AsAbsl(OpcodeName(x->opcode())),
+                          "), which the rest of the iteration also uses: "
+                          "prefetching would compute it twice");
+      return false;
+    }
   }
   return true;
 }
@@ -472,6 +573,7 @@ bool IsFormattingOp(Opcode op) {
     case Opcode::kMinimum:
     case Opcode::kBroadcast:
     case Opcode::kSlice:
+    case Opcode::kDynamicSlice:  // indices must be invariant (checked)
     case Opcode::kPad:
       return true;
     default:
@@ -646,7 +748,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
     InstrMap map;
     absl::Status s =
         CloneBodySubset(*ls.body, cands, *ls.parent, provider, map, txn,
-                        absl::StrCat("prefetch", d), ls.while_instr);
+                        absl::StrCat("prefetch", d), ls.while_instr,
+                        /*follow_aliases=*/true);
     if (!s.ok()) {
       txn.Rollback();
       return s;
@@ -732,8 +835,9 @@ absl::StatusOr<Instruction*> RewriteBackward(
     };
     Transaction inner;  // instructions in the new body die with it
     inner.module = &module;
-    absl::Status s = CloneBodySubset(*ls.body, cands, *body, provider, next_map,
-                                     inner, "next", nullptr);
+    absl::Status s =
+        CloneBodySubset(*ls.body, cands, *body, provider, next_map, inner,
+                        "next", nullptr, /*follow_aliases=*/true);
     txn.computations.insert(txn.computations.end(), inner.computations.begin(),
                             inner.computations.end());
     if (!s.ok()) {
@@ -1636,6 +1740,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
 
   LoopState ls;
+  ls.removed_whiles = &removed_whiles_;
   std::string why;
   if (!PrepareLoop(w, ls, &why)) {
     MissAll(colls, path, why,
@@ -1912,16 +2017,14 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
   // only ever processed once and before its parent.
   std::vector<const LoopNode*> order(nest.InnermostFirst().begin(),
                                      nest.InnermostFirst().end());
-  absl::flat_hash_set<const Instruction*> alive;
-  for (const auto& c : module_.computations()) {
-    for (const auto& inst : c->instructions()) {
-      if (inst->opcode() == Opcode::kWhile) alive.insert(inst.get());
-    }
-  }
+  // While instructions removed by rewrites so far. A node naming one is a
+  // second path to a loop already rewritten (a body shared by two loops);
+  // nothing else is freed before the end, so other nodes stay valid.
+  absl::flat_hash_set<const Instruction*> removed;
   for (const LoopNode* node : order) {
-    // A loop inside a body that an earlier rewrite replaced no longer exists
-    // (its copies are processed as part of that rewrite's clones: none).
-    if (!alive.contains(node->while_instr)) continue;
+    for (const Instruction* w : removed_whiles_) removed.insert(w);
+    removed_whiles_.clear();
+    if (removed.contains(node->while_instr)) continue;
     const LoopNode* root = node;
     while (root->parent != nullptr) root = root->parent;
     absl::StatusOr<bool> r = ProcessLoop(*node, budgets[root]);
@@ -1934,17 +2037,10 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
       context_.remarks.Emit(std::move(rm));
       continue;
     }
-    if (*r) {
-      changed = true;
-      // Whiles created or removed: refresh the set of live instructions.
-      alive.clear();
-      for (const auto& c : module_.computations()) {
-        for (const auto& inst : c->instructions()) {
-          if (inst->opcode() == Opcode::kWhile) alive.insert(inst.get());
-        }
-      }
-    }
+    changed |= *r;
   }
+  // Bodies and conditions of rewritten loops (and loops nested in them).
+  if (changed) RemoveUnreachableComputations(module_);
   return changed;
 }
 

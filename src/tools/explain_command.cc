@@ -7,7 +7,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hlo/absl_compat.h"
+#include "hlo/verifier.h"
 #include "nlohmann/json.hpp"
+#include "passes/collective_pipeliner.h"
+#include "passes/loop_policy.h"
+#include "passes/pass.h"
+#include "tools/xla_flags.h"
 
 namespace hloverlap {
 namespace {
@@ -286,15 +292,141 @@ std::string FormatSummaryJson(const ModuleSummary& s) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+std::string FormatPipelineRemarksText(const std::vector<Remark>& remarks) {
+  std::string out =
+      "\npipelining (dry run of the collective pipeliner, as `hloverlap opt "
+      "--preset=pipeline` would run it; the module is not changed):\n";
+  // Loops in the order the pipeliner visited them (innermost first).
+  std::vector<std::string> loops;
+  for (const Remark& r : remarks) {
+    if (std::find(loops.begin(), loops.end(), r.loop) == loops.end()) {
+      loops.push_back(r.loop);
+    }
+  }
+  int64_t passed = 0, missed = 0, failed = 0;
+  for (const std::string& loop : loops) {
+    absl::StrAppend(&out, "  loop ", loop.empty() ? "(none)" : loop, ":\n");
+    for (const Remark& r : remarks) {
+      if (r.loop != loop) continue;
+      passed += r.kind == RemarkKind::kPassed;
+      missed += r.kind == RemarkKind::kMissed;
+      failed += r.kind == RemarkKind::kFailure;
+      absl::StrAppend(&out, "    ", AsAbsl(RemarkKindName(r.kind)), ": ");
+      if (!r.instruction.empty()) {
+        absl::StrAppend(&out, r.instruction,
+                        r.opcode.empty() ? "" : " (" + r.opcode + ")", ": ");
+      }
+      absl::StrAppend(&out, r.message);
+      for (const auto& [key, value] : r.metrics) {
+        if (key == "bytes_moved") {
+          absl::StrAppend(&out, ", moves ", BytesText(value));
+        } else if (key == "extra_live_bytes") {
+          absl::StrAppend(&out, ", extra live ", BytesText(value));
+        }
+      }
+      if (r.location.known()) {
+        absl::StrAppend(&out, " (", r.location.file, ":", r.location.line, ")");
+      }
+      out.push_back('\n');
+      if (!r.suggestion.empty()) {
+        absl::StrAppend(&out, "      suggestion: ", r.suggestion, "\n");
+      }
+    }
+  }
+  if (loops.empty()) out += "  no collectives in loops\n";
+  absl::StrAppend(
+      &out, "  summary: ", passed, " would be pipelined, ", missed,
+      " left as they are",
+      failed ? absl::StrCat(", ", failed, " failed") : std::string(), "\n");
+  return out;
+}
+
+namespace {
+
+// Runs the cleanup passes and the pipeliner's dry run on `module`; the
+// remarks come back in `remarks`. Returns an exit code.
+int DryRunPipeliner(Module& module, const ExplainCommandOptions& options,
+                    RemarkSink& remarks) {
+  PassContext context;
+  XlaFlagsResult flags;
+  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
+          options.xla_flags, /*use_env=*/true, context.options, flags);
+      !s.ok()) {
+    return ReportStatus(s);
+  }
+  if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
+      !s.ok()) {
+    return ReportStatus(s);
+  }
+  if (!options.memory_budget.empty()) {
+    absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
+    if (!budget.ok()) {
+      return ReportStatus(absl::InvalidArgumentError(
+          absl::StrCat("--memory-budget: ", budget.status().message())));
+    }
+    context.options.memory_budget_bytes = *budget;
+  }
+  absl::StatusOr<PassPipeline> cleanup = BuildPreset("cleanup");
+  if (!cleanup.ok()) return ReportStatus(cleanup.status());
+  if (absl::StatusOr<bool> r = cleanup->Run(module, context); !r.ok()) {
+    return ReportStatus(r.status());
+  }
+  context.remarks.Clear();
+  CollectivePipelinerPass dry_run(/*dry_run=*/true);
+  if (absl::StatusOr<bool> r = dry_run.Run(module, context); !r.ok()) {
+    return ReportStatus(r.status());
+  }
+  remarks = std::move(context.remarks);
+  return kExitOk;
+}
+
+}  // namespace
+
 int RunExplainCommand(const ExplainCommandOptions& options) {
   LoadOptions load;
   load.verify = options.verify;
   absl::StatusOr<LoadedModule> loaded = LoadModule(options.input, load);
   if (!loaded.ok()) return ReportStatus(loaded.status());
   ModuleSummary summary = SummarizeModule(*loaded->module);
-  std::string text = options.json
-                         ? FormatSummaryJson(summary)
-                         : FormatSummaryText(summary, options.all_computations);
+  RemarkSink remarks;
+  bool pipeline = options.pipeline;
+  if (pipeline && !options.verify && !VerifyModule(*loaded->module).ok()) {
+    // Passes only run on valid modules.
+    PrintError("note: the module does not verify; no pipelining dry run");
+    pipeline = false;
+  }
+  if (pipeline) {
+    if (int code = DryRunPipeliner(*loaded->module, options, remarks);
+        code != kExitOk) {
+      return code;
+    }
+  }
+  std::string text;
+  if (options.json) {
+    text = FormatSummaryJson(summary);
+    if (pipeline) {
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+      nlohmann::json list = nlohmann::json::array();
+      std::string lines = remarks.ToJsonLines();
+      size_t start = 0;
+      while (start < lines.size()) {
+        size_t end = lines.find('\n', start);
+        if (end == std::string::npos) end = lines.size();
+        nlohmann::json r = nlohmann::json::parse(
+            lines.substr(start, end - start), nullptr, false);
+        if (!r.is_discarded()) list.push_back(std::move(r));
+        start = end + 1;
+      }
+      if (!j.is_discarded()) {
+        j["pipelining"] = std::move(list);
+        text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+               "\n";
+      }
+    }
+  } else {
+    text = FormatSummaryText(summary, options.all_computations);
+    if (pipeline) text += FormatPipelineRemarksText(remarks.remarks());
+  }
   return ReportStatus(WriteOutputFile("-", text));
 }
 
@@ -303,8 +435,9 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "explain",
       "Summarize a module: computations, the while-loop nesting tree with "
-      "trip counts, and the collectives of every loop (kind, count, bytes, "
-      "replica groups).");
+      "trip counts, the collectives of every loop (kind, count, bytes, "
+      "replica groups), and what the collective pipeliner would do with "
+      "each (dry run, with the reasons).");
   cmd->add_option("input", options->input,
                   "Input HLO text file ('-' for stdin; .gz is read "
                   "transparently)")
@@ -314,6 +447,14 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--json", options->json, "Print the summary as JSON");
   cmd->add_flag("--all-computations", options->all_computations,
                 "List fused computations too");
+  cmd->add_flag("!--no-pipeline", options->pipeline,
+                "Leave out the collective pipeliner's dry run");
+  cmd->add_option("--loop", options->loop_rules,
+                  "Per-loop rule for the dry run, as for opt (repeatable)");
+  cmd->add_option("--memory-budget", options->memory_budget,
+                  "Memory budget for the dry run, as for opt (e.g. 512M)");
+  cmd->add_option("--xla-flags", options->xla_flags,
+                  "XLA flags for the dry run, as for opt (after XLA_FLAGS)");
   cmd->callback([&ctx, options]() {
     ctx.SetAction([options]() { return RunExplainCommand(*options); });
   });

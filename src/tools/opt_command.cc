@@ -12,6 +12,7 @@
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "passes/pass.h"
+#include "tools/xla_flags.h"
 
 namespace hloverlap {
 namespace {
@@ -66,27 +67,37 @@ absl::StatusOr<int64_t> ParseByteSize(
 
 // Builds and runs the pipeline of `--passes` / `--preset` on the module.
 // Returns the exit code (remarks are written even when a pass fails).
-int ApplyPassPipeline(Module& module, const OptCommandOptions& options) {
-  if (options.passes.empty() && options.preset.empty()) {
-    if (!options.loop_rules.empty()) {
-      PrintError("warning: --loop given without --passes or --preset");
+int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
+                      const PassOptions& flag_options, bool flags_pipeline) {
+  std::string preset = options.preset;
+  if (options.passes.empty() && preset.empty()) {
+    if (flags_pipeline) {
+      // XLA flags asked for pipelining: that is what the user wants run.
+      PrintError(
+          "note: XLA flags turn collective pipelining on; running "
+          "--preset=pipeline");
+      preset = "pipeline";
+    } else {
+      if (!options.loop_rules.empty()) {
+        PrintError("warning: --loop given without --passes or --preset");
+      }
+      return kExitOk;
     }
-    return kExitOk;
   }
-  if (!options.passes.empty() && !options.preset.empty()) {
+  if (!options.passes.empty() && !preset.empty()) {
     return ReportStatus(absl::InvalidArgumentError(
         "--passes and --preset cannot be used together"));
   }
-  absl::StatusOr<PassPipeline> pipeline = options.preset.empty()
-                                              ? BuildPipeline(options.passes)
-                                              : BuildPreset(options.preset);
+  absl::StatusOr<PassPipeline> pipeline =
+      preset.empty() ? BuildPipeline(options.passes) : BuildPreset(preset);
   if (!pipeline.ok()) {
     return ReportStatus(absl::InvalidArgumentError(
-        absl::StrCat(options.preset.empty() ? "--passes: " : "--preset: ",
+        absl::StrCat(preset.empty() ? "--passes: " : "--preset: ",
                      pipeline.status().message())));
   }
 
   PassContext context;
+  context.options = flag_options;
   context.options.verify_each = options.verify_each;
   context.options.pipeline_depth = options.pipeline_depth;
   context.options.dump_after = options.dump_after;
@@ -107,13 +118,9 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options) {
     if (!limit.ok()) return ReportStatus(limit.status());
     context.options.scheduler_memory_limit_bytes = *limit;
   }
-  for (const std::string& rule : options.loop_rules) {
-    absl::StatusOr<LoopRule> parsed = ParseLoopRule(rule);
-    if (!parsed.ok()) {
-      return ReportStatus(absl::InvalidArgumentError(
-          absl::StrCat("--loop=", rule, ": ", parsed.status().message())));
-    }
-    context.options.loop_rules.push_back(*std::move(parsed));
+  if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
+      !s.ok()) {
+    return ReportStatus(s);
   }
 
   absl::StatusOr<bool> changed = pipeline->Run(module, context);
@@ -122,6 +129,14 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options) {
     std::string text = options.remarks_format == "json"
                            ? context.remarks.ToJsonLines()
                            : context.remarks.ToText();
+    if (options.remarks_format != "json" &&
+        !context.remarks.remarks().empty()) {
+      // One summary line after the remarks.
+      absl::StrAppend(
+          &text, "remarks: ", context.remarks.Count(RemarkKind::kPassed),
+          " passed, ", context.remarks.Count(RemarkKind::kMissed), " missed, ",
+          context.remarks.Count(RemarkKind::kFailure), " failures\n");
+    }
     if (options.remarks == "-") {
       PrintError(text);
     } else if (absl::Status st = WriteOutputFile(options.remarks, text);
@@ -141,13 +156,24 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options) {
 }  // namespace
 
 int RunOptCommand(const OptCommandOptions& options) {
+  // XLA flags first: malformed flag text is a user error before any work.
+  PassOptions flag_options;
+  XlaFlagsResult flags;
+  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
+          options.xla_flags, options.use_xla_flags_env, flag_options, flags);
+      !s.ok()) {
+    return ReportStatus(s);
+  }
+
   LoadOptions load;
   load.verify = options.verify;
   absl::StatusOr<LoadedModule> loaded = LoadModule(options.input, load);
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(module, options); code != kExitOk) {
+  if (int code = ApplyPassPipeline(module, options, flag_options,
+                                   flags.pipelining_requested);
+      code != kExitOk) {
     return code;
   }
 
@@ -209,6 +235,13 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,
                   "File for --dump-after (default PASS.hlo)");
+  cmd->add_option("--xla-flags", options->xla_flags,
+                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
+                  "pipelined_all_gather=true ...\"): pipelining flags map to "
+                  "hloverlap's options, the others are reported and ignored; "
+                  "applied after the XLA_FLAGS environment variable");
+  cmd->add_flag("!--no-xla-flags-env", options->use_xla_flags_env,
+                "Ignore the XLA_FLAGS environment variable");
   cmd->add_flag("!--no-metadata", options->print_metadata,
                 "Leave metadata={...} out of the output");
   cmd->add_flag("!--no-backend-config", options->print_backend_config,

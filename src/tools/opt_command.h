@@ -4,7 +4,9 @@
 // pass pipeline given by `--passes=a,b,c` or `--preset=NAME` (passes/pass.h)
 // with per-loop rules (`--loop=`), writes the remarks (`--remarks=-|FILE`,
 // text or JSON lines) and prints the result in the current default XLA
-// style.
+// style. XLA flags (`XLA_FLAGS`, `--xla-flags`) set the pipelining options;
+// with no --passes/--preset, flags that turn pipelining on select the
+// `pipeline` preset. Unrelated XLA flags are warnings, never errors.
 #ifndef HLOVERLAP_TOOLS_OPT_COMMAND_H_
 #define HLOVERLAP_TOOLS_OPT_COMMAND_H_
 
@@ -35,6 +37,10 @@ struct OptCommandOptions {
   bool print_metadata = true;           // --no-metadata
   bool print_backend_config = true;     // --no-backend-config
   int64_t elide_constants_above = -1;   // --elide-constants=N
+  // --xla-flags="..." (applied after the XLA_FLAGS environment variable,
+  // see xla_flags.h); use_xla_flags_env=false ignores XLA_FLAGS.
+  std::string xla_flags;
+  bool use_xla_flags_env = true;  // --no-xla-flags-env
 };
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx);

@@ -185,12 +185,16 @@ absl::Status CloneInstructionsInto(
       if (!loops.ok()) return loops.status();
       clone->mutable_called_computations() = {loops->first, loops->second};
     }
-    // Every async computation has exactly one async-start: a cloned start
-    // gets its own copy (collectives in it get fresh channel ids), and its
+    // Every async computation has exactly one async-start and every fused
+    // computation one fusion: a cloned start or fusion gets its own copy
+    // (collectives in it get fresh channel ids), and an async start's
     // updates/done name that copy when they name a computation at all.
-    if (inst->opcode() == Opcode::kAsyncStart && clone->to_apply() != nullptr) {
-      absl::StatusOr<Computation*> wrapped =
-          CloneComputation(*clone->to_apply(), options.suffix, module);
+    if ((inst->opcode() == Opcode::kAsyncStart ||
+         inst->opcode() == Opcode::kFusion) &&
+        clone->to_apply() != nullptr) {
+      absl::StatusOr<Computation*> wrapped = CloneComputation(
+          *clone->to_apply(), options.suffix.empty() ? "clone" : options.suffix,
+          module);
       if (!wrapped.ok()) return wrapped.status();
       if (created_computations != nullptr) {
         created_computations->push_back(*wrapped);

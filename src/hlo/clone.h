@@ -46,8 +46,8 @@ struct CloneIntoOptions {
 // `dst`. Operands are looked up in `map`, which must already hold every
 // operand that is not itself cloned; each clone is recorded in `map`.
 // Control predecessors are copied when their clone is in `dst`. A cloned
-// async-start gets its own copy of the wrapped computation (every async
-// computation has one async-start), with fresh channel ids. Created
+// async-start or fusion gets its own copy of the wrapped / fused
+// computation (each has one caller), with fresh channel ids. Created
 // instructions and computations are appended to `created` /
 // `created_computations` (so a caller can undo a failed rewrite).
 absl::Status CloneInstructionsInto(

@@ -23,48 +23,19 @@
 #include "hlo/computation.h"
 #include "hlo/parser.h"
 #include "interp/compare.h"
+#include "interp/corpus_cases.h"
 #include "interp/elementwise.h"
 #include "interp/evaluator.h"
 #include "interp/random_inputs.h"
 #include "interp/shape_ops.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HLOVERLAP_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HLOVERLAP_SANITIZED 1
-#endif
-#endif
 
 namespace hloverlap::interp {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path CorpusDir() {
-  const char* env = std::getenv("HLOVERLAP_SOURCE_DIR");
-  fs::path src = env != nullptr && *env != '\0'
-                     ? fs::path(env)
-                     : fs::path(HLOVERLAP_SOURCE_DIR);
-  return src / ".." / "shared" / "corpus";
-}
-
-std::vector<std::string> SmallCases() {
-  std::vector<std::string> cases;
-  std::error_code ec;
-  if (!fs::is_directory(CorpusDir(), ec)) return cases;
-  for (const auto& e : fs::directory_iterator(CorpusDir(), ec)) {
-    if (!e.is_directory()) continue;
-    std::string name = e.path().filename().string();
-    if (name.rfind("big_", 0) == 0) continue;
-    cases.push_back(name);
-  }
-  std::sort(cases.begin(), cases.end());
-#ifdef HLOVERLAP_SANITIZED
-  if (cases.size() > 1) cases.resize(1);
-#endif
-  return cases;
-}
+using testing::CorpusDir;
+std::vector<std::string> SmallCases() { return testing::SmallCorpusCases(); }
 
 // Stated tolerances: (case, stage) -> tolerance against stage 02, with the
 // XLA rewrite responsible. Empty: every stage is bit-identical.

@@ -123,6 +123,59 @@ int64_t CountCollectives(const Computation& comp,
   return n;
 }
 
+// Makes the unrolled body advance the induction variable (tuple index k)
+// by 2*step in one instruction, reading `iv_gte` (the body parameter's
+// element k; created when null), and drops the second copy's own update
+// when nothing else reads it.
+absl::Status AdvanceBy2(Computation& body_ref, const WhileLoopInfo& info,
+                        Instruction* iv_gte, Instruction* root2) {
+  Computation* body = &body_ref;
+  Module& module = *body->parent();
+  Instruction* param = body->parameter(0);
+  const int64_t k = *info.iv_index;
+  std::optional<Literal> step2 = IntScalar(info.iv_type, 2 * *info.step);
+  if (!step2.has_value()) {
+    return absl::InternalError("2 * step does not fit the induction type");
+  }
+  const Shape iv_shape = param->shape().tuple_shapes(k);
+  if (iv_gte == nullptr) {
+    auto g = std::make_unique<Instruction>(
+        Opcode::kGetTupleElement, module.UniqueInstructionName("gte.iv"),
+        iv_shape);
+    g->mutable_attrs().tuple_index = k;
+    g->AppendOperand(param);
+    iv_gte = body->AddInstruction(std::move(g));
+  }
+  auto c = std::make_unique<Instruction>(
+      Opcode::kConstant, module.UniqueInstructionName("double_buffer_step"),
+      Shape::Scalar(info.iv_type));
+  c->mutable_attrs().literal = std::make_unique<Literal>(*std::move(step2));
+  Instruction* cst = body->AddInstruction(std::move(c));
+  auto add = std::make_unique<Instruction>(
+      Opcode::kAdd, module.UniqueInstructionName("double_buffer_iv"), iv_shape);
+  add->AppendOperand(iv_gte);
+  add->AppendOperand(cst);
+  Instruction* next = body->AddInstruction(std::move(add));
+  Instruction* old_next = root2->operand(k);
+  root2->ReplaceOperandWith(k, next);
+  // The second copy's own update is dead unless something else reads it.
+  if (old_next->user_count() == 0 && old_next->control_successors().empty() &&
+      old_next->parent() == body && old_next->opcode() != Opcode::kParameter) {
+    absl::flat_hash_set<Instruction*> ops(old_next->operands().begin(),
+                                          old_next->operands().end());
+    if (body->RemoveInstruction(old_next).ok()) {
+      for (Instruction* op : ops) {
+        if (op->user_count() == 0 && op->opcode() == Opcode::kConstant &&
+            op->control_successors().empty() && op != body->root()) {
+          (void)body->RemoveInstruction(op);
+        }
+      }
+    }
+  }
+
+  return absl::OkStatus();
+}
+
 class DoubleBufferer {
  public:
   DoubleBufferer(Module& module, PassContext& context)
@@ -224,7 +277,11 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
                                      Undo& undo) {
   Computation* parent = w->parent();
   const int64_t trips = *info.trip_count;
-  const int64_t k = *info.iv_index;
+  // With a recognised induction variable (index k, constant step) the body
+  // advances it by 2*step in one instruction; otherwise (trip count from
+  // known_trip_count) the second copy's own update stays chained.
+  const bool advance_iv = info.iv_index.has_value() && info.step.has_value();
+  const int64_t k = advance_iv ? *info.iv_index : -1;
   const bool peel = trips % 2 == 1;
 
   // New condition (a copy) and body (a copy, then a second copy appended).
@@ -234,8 +291,11 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   auto [cond, body] = *loops;
   Instruction* param = body->parameter(0);
   Instruction* root1 = body->root();
-  if (param == nullptr || root1 == nullptr ||
-      root1->opcode() != Opcode::kTuple || k >= root1->operand_count()) {
+  if (param == nullptr || root1 == nullptr) {
+    return absl::InternalError("the copied loop body has no parameter or root");
+  }
+  const bool tuple_root = root1->opcode() == Opcode::kTuple;
+  if (advance_iv && (!tuple_root || k >= root1->operand_count())) {
     return absl::InternalError("the copied loop body has no tuple root");
   }
   std::vector<Instruction*> first = body->MakeInstructionPostOrder();
@@ -245,7 +305,7 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   Instruction* iv_gte = nullptr;
   for (Instruction* inst : first) {
     if (inst == param) continue;
-    if (inst->opcode() == Opcode::kGetTupleElement &&
+    if (tuple_root && inst->opcode() == Opcode::kGetTupleElement &&
         inst->operand(0) == param &&
         inst->tuple_index() < root1->operand_count()) {
       // The second copy reads the first copy's outputs directly.
@@ -269,45 +329,9 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
     if (absl::Status s = body->RemoveInstruction(root1); !s.ok()) return s;
   }
 
-  // One update of the induction variable by 2*step for the whole body.
-  std::optional<Literal> step2 = IntScalar(info.iv_type, 2 * *info.step);
-  if (!step2.has_value()) {
-    return absl::InternalError("2 * step does not fit the induction type");
-  }
-  const Shape iv_shape = param->shape().tuple_shapes(k);
-  if (iv_gte == nullptr) {
-    auto g = std::make_unique<Instruction>(
-        Opcode::kGetTupleElement, module_.UniqueInstructionName("gte.iv"),
-        iv_shape);
-    g->mutable_attrs().tuple_index = k;
-    g->AppendOperand(param);
-    iv_gte = body->AddInstruction(std::move(g));
-  }
-  auto c = std::make_unique<Instruction>(
-      Opcode::kConstant, module_.UniqueInstructionName("double_buffer_step"),
-      Shape::Scalar(info.iv_type));
-  c->mutable_attrs().literal = std::make_unique<Literal>(*std::move(step2));
-  Instruction* cst = body->AddInstruction(std::move(c));
-  auto add = std::make_unique<Instruction>(
-      Opcode::kAdd, module_.UniqueInstructionName("double_buffer_iv"),
-      iv_shape);
-  add->AppendOperand(iv_gte);
-  add->AppendOperand(cst);
-  Instruction* next = body->AddInstruction(std::move(add));
-  Instruction* old_next = root2->operand(k);
-  root2->ReplaceOperandWith(k, next);
-  // The second copy's own update is dead unless something else reads it.
-  if (old_next->user_count() == 0 && old_next->control_successors().empty() &&
-      old_next->parent() == body && old_next->opcode() != Opcode::kParameter) {
-    absl::flat_hash_set<Instruction*> ops(old_next->operands().begin(),
-                                          old_next->operands().end());
-    if (body->RemoveInstruction(old_next).ok()) {
-      for (Instruction* op : ops) {
-        if (op->user_count() == 0 && op->opcode() == Opcode::kConstant &&
-            op->control_successors().empty() && op != body->root()) {
-          (void)body->RemoveInstruction(op);
-        }
-      }
+  if (advance_iv) {
+    if (absl::Status s = AdvanceBy2(*body, info, iv_gte, root2); !s.ok()) {
+      return s;
     }
   }
 
@@ -423,16 +447,18 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   Instruction* w = node.while_instr;
   const WhileLoopInfo info = AnalyzeWhileLoop(*w);
   std::string why;
-  if (!info.has_induction_variable() || !info.trip_count.has_value() ||
-      info.trip_count_from_backend_config) {
+  if (!info.trip_count.has_value()) {
     why = absl::StrCat(
         "the trip count is unknown (",
-        info.missing.empty() ? "no induction variable" : info.missing, ")");
+        info.missing.empty() ? "no induction variable" : info.missing,
+        ") and the loop has no known_trip_count");
   } else if (*info.trip_count < 2) {
     why = absl::StrCat("trip count ", *info.trip_count,
                        ": there is no second iteration to unroll");
-  } else if (w->operand(0)->shape().IsTuple() == false) {
-    why = "the loop state is not a tuple";
+  } else if (w->called_computations().size() != 2 ||
+             w->while_body()->parameter(0) == nullptr ||
+             w->while_body()->root() == nullptr) {
+    why = "the loop has no body parameter or root";
   }
   if (!why.empty()) {
     Remark r = MakeRemark(RemarkKind::kMissed, node,
@@ -449,6 +475,7 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
       RemarkKind::kPassed, node,
       absl::StrCat(
           "double-buffered (", d.reason, "): unrolled by 2, trip count ", trips,
+          info.trip_count_from_backend_config ? " (from known_trip_count)" : "",
           " -> ", trips / 2,
           trips % 2 ? ", first iteration peeled before the loop" : ""));
   passed.Metric("trip_count", trips);

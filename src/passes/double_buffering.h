@@ -36,9 +36,10 @@
 //
 // The rewrite is transactional: the new loop is built beside the old one,
 // verified, and only then swapped in; otherwise it is discarded with a
-// `failure` remark. Loops whose trip count is not derived from the
-// induction-variable pattern, trip counts below 2, and loops whose state
-// is not a tuple get a `missed` remark and stay unchanged.
+// `failure` remark. The trip count comes from the induction-variable
+// pattern, else (as XLA) from the while's known_trip_count; then the second
+// copy's own induction update stays chained. Loops with neither, and trip
+// counts below 2, get a `missed` remark and stay unchanged.
 #ifndef HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_
 #define HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_
 

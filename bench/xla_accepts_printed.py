@@ -4,7 +4,10 @@ XLA's parser on the originals and the printed versions."""
 import glob, json, os, sys, time
 import jaxlib._hlo as jh
 rows = []
-for f in sorted(glob.glob(".device/printed/*/*.hlo")) + [".device/printed/seed_pipelined.hlo"]:
+# Usage: python3 bench/xla_accepts_printed.py [FILE...]  (default: .device/printed)
+files = sys.argv[1:] or (sorted(glob.glob(".device/printed/*/*.hlo")) +
+                         [".device/printed/seed_pipelined.hlo"])
+for f in files:
     if not os.path.exists(f):
         continue
     txt = open(f).read()
@@ -19,3 +22,4 @@ for f in sorted(glob.glob(".device/printed/*/*.hlo")) + [".device/printed/seed_p
 ok = sum(r["accepted"] for r in rows)
 print(f"ACCEPTED {ok} / {len(rows)}")
 json.dump(rows, open(os.environ.get("OUT", "/tmp") + "/accept.json", "w"), indent=1)
+sys.exit(0 if ok == len(rows) else 1)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -832,6 +833,8 @@ class Liveness {
     int64_t size = 0;
     int64_t def = 0;
     int64_t last = 0;
+    // Instructions whose value is (a leaf of) this buffer.
+    absl::InlinedVector<const Instruction*, 2> holders;
   };
 
   Result SubPeak(const Computation& c, bool is_body, int depth) {
@@ -853,6 +856,9 @@ class Liveness {
     leaves.reserve(instrs.size());
     std::vector<int64_t> extra(n + 1, 0);
     std::vector<int64_t> bytes_scratch;
+    absl::flat_hash_map<const Instruction*, int64_t> position;
+    position.reserve(instrs.size());
+    for (int64_t p = 0; p < n; ++p) position[instrs[p].get()] = p;
 
     auto new_leaves = [&](const Shape& shape, int64_t pos) {
       bytes_scratch.clear();
@@ -968,6 +974,12 @@ class Liveness {
             ids = new_leaves(i.shape(), p);
             AliasInPlace(i, operand_leaves, ids, buffers);
           }
+          if (ids.empty() && IsElementwise(op)) ids = new_leaves(i.shape(), p);
+          if ((op == Opcode::kFusion || IsElementwise(op)) && ids.size() == 1 &&
+              ids[0] >= 0 && buffers[ids[0]].def == p &&
+              buffers[ids[0]].size > 0) {
+            ShareDyingOperand(i, p, c.root(), position, leaves, ids, buffers);
+          }
           break;
       }
       if (static_cast<int64_t>(ids.size()) != count) {
@@ -996,6 +1008,9 @@ class Liveness {
       }
       extra[p] = sub;
       if (sub > 0) sub_at_[&i] = sub_at;
+      for (int64_t id : ids) {
+        if (id >= 0) buffers[id].holders.push_back(&i);
+      }
       leaves[&i] = std::move(ids);
     }
     // Outputs live to the end; a loop body's outputs take over the loop
@@ -1041,6 +1056,46 @@ class Liveness {
       }
     }
     return result;
+  }
+
+  // XLA's buffer assignment lets an elementwise op or fusion write its
+  // output into an operand buffer of the same size that dies there (no
+  // later user, no alias of it such as a tuple, get-tuple-element, bitcast
+  // or loop state). The output then takes the operand's buffer.
+  static void ShareDyingOperand(
+      const Instruction& i, int64_t p, const Instruction* root,
+      const absl::flat_hash_map<const Instruction*, int64_t>& position,
+      const absl::flat_hash_map<const Instruction*, std::vector<int64_t>>&
+          leaves,
+      std::vector<int64_t>& ids, std::vector<Buffer>& buffers) {
+    for (const Instruction* o : i.operands()) {
+      if (o->opcode() == Opcode::kParameter ||
+          o->opcode() == Opcode::kConstant) {
+        continue;
+      }
+      auto lv = leaves.find(o);
+      if (lv == leaves.end() || lv->second.size() != 1 || lv->second[0] < 0) {
+        continue;
+      }
+      int64_t id = lv->second[0];
+      if (buffers[id].size != buffers[ids[0]].size) continue;
+      // Every holder of the buffer (o, what o aliases, what aliases o) must
+      // have no user after i.
+      bool dies = true;
+      for (const Instruction* h : buffers[id].holders) {
+        if (h->opcode() == Opcode::kParameter || h == root) dies = false;
+        for (const Instruction* u : h->users()) {
+          if (u == &i) continue;
+          auto up = position.find(u);
+          if (up == position.end() || up->second >= p) dies = false;
+        }
+        if (!dies) break;
+      }
+      if (!dies || buffers[id].last > p) continue;
+      buffers[ids[0]].size = 0;
+      ids[0] = id;
+      return;
+    }
   }
 
   template <typename OperandLeaves>

@@ -393,8 +393,9 @@ ENTRY %main (w: bf16[2048,4096]) -> bf16[4096,4096] {
 }
 
 TEST(SimulatorTest, PeakMemoryFromLiveness) {
-  // p (4 MiB) -> a -> b -> c: at most p and two temporaries live at once;
-  // the loop body's state update reuses the loop state's buffers.
+  // p (4 MiB) -> a -> b -> c -> d: each exponential writes into its
+  // operand's buffer, which dies there (XLA's buffer sharing), so p and one
+  // temporary are live; the parameter is not overwritten.
   std::string text = R"(
 HloModule mem, is_scheduled=true
 
@@ -411,9 +412,17 @@ ENTRY %main (p: f32[1024,1024]) -> f32[1024,1024] {
   ASSERT_NE(m, nullptr);
   PeakMemory peak = ComputePeakMemory(*m);
   EXPECT_EQ(peak.parameter_bytes, 4 << 20);
-  EXPECT_EQ(peak.bytes, 3 * (4 << 20));
+  EXPECT_EQ(peak.bytes, 2 * (4 << 20));
   SimResult r = Sim(*m);
   EXPECT_EQ(r.peak_memory_bytes, peak.bytes);
+  // A second user after the exponential keeps `a` alive: no sharing.
+  std::string kept = text;
+  kept.replace(kept.find("ROOT %e = f32[1024,1024]{1,0} bitcast(%d)"),
+               std::string("ROOT %e = f32[1024,1024]{1,0} bitcast(%d)").size(),
+               "ROOT %e = f32[1024,1024]{1,0} add(%d, %a)");
+  auto m2 = Parse(kept);
+  ASSERT_NE(m2, nullptr);
+  EXPECT_EQ(ComputePeakMemory(*m2).bytes, 3 * (4 << 20));
 }
 
 TEST(SimulatorTest, PeakMemoryIncludesLoopBodyTemporaries) {

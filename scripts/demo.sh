@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Fresh machine to first result: installs the dependencies, builds the
-# `hloverlap` tool (Release, ./build) and explains the bundled seed scenario
-# module (examples/seed_scenario.hlo): its loops, their nesting and trip
-# counts, and the collectives inside each loop.
+# `hloverlap` tool (Release, ./build) and pipelines the collectives of the
+# bundled seed scenario module (examples/seed_scenario.hlo: a gradient
+# accumulation loop around two 8-layer scanned loops, the program that
+# crashed XLA's collective pipeliner). Prints one remark per collective
+# (prefetched / delayed / left alone and why, with its source line) and a
+# summary, and writes the pipelined module to build/seed_scenario.pipelined.hlo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j"${JOBS:-2}" hloverlap
-./build/hloverlap explain examples/seed_scenario.hlo
+./build/hloverlap opt --preset=pipeline --remarks=- \
+  examples/seed_scenario.hlo -o build/seed_scenario.pipelined.hlo 2>&1
+echo "pipelined module: build/seed_scenario.pipelined.hlo" \
+  "(loops and collectives: build/hloverlap explain examples/seed_scenario.hlo)"

@@ -12,6 +12,7 @@
 #include "tools/malloc_tuning.h"
 #include "tools/opt_command.h"
 #include "tools/run_command.h"
+#include "tools/sim_command.h"
 
 int main(int argc, char** argv) {
   hloverlap::TuneMallocForCompilerWorkload();
@@ -20,5 +21,6 @@ int main(int argc, char** argv) {
   hloverlap::RegisterOptCommand(*app, ctx);
   hloverlap::RegisterExplainCommand(*app, ctx);
   hloverlap::RegisterRunCommand(*app, ctx);  // run, verify
+  hloverlap::RegisterSimCommand(*app, ctx);
   return hloverlap::RunApp(*app, ctx, argc, argv);
 }

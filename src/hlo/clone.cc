@@ -129,8 +129,10 @@ absl::StatusOr<std::pair<Computation*, Computation*>> CloneLoopComputations(
       return absl::InternalError(absl::StrCat(
           "CloneLoopComputations: ", src->name(), " has no module"));
     }
+    // An empty suffix keeps the name (made unique), without a trailing dot.
     auto copy = std::make_unique<Computation>(module->UniqueComputationName(
-        absl::StrCat(src->name(), ".", AsAbsl(suffix))));
+        suffix.empty() ? src->name()
+                       : absl::StrCat(src->name(), ".", AsAbsl(suffix))));
     copy->set_execution_thread(src->execution_thread());
     // Insert before the source so callees stay before callers.
     Computation* dst = module->AddComputation(std::move(copy), src);

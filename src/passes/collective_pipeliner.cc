@@ -1743,9 +1743,14 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   ls.removed_whiles = &removed_whiles_;
   std::string why;
   if (!PrepareLoop(w, ls, &why)) {
+    // The trip count is known when the loop state's use was the problem.
+    const bool counted = ls.info.trip_count.has_value() &&
+                         !ls.info.trip_count_from_backend_config;
     MissAll(colls, path, why,
-            "write the loop as a fori_loop/scan with static bounds, or add "
-            "known_trip_count");
+            counted ? "run tuple simplification first "
+                      "(--passes=tuple-simplify,dce,collective-pipeliner)"
+                    : "write the loop as a fori_loop/scan with static bounds, "
+                      "or add known_trip_count");
     return false;
   }
   const int64_t trips = *ls.info.trip_count;

@@ -808,6 +808,51 @@ std::vector<std::pair<int64_t, int64_t>> OutputOperandAliasing(
   return out;
 }
 
+// A cuBLAS GEMM custom-call, or a fusion around one (XLA's dynamic-slice
+// GEMM fusions).
+bool IsGemmKernel(const Instruction& i) {
+  if (IsGemmCustomCall(i)) return true;
+  if (i.opcode() != Opcode::kFusion || i.to_apply() == nullptr) return false;
+  for (const auto& f : i.to_apply()->instructions()) {
+    if (IsGemmCustomCall(*f)) return true;
+  }
+  return false;
+}
+
+// The operand an async-start's wrapped fusion updates in place (its fused
+// root a dynamic-update-slice of that parameter), e.g. XLA's async
+// `loop_dynamic_update_slice_fusion`s; nullopt otherwise.
+std::optional<int64_t> AsyncInPlaceOperand(const Instruction& start) {
+  if (start.opcode() != Opcode::kAsyncStart || start.to_apply() == nullptr) {
+    return std::nullopt;
+  }
+  const Instruction* f = start.to_apply()->root();
+  if (f == nullptr || f->opcode() != Opcode::kFusion ||
+      f->to_apply() == nullptr || f->to_apply()->root() == nullptr) {
+    return std::nullopt;
+  }
+  const Instruction* r = f->to_apply()->root();
+  while (r->opcode() == Opcode::kBitcast && r->operand_count() > 0) {
+    r = r->operand(0);
+  }
+  if (r->opcode() != Opcode::kDynamicUpdateSlice || r->operand_count() == 0) {
+    return std::nullopt;
+  }
+  const Instruction* target = r->operand(0);
+  while (target->opcode() == Opcode::kBitcast && target->operand_count() > 0) {
+    target = target->operand(0);
+  }
+  if (target->opcode() != Opcode::kParameter) return std::nullopt;
+  int64_t j = target->parameter_number();
+  if (j < 0 || j >= f->operand_count()) return std::nullopt;
+  const Instruction* q = f->operand(j);
+  if (q->opcode() != Opcode::kParameter || q->parameter_number() < 0 ||
+      q->parameter_number() >= start.operand_count()) {
+    return std::nullopt;
+  }
+  return q->parameter_number();
+}
+
 class Liveness {
  public:
   explicit Liveness(const Module& module) : module_(module) {}
@@ -835,6 +880,9 @@ class Liveness {
     int64_t last = 0;
     // Instructions whose value is (a leaf of) this buffer.
     absl::InlinedVector<const Instruction*, 2> holders;
+    // A GEMM's workspace: scratch of that kernel only, even where XLA
+    // threads it through a loop state (its contents are never read).
+    bool scratch = false;
   };
 
   Result SubPeak(const Computation& c, bool is_body, int depth) {
@@ -888,7 +936,9 @@ class Liveness {
         auto it = leaves.find(o);
         if (it == leaves.end()) continue;
         for (int64_t id : it->second) {
-          if (id >= 0) buffers[id].last = std::max(buffers[id].last, p);
+          if (id >= 0 && !buffers[id].scratch) {
+            buffers[id].last = std::max(buffers[id].last, p);
+          }
         }
       }
       // Definitions.
@@ -964,7 +1014,17 @@ class Liveness {
             if (static_cast<int64_t>(in.size()) ==
                 LeafCount(i.shape().tuple_shapes(0))) {
               ids = in;
+              std::optional<int64_t> in_place = AsyncInPlaceOperand(i);
               for (int64_t k = 1; k < i.shape().tuple_size(); ++k) {
+                if (k == 1 && in_place.has_value() &&
+                    LeafCount(i.shape().tuple_shapes(1)) == 1) {
+                  std::vector<int64_t> src =
+                      operand_leaves(i.operand(*in_place));
+                  if (src.size() == 1 && src[0] >= 0) {
+                    ids.push_back(src[0]);
+                    continue;
+                  }
+                }
                 std::vector<int64_t> s =
                     new_leaves(i.shape().tuple_shapes(k), p);
                 ids.insert(ids.end(), s.begin(), s.end());
@@ -973,6 +1033,18 @@ class Liveness {
           } else if (op == Opcode::kFusion || op == Opcode::kCustomCall) {
             ids = new_leaves(i.shape(), p);
             AliasInPlace(i, operand_leaves, ids, buffers);
+          }
+          if ((op == Opcode::kFusion || op == Opcode::kCustomCall) &&
+              i.shape().IsTuple() && i.shape().tuple_size() >= 2 &&
+              static_cast<int64_t>(ids.size()) == i.shape().tuple_size() &&
+              IsGemmKernel(i)) {
+            for (int64_t k = 1; k < i.shape().tuple_size(); ++k) {
+              const Shape& ws = i.shape().tuple_shapes(k);
+              if (ids[k] >= 0 && buffers[ids[k]].def == p && ws.IsArray() &&
+                  ws.element_type() == PrimitiveType::kS8 && ws.rank() == 1) {
+                buffers[ids[k]].scratch = true;
+              }
+            }
           }
           if (ids.empty() && IsElementwise(op)) ids = new_leaves(i.shape(), p);
           if ((op == Opcode::kFusion || IsElementwise(op)) && ids.size() == 1 &&
@@ -1022,7 +1094,7 @@ class Liveness {
           if (id < 0) continue;
           if (is_body) {
             buffers[id].size = 0;
-          } else {
+          } else if (!buffers[id].scratch) {
             buffers[id].last = n;
           }
         }

@@ -437,6 +437,53 @@ TEST(SimulatorTest, PeakMemoryIncludesLoopBodyTemporaries) {
   EXPECT_EQ(peak.bytes, x + w + 2 * x + 4 /*the s32 counter*/);
 }
 
+TEST(SimulatorTest, PeakMemoryAsyncInPlaceUpdateAndGemmWorkspace) {
+  // An async dynamic-update-slice fusion writes into its operand (no second
+  // 64 MiB buffer); a GEMM's s8 workspace is scratch of that kernel even
+  // when it is kept in the result tuple.
+  std::string text = R"(
+HloModule inplace, is_scheduled=true
+
+%fused_dus (a: f32[4096,4096], u: f32[1,4096], i: s32[]) -> f32[4096,4096] {
+  %a = f32[4096,4096]{1,0} parameter(0)
+  %u = f32[1,4096]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  ROOT %d = f32[4096,4096]{1,0} dynamic-update-slice(%a, %u, %i, %z)
+}
+
+%async_dus (b: f32[4096,4096], v: f32[1,4096], j: s32[]) -> f32[4096,4096] {
+  %b = f32[4096,4096]{1,0} parameter(0)
+  %v = f32[1,4096]{1,0} parameter(1)
+  %j = s32[] parameter(2)
+  ROOT %f = f32[4096,4096]{1,0} fusion(%b, %v, %j), kind=kLoop, calls=%fused_dus
+}
+
+ENTRY %main (x: f32[4096,4096], y: f32[1,4096], k: s32[], g: bf16[1024,1024]) -> (f32[4096,4096], bf16[1024,1024], s8[33554432]) {
+  %x = f32[4096,4096]{1,0} parameter(0)
+  %y = f32[1,4096]{1,0} parameter(1)
+  %k = s32[] parameter(2)
+  %g = bf16[1024,1024]{1,0} parameter(3)
+  %e = f32[4096,4096]{1,0} exponential(%x)
+  %s = ((f32[4096,4096]{1,0}, f32[1,4096]{1,0}, s32[]), f32[4096,4096]{1,0}, u32[]) async-start(%e, %y, %k), calls=%async_dus
+  %gemm = (bf16[1024,1024]{1,0}, s8[33554432]{0}) custom-call(%g, %g), custom_call_target="__cublas$lt$matmul", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]}}}
+  %out = bf16[1024,1024]{1,0} get-tuple-element(%gemm), index=0
+  %ws = s8[33554432]{0} get-tuple-element(%gemm), index=1
+  %d = f32[4096,4096]{1,0} async-done(%s)
+  ROOT %t = (f32[4096,4096]{1,0}, bf16[1024,1024]{1,0}, s8[33554432]{0}) tuple(%d, %out, %ws)
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  PeakMemory peak = ComputePeakMemory(*m);
+  const int64_t big = 4096 * 4096 * 4;
+  const int64_t params = big + 4096 * 4 + 4 + 1024 * 1024 * 2;
+  EXPECT_EQ(peak.parameter_bytes, params);
+  // x, e (updated in place), the async context (u32), the GEMM output and
+  // its workspace at the GEMM.
+  EXPECT_EQ(peak.bytes, params + big + 4 + 1024 * 1024 * 2 + 33554432);
+}
+
 TEST(SimulatorTest, ChromeTraceStructure) {
   auto m = Parse(LoopModule(true, 3));
   ASSERT_NE(m, nullptr);
@@ -591,6 +638,18 @@ TEST(SimulatorCorpusTest, EveryOptimizedModuleSimulates) {
     EXPECT_LE(r->exposed_communication_us, r->communication_us + 1e-6);
     EXPECT_GT(r->collectives.size(), 0u);
     EXPECT_GT(r->peak_memory_bytes, r->parameter_bytes);
+    // The liveness peak tracks XLA's buffer assignment (docs/SIMULATOR.md:
+    // within +8% on every case).
+    std::ifstream report(dir.path() / "memory_usage_report.txt");
+    if (report) {
+      std::stringstream ss;
+      ss << report.rdbuf();
+      int64_t xla = ParseMemoryReportTotalBytes(ss.str());
+      ASSERT_GT(xla, 0);
+      double ratio = static_cast<double>(r->peak_memory_bytes) / xla;
+      EXPECT_GT(ratio, 0.9);
+      EXPECT_LT(ratio, 1.15);
+    }
     if (o.record_trace) {
       nlohmann::json j = nlohmann::json::parse(ChromeTraceJson(*r));
       EXPECT_GT(j["traceEvents"].size(), 10u);

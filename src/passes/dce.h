@@ -1,17 +1,18 @@
 // Dead code elimination.
 //
 // Removes instructions whose value is unused (no users, not a root, no
-// control successors) and that have no side effects, repeatedly, and then
-// computations no longer reachable from the entry.
+// control successors that stay) and that have no side effects, repeatedly,
+// and then computations no longer reachable from the entry. An instruction
+// whose only control successors are dead goes with them in the same run.
 //
 //   %a = f32[8]{0} add(%x, %y)        // unused: removed
 //   ROOT %r = f32[8]{0} multiply(%x, %y)
 //
 // Kept even when unused: parameters, side-effecting custom-calls, send/recv,
-// infeed/outfeed, rng, after-all, async pairs whose other half is used, and
-// the collectives (every device must issue the same collectives; removing
-// one on all devices is safe, but a dead collective is rare and usually
-// intended, so DCE keeps them unless remove_dead_collectives).
+// infeed/outfeed, rng, after-all, and async pairs whose other half is used.
+// Dead collectives are removed (every device removes the same one, so they
+// stay matched); RunOnComputation(..., remove_dead_collectives=false) and
+// DcePass(false) keep them.
 #ifndef HLOVERLAP_PASSES_DCE_H_
 #define HLOVERLAP_PASSES_DCE_H_
 

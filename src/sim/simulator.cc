@@ -80,6 +80,15 @@ struct Pending {
   int64_t event = -1;       // trace event of the collective / async op
 };
 
+// a + b for a count extrapolated in double, saturated (no overflow on
+// absurd trip counts).
+int64_t SatAdd(int64_t a, double b) {
+  double r = static_cast<double>(a) + b;
+  if (!(r < 9.2e18)) return INT64_MAX;
+  if (r < 0) return 0;
+  return static_cast<int64_t>(r);
+}
+
 std::string LoopLabel(const Instruction& w, int64_t trips) {
   return absl::StrCat(w.name(), " x", trips);
 }
@@ -185,7 +194,8 @@ class TripCounter {
       }
     }
     // iv (dir) limit.
-    int64_t limit = rhs->c - lhs->c;
+    int64_t limit = 0;
+    if (__builtin_sub_overflow(rhs->c, lhs->c, &limit)) return std::nullopt;
     // Body: root element iv_index = iv + step.
     const Computation* body = while_.while_body();
     loop_param_ = body->num_parameters() > 0 ? body->parameter(0) : nullptr;
@@ -199,32 +209,38 @@ class TripCounter {
     if (!next || !next->has_iv || next->c == 0) return std::nullopt;
     int64_t step = next->c;
     int64_t x = start->c;
+    // Differences below must not overflow (any input is allowed).
+    int64_t span = 0;
+    if (step == INT64_MIN || __builtin_sub_overflow(limit, x, &span) ||
+        span == INT64_MIN) {
+      return std::nullopt;
+    }
     auto ceil_div = [](int64_t a, int64_t b) {  // b > 0
-      return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+      return a / b + (a % b > 0 ? 1 : 0);
     };
     int64_t trips = 0;
     switch (dir) {
       case ComparisonDirection::kLt:
         if (step <= 0) return x < limit ? std::nullopt : std::optional(0);
-        trips = ceil_div(limit - x, step);
+        trips = ceil_div(span, step);
         break;
       case ComparisonDirection::kLe:
         if (step <= 0) return x <= limit ? std::nullopt : std::optional(0);
-        trips = limit < x ? 0 : (limit - x) / step + 1;
+        trips = span < 0 ? 0 : span / step + 1;
         break;
       case ComparisonDirection::kGt:
         if (step >= 0) return x > limit ? std::nullopt : std::optional(0);
-        trips = ceil_div(x - limit, -step);
+        trips = ceil_div(-span, -step);
         break;
       case ComparisonDirection::kGe:
         if (step >= 0) return x >= limit ? std::nullopt : std::optional(0);
-        trips = limit > x ? 0 : (x - limit) / (-step) + 1;
+        trips = span > 0 ? 0 : (-span) / (-step) + 1;
         break;
       case ComparisonDirection::kNe:
-        if ((limit - x) % step != 0 || (limit - x) / step < 0) {
+        if (span % step != 0 || span / step < 0) {
           return std::nullopt;
         }
-        trips = (limit - x) / step;
+        trips = span / step;
         break;
       default:
         return std::nullopt;
@@ -267,10 +283,14 @@ class TripCounter {
         if (!a || !b) return std::nullopt;
         if (i->opcode() == Opcode::kAdd) {
           if (a->has_iv && b->has_iv) return std::nullopt;
-          return Affine{a->has_iv || b->has_iv, a->c + b->c};
+          int64_t sum = 0;
+          if (__builtin_add_overflow(a->c, b->c, &sum)) return std::nullopt;
+          return Affine{a->has_iv || b->has_iv, sum};
         }
         if (b->has_iv) return std::nullopt;
-        return Affine{a->has_iv, a->c - b->c};
+        int64_t diff = 0;
+        if (__builtin_sub_overflow(a->c, b->c, &diff)) return std::nullopt;
+        return Affine{a->has_iv, diff};
       }
       case Opcode::kFusion: {
         if (i->to_apply() == nullptr || stack.size() > 8) return std::nullopt;
@@ -721,8 +741,8 @@ class Simulator {
           k * (after.async_compute - before.async_compute);
       result_.async_compute_wait_us +=
           k * (after.async_wait - before.async_wait);
-      result_.kernels +=
-          static_cast<int64_t>(k) * (after.kernels - before.kernels);
+      result_.kernels =
+          SatAdd(result_.kernels, k * (after.kernels - before.kernels));
       result_.memory_bound_us += k * (after.memory_bound - before.memory_bound);
       result_.compute_bound_us +=
           k * (after.compute_bound - before.compute_bound);
@@ -732,14 +752,15 @@ class Simulator {
         SimCollective& col = result_.collectives[c];
         const SimCollective* prev =
             c < before.collectives.size() ? &before.collectives[c] : nullptr;
-        col.count += static_cast<int64_t>(k) *
-                     (col.count - (prev != nullptr ? prev->count : 0));
+        col.count = SatAdd(
+            col.count, k * (col.count - (prev != nullptr ? prev->count : 0)));
         col.time_us +=
             k * (col.time_us - (prev != nullptr ? prev->time_us : 0));
         col.exposed_us +=
             k * (col.exposed_us - (prev != nullptr ? prev->exposed_us : 0));
       }
-      result_.extrapolated_iterations += n - simulate;
+      result_.extrapolated_iterations = SatAdd(
+          result_.extrapolated_iterations, static_cast<double>(n - simulate));
       AddEvent(SimEvent::Track::kCompute,
                absl::StrCat(w.name(), " #", simulate, "..#", n - 1,
                             " (extrapolated)"),

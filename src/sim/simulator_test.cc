@@ -241,6 +241,63 @@ TEST(SimulatorTest, TripCountFromLoopAnalysis) {
   EXPECT_NEAR(a.step_time_us, b.step_time_us, 1e-6);
 }
 
+TEST(SimulatorTest, TripCountThroughFusions) {
+  // XLA's final dumps: the test in a compare fusion of the counter, the
+  // increment in an add fusion of a copy; no known_trip_count.
+  std::string text = R"(
+HloModule fused_counter, is_scheduled=true
+
+%fused_compare (p0: s32[]) -> pred[] {
+  %p0 = s32[] parameter(0)
+  %c3 = s32[] constant(7)
+  ROOT %lt = pred[] compare(%p0, %c3), direction=LT
+}
+
+%fused_add (p1: s32[]) -> s32[] {
+  %p1 = s32[] parameter(0)
+  %c2 = s32[] constant(2)
+  ROOT %a = s32[] add(%p1, %c2)
+}
+
+%cond (p: (s32[], f32[64])) -> pred[] {
+  %p = (s32[], f32[64]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  ROOT %f = pred[] fusion(%i), kind=kLoop, calls=%fused_compare
+}
+
+%body (q: (s32[], f32[64])) -> (s32[], f32[64]) {
+  %q = (s32[], f32[64]{0}) parameter(0)
+  %j = s32[] get-tuple-element(%q), index=0
+  %v = f32[64]{0} get-tuple-element(%q), index=1
+  %cp = s32[] copy(%j)
+  %e = f32[64]{0} exponential(%v)
+  %n = s32[] fusion(%cp), kind=kLoop, calls=%fused_add
+  ROOT %t = (s32[], f32[64]{0}) tuple(%n, %e)
+}
+
+ENTRY %main (x: f32[64]) -> f32[64] {
+  %x = f32[64]{0} parameter(0)
+  %z = s32[] constant(1)
+  %zc = s32[] copy(%z)
+  %init = (s32[], f32[64]{0}) tuple(%zc, %x)
+  %w = (s32[], f32[64]{0}) while(%init), condition=%cond, body=%body, backend_config={"known_induction_variable":{"tuple_index":"0"}}
+  ROOT %r = f32[64]{0} get-tuple-element(%w), index=1
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  const Instruction* w = Find(*m, "w");
+  ASSERT_NE(w, nullptr);
+  // i = 1, 3, 5 pass i < 7.
+  EXPECT_EQ(SimTripCount(*w), 3);
+  SimResult r = Sim(*m);
+  EXPECT_TRUE(r.unknown_trip_counts.empty());
+  EXPECT_NEAR(r.compute_us,
+              3 * (Cost(*m, "e") + Cost(*m, "cp") + Cost(*m, "n")) +
+                  4 * Cost(*m, "f") + Cost(*m, "zc"),
+              1e-6);
+}
+
 TEST(SimulatorTest, LongLoopsAreExtrapolatedFromTheSteadyState) {
   auto m = Parse(LoopModule(true, 40));
   ASSERT_NE(m, nullptr);

@@ -325,7 +325,8 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   Instruction* root2 = map.at(root1);
   body->set_root(root2);
   // The second copy read the first copy's outputs directly.
-  if (root1->user_count() == 0 && root1->control_successors().empty()) {
+  if (root1 != root2 && root1 != param && root1->user_count() == 0 &&
+      root1->control_successors().empty()) {
     if (absl::Status s = body->RemoveInstruction(root1); !s.ok()) return s;
   }
 

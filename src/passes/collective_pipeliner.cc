@@ -1223,7 +1223,8 @@ absl::StatusOr<Instruction*> RewriteForward(
 // induction variable is `iv`; nullopt when it depends on anything else.
 std::optional<int64_t> EvalAtIv(const Instruction* x, const LoopState& ls,
                                 int64_t iv, int depth = 0) {
-  constexpr int64_t kLimit = int64_t{1} << 40;
+  // Operands stay below 2^31, so sums and products fit in 64 bits.
+  constexpr int64_t kLimit = int64_t{1} << 31;
   if (depth > 32 || !x->shape().IsScalar()) return std::nullopt;
   auto arg = [&](int i) -> std::optional<int64_t> {
     if (i >= x->operand_count()) return std::nullopt;
@@ -1345,6 +1346,12 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
                           " has a non-zero index past dimension 0");
       return false;
     }
+  }
+  constexpr int64_t kMaxCheckedTrips = int64_t{1} << 20;
+  if (trips > kMaxCheckedTrips) {
+    *why = absl::StrCat("the loop runs ", trips,
+                        " times, too many to check which rows it writes");
+    return false;
   }
   std::vector<bool> written(trips, false);
   for (int64_t t = 0; t < trips; ++t) {

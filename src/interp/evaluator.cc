@@ -237,13 +237,15 @@ absl::Status CheckSchedule(const Computation& c) {
     pos.emplace(i.get(), static_cast<int64_t>(pos.size()));
   }
   auto where = [&](const Instruction* i) {
-    return absl::StrCat(i->name(), " (position ", pos.at(i), ")");
+    auto it = pos.find(i);
+    if (it == pos.end()) return absl::StrCat(i->name(), " (elsewhere)");
+    return absl::StrCat(i->name(), " (position ", it->second, ")");
   };
   const std::string prefix =
       absl::StrCat("invalid schedule of computation ", c.name(), ": ");
   for (const auto& up : c.instructions()) {
     const Instruction* i = up.get();
-    const int64_t at = pos.at(i);
+    const int64_t at = pos.find(i)->second;  // i is in c
     for (const Instruction* o : i->operands()) {
       auto it = pos.find(o);
       if (it == pos.end()) {
@@ -300,7 +302,13 @@ absl::Status CheckSchedule(const Computation& c) {
                                     std::string(OpcodeName(i->opcode())), " ",
                                     where(i), ", which has no matching done"));
       }
-      if (pos.at(u) < pos.at(done)) {
+      auto u_at = pos.find(u);
+      auto done_at = pos.find(done);
+      if (u_at == pos.end() || done_at == pos.end()) {
+        return Invalid(absl::StrCat(prefix, "users of ", where(i),
+                                    " are not all in the computation"));
+      }
+      if (u_at->second < done_at->second) {
         return Invalid(absl::StrCat(
             prefix, where(u), " uses the value of ",
             std::string(OpcodeName(i->opcode())), " ", where(i), " before its ",

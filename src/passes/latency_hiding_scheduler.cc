@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -117,6 +119,9 @@ struct Node {
   double async_depth = 0;
   bool has_done_operand = false;
   bool nop = false;
+  // Operands whose last unscheduled user this is (rule 8), kept current.
+  int unlocks = 0;
+  int cls = -1;  // ReadyClass while ready
   int64_t bytes = 0;
   std::vector<int> sources;  // buffers kept live by using this value
   // Scheduling state.
@@ -124,6 +129,33 @@ struct Node {
   bool scheduled = false;
   double ready_time = 0;
   double time = 0;
+};
+
+// Where a ready node waits. Within plain and matured sets the priority
+// chain reduces to static keys (plain nodes never stall; matured starts
+// have reached their ready time), so the best is the set's first element
+// and one step costs O(log n) instead of a scan of the ready set.
+enum ReadyClass : int {
+  kNopClass,
+  kDoneClass,
+  kNeedyClass,  // while/call/conditional needing collective slots
+  kPlainClass,
+  kMaturedClass,  // async starts whose ready time has come
+  kPendingClass,  // async starts that would stall
+};
+
+class Scheduler;
+struct PlainLess {
+  const Scheduler* s;
+  bool operator()(int a, int b) const;
+};
+struct MaturedLess {
+  const Scheduler* s;
+  bool operator()(int a, int b) const;
+};
+struct PendingLess {
+  const Scheduler* s;
+  bool operator()(int a, int b) const;
 };
 
 class Scheduler {
@@ -147,6 +179,15 @@ class Scheduler {
   bool Better(int a, int b);
   void Schedule(int i);
   void MakeReady(int i);
+  void Insert(int i);
+  void Erase(int i);
+  int Select();
+  int SelectByScan();
+  std::vector<int> ReadyNodes() const;
+
+  friend struct PlainLess;
+  friend struct MaturedLess;
+  friend struct PendingLess;
 
   const Computation& comp_;
   const LatencyEstimator& est_;
@@ -156,7 +197,16 @@ class Scheduler {
   absl::flat_hash_map<const Instruction*, int> index_;
   std::vector<bool> sources_done_;
 
-  std::vector<int> ready_;
+  int64_t ready_count_ = 0;
+  std::set<int, std::greater<int>> nops_;  // by position, later first
+  std::vector<int> dones_;
+  std::vector<int> needy_;
+  std::set<int, PlainLess> plain_{PlainLess{this}};
+  std::set<int, MaturedLess> matured_[kNumResources + 1] = {
+      std::set<int, MaturedLess>(MaturedLess{this}),
+      std::set<int, MaturedLess>(MaturedLess{this}),
+      std::set<int, MaturedLess>(MaturedLess{this})};
+  std::set<int, PendingLess> pending_{PendingLess{this}};
   std::vector<int> reversed_;
   double now_ = 0;
   int64_t in_flight_[kNumResources] = {0, 0};
@@ -339,7 +389,7 @@ bool Scheduler::Better(int ai, int bi) {
   // 3. Less stall.
   double sa = std::max(0.0, a.ready_time - now_);
   double sb = std::max(0.0, b.ready_time - now_);
-  if (std::fabs(sa - sb) > 1e-9) return sa < sb;
+  if (sa != sb) return sa < sb;
   // 4. A start that frees a backed-up resource.
   auto frees = [&](const Node& n) {
     return n.is_start && n.resource != kNoResource &&
@@ -354,20 +404,11 @@ bool Scheduler::Better(int ai, int bi) {
   bool db = b.is_start && b.async_depth <= 0;
   if (da != db) return !da;
   // 6. Async depth.
-  if (std::fabs(a.async_depth - b.async_depth) > 1e-9) {
-    return a.async_depth > b.async_depth;
-  }
+  if (a.async_depth != b.async_depth) return a.async_depth > b.async_depth;
   // 7. Unlock a done.
   if (a.has_done_operand != b.has_done_operand) return a.has_done_operand;
   // 8. More operands become ready.
-  auto unlocks = [&](const Node& n) {
-    int k = 0;
-    for (int p : n.preds) k += nodes_[p].remaining_succs == 1 ? 1 : 0;
-    return k;
-  };
-  int ua = unlocks(a);
-  int ub = unlocks(b);
-  if (ua != ub) return ua > ub;
+  if (a.unlocks != b.unlocks) return a.unlocks > b.unlocks;
   // 9. Original order.
   return a.position > b.position;
 }
@@ -380,7 +421,162 @@ void Scheduler::MakeReady(int i) {
   }
   n.ready_time = t;
   n.ready = true;
-  ready_.push_back(i);
+  n.unlocks = 0;
+  for (int p : n.preds) n.unlocks += nodes_[p].remaining_succs == 1 ? 1 : 0;
+  Insert(i);
+}
+
+// Rules 5-9 for candidates that do not stall and are not dones.
+bool PlainLess::operator()(int ai, int bi) const {
+  const Node& a = s->nodes_[ai];
+  const Node& b = s->nodes_[bi];
+  if (a.async_depth != b.async_depth) return a.async_depth > b.async_depth;
+  if (a.has_done_operand != b.has_done_operand) return a.has_done_operand;
+  if (a.unlocks != b.unlocks) return a.unlocks > b.unlocks;
+  return a.position > b.position;
+}
+
+bool MaturedLess::operator()(int ai, int bi) const {
+  bool da = s->nodes_[ai].async_depth <= 0;
+  bool db = s->nodes_[bi].async_depth <= 0;
+  if (da != db) return !da;
+  return PlainLess{s}(ai, bi);
+}
+
+bool PendingLess::operator()(int ai, int bi) const {
+  const Node& a = s->nodes_[ai];
+  const Node& b = s->nodes_[bi];
+  if (a.ready_time != b.ready_time) return a.ready_time < b.ready_time;
+  return a.position > b.position;
+}
+
+void Scheduler::Insert(int i) {
+  Node& n = nodes_[i];
+  ++ready_count_;
+  if (n.nop) {
+    n.cls = kNopClass;
+    nops_.insert(n.position);
+  } else if (n.is_done) {
+    n.cls = kDoneClass;
+    dones_.push_back(i);
+  } else if (n.is_start) {
+    if (n.ready_time > now_) {
+      n.cls = kPendingClass;
+      pending_.insert(i);
+    } else {
+      n.cls = kMaturedClass;
+      matured_[n.resource + 1].insert(i);
+    }
+  } else if (n.need > 0) {
+    n.cls = kNeedyClass;
+    needy_.push_back(i);
+  } else {
+    n.cls = kPlainClass;
+    plain_.insert(i);
+  }
+}
+
+void Scheduler::Erase(int i) {
+  Node& n = nodes_[i];
+  --ready_count_;
+  switch (n.cls) {
+    case kNopClass:
+      nops_.erase(n.position);
+      break;
+    case kDoneClass:
+      dones_.erase(std::find(dones_.begin(), dones_.end(), i));
+      break;
+    case kNeedyClass:
+      needy_.erase(std::find(needy_.begin(), needy_.end(), i));
+      break;
+    case kPlainClass:
+      plain_.erase(i);
+      break;
+    case kMaturedClass:
+      matured_[n.resource + 1].erase(i);
+      break;
+    case kPendingClass:
+      pending_.erase(i);
+      break;
+    default:
+      break;
+  }
+  n.cls = -1;
+}
+
+std::vector<int> Scheduler::ReadyNodes() const {
+  std::vector<int> out;
+  for (int pos : nops_) out.push_back(pos);  // positions are indices
+  out.insert(out.end(), dones_.begin(), dones_.end());
+  out.insert(out.end(), needy_.begin(), needy_.end());
+  out.insert(out.end(), plain_.begin(), plain_.end());
+  for (const auto& m : matured_) out.insert(out.end(), m.begin(), m.end());
+  out.insert(out.end(), pending_.begin(), pending_.end());
+  return out;
+}
+
+// The reference selection: every ready candidate against the whole chain.
+int Scheduler::SelectByScan() {
+  std::vector<int> ready = ReadyNodes();
+  int best_fit = -1;
+  int best_any = -1;
+  for (int r : ready) {
+    if (best_any < 0 || Better(r, best_any)) best_any = r;
+    if (Fits(nodes_[r]) && (best_fit < 0 || Better(r, best_fit))) {
+      best_fit = r;
+    }
+  }
+  if (best_fit >= 0) return best_fit;
+  ++overrides_;
+  return best_any;
+}
+
+int Scheduler::Select() {
+  // 0. Nops first, the latest in the input first.
+  if (!nops_.empty()) return *nops_.begin();
+  memory_rules_ = config_.memory_limit_bytes.has_value() &&
+                  live_bytes_ > *config_.memory_limit_bytes / 2;
+  delta_cache_.clear();
+  blocked_dones_[0] = blocked_dones_[1] = 0;
+  for (int d : dones_) {
+    const Node& c = nodes_[d];
+    if (c.resource != kNoResource && !Fits(c)) ++blocked_dones_[c.resource];
+  }
+  // Starts whose ready time has come no longer stall.
+  while (!pending_.empty() && nodes_[*pending_.begin()].ready_time <= now_) {
+    int i = *pending_.begin();
+    pending_.erase(pending_.begin());
+    nodes_[i].cls = kMaturedClass;
+    matured_[nodes_[i].resource + 1].insert(i);
+  }
+  if (memory_rules_ || config_.reference_selection) return SelectByScan();
+  // 2. A done that fits beats every other candidate.
+  int best = -1;
+  for (int d : dones_) {
+    if (Fits(nodes_[d]) && (best < 0 || Better(d, best))) best = d;
+  }
+  if (best >= 0) return best;
+  // 3-9 among candidates that do not stall: the best of each set.
+  if (!plain_.empty()) best = *plain_.begin();
+  for (const auto& m : matured_) {
+    if (!m.empty() && (best < 0 || Better(*m.begin(), best))) {
+      best = *m.begin();
+    }
+  }
+  for (int d : needy_) {
+    if (Fits(nodes_[d]) && (best < 0 || Better(d, best))) best = d;
+  }
+  if (best >= 0) return best;
+  // Only stalling starts (and blocked nodes) remain: the least stall.
+  if (!pending_.empty()) {
+    double t = nodes_[*pending_.begin()].ready_time;
+    for (int i : pending_) {
+      if (nodes_[i].ready_time != t) break;
+      if (best < 0 || Better(i, best)) best = i;
+    }
+    return best;
+  }
+  return SelectByScan();
 }
 
 void Scheduler::Schedule(int i) {
@@ -410,8 +606,23 @@ void Scheduler::Schedule(int i) {
     live_bytes_ -= n.bytes;
   }
   for (int p : n.preds) {
-    if (--nodes_[p].remaining_succs == 0 &&
-        nodes_[p].instr->opcode() != Opcode::kParameter) {
+    Node& pred = nodes_[p];
+    --pred.remaining_succs;
+    if (pred.remaining_succs == 1) {
+      // The one unscheduled user now unlocks p (rule 8).
+      for (int u : pred.succs) {
+        Node& user = nodes_[u];
+        if (user.scheduled) continue;
+        if (user.ready) {
+          bool keyed = user.cls == kPlainClass || user.cls == kMaturedClass;
+          if (keyed) Erase(u);
+          ++user.unlocks;
+          if (keyed) Insert(u);
+        }
+        break;
+      }
+    } else if (pred.remaining_succs == 0 &&
+               pred.instr->opcode() != Opcode::kParameter) {
       MakeReady(p);
     }
   }
@@ -454,43 +665,10 @@ absl::StatusOr<ComputationSchedule> Scheduler::Run() {
   }
   if (root >= 0) Schedule(root);
 
-  while (!ready_.empty()) {
-    // Nops first.
-    int pick = -1;
-    for (size_t k = 0; k < ready_.size(); ++k) {
-      if (nodes_[ready_[k]].nop) {
-        if (pick < 0 || nodes_[ready_[k]].position > nodes_[pick].position) {
-          pick = ready_[k];
-        }
-      }
-    }
-    if (pick < 0) {
-      memory_rules_ = config_.memory_limit_bytes.has_value() &&
-                      live_bytes_ > *config_.memory_limit_bytes / 2;
-      delta_cache_.clear();
-      blocked_dones_[0] = blocked_dones_[1] = 0;
-      for (int r : ready_) {
-        const Node& c = nodes_[r];
-        if (c.is_done && c.resource != kNoResource && !Fits(c)) {
-          ++blocked_dones_[c.resource];
-        }
-      }
-      int best_fit = -1;
-      int best_any = -1;
-      for (int r : ready_) {
-        if (best_any < 0 || Better(r, best_any)) best_any = r;
-        if (Fits(nodes_[r]) && (best_fit < 0 || Better(r, best_fit))) {
-          best_fit = r;
-        }
-      }
-      if (best_fit >= 0) {
-        pick = best_fit;
-      } else {
-        pick = best_any;
-        ++overrides_;
-      }
-    }
-    ready_.erase(std::find(ready_.begin(), ready_.end(), pick));
+  while (ready_count_ > 0) {
+    int pick = Select();
+    if (pick < 0) break;
+    Erase(pick);
     Schedule(pick);
   }
 

@@ -88,6 +88,9 @@ struct SchedulerConfig {
   int collective_in_flight_limit = 1;
   int async_compute_limit = 2;
   std::optional<int64_t> memory_limit_bytes;
+  // Select by scanning every ready candidate against the whole chain (the
+  // reference the O(log n) selection is tested against).
+  bool reference_selection = false;
 };
 
 // Estimated timing of one async pair in a scheduled sequence.

@@ -41,13 +41,6 @@ std::unique_ptr<Module> Parse(const std::string& text) {
   return m.ok() ? *std::move(m) : nullptr;
 }
 
-// Names in stored order.
-std::vector<std::string> Order(const Computation& c) {
-  std::vector<std::string> names;
-  for (const auto& i : c.instructions()) names.push_back(i->name());
-  return names;
-}
-
 int Pos(const Computation& c, std::string_view name) {
   int k = 0;
   for (const auto& i : c.instructions()) {
@@ -250,14 +243,82 @@ ENTRY %main (a: f32[64], b: f32[64]) -> (f32[128], f32[128]) {
   EXPECT_NEAR(two.duration_us, l, 1e-9);
 }
 
+fs::path CorpusDir() {
+  const char* env = std::getenv("HLOVERLAP_SOURCE_DIR");
+  return fs::path(env != nullptr && *env != '\0' ? env : HLOVERLAP_SOURCE_DIR) /
+         ".." / "shared" / "corpus";
+}
+
+// A layer chain with one all-gather per layer whose starts all depend on
+// one parameter (so delayed starts pile up in the ready set).
+std::string GeneratedChain(int layers) {
+  std::string t =
+      "HloModule gen, num_partitions=2\nENTRY %main (x: f32[64], w: f32[32]) "
+      "-> f32[64] {\n  %x = f32[64]{0} parameter(0)\n  %w = f32[32]{0} "
+      "parameter(1)\n";
+  std::string prev = "%x";
+  for (int i = 0; i < layers; ++i) {
+    std::string k = std::to_string(i);
+    t += "  %ags." + k +
+         " = (f32[32]{0}, f32[64]{0}) all-gather-start(%w), channel_id=" +
+         std::to_string(i + 1) +
+         ", replica_groups={{0,1}}, dimensions={0}, "
+         "use_global_device_ids=true\n";
+    t += "  %agd." + k + " = f32[64]{0} all-gather-done(%ags." + k + ")\n";
+    t += "  %a." + k + " = f32[64]{0} tanh(" + prev + ")\n";
+    t += "  %b." + k + " = f32[64]{0} exponential(%a." + k + ")\n";
+    t += "  %d." + k + " = f32[64]{0} add(%b." + k + ", %agd." + k + ")\n";
+    prev = "%d." + k;
+  }
+  t += "  ROOT %r = f32[64]{0} negate(" + prev + ")\n}\n";
+  return t;
+}
+
+// The O(log n) selection picks exactly what a scan of the whole ready set
+// against the whole priority chain picks.
+TEST(LatencyHidingSchedulerTest, FastSelectionMatchesReference) {
+  std::vector<std::unique_ptr<Module>> modules;
+  modules.push_back(Parse(GeneratedChain(300)));
+  modules.push_back(Parse(kAsyncKinds));
+  std::error_code ec;
+  if (fs::is_directory(CorpusDir(), ec)) {
+    for (const char* f :
+         {"shardmap_fsdp_accum/03_before_collective_pipeliner.hlo",
+          "shardmap_fsdp_accum/09_after_optimizations.hlo",
+          "seed_gspmd_fsdp_accum/09_after_optimizations.hlo"}) {
+      absl::StatusOr<std::unique_ptr<Module>> m =
+          ParseHloFile((CorpusDir() / f).string());
+      ASSERT_TRUE(m.ok()) << m.status();
+      modules.push_back(*std::move(m));
+    }
+  }
+  AnalyticalLatencyEstimator est(H200Spec());
+  for (const auto& m : modules) {
+    ASSERT_NE(m, nullptr);
+    for (int limit : {1, 2}) {
+      for (const auto& c : m->computations()) {
+        if (c->IsFusionComputation()) continue;
+        SchedulerConfig fast;
+        fast.collective_in_flight_limit = limit;
+        SchedulerConfig ref = fast;
+        ref.reference_selection = true;
+        absl::StatusOr<ComputationSchedule> a =
+            ScheduleComputation(*c, est, fast, {});
+        absl::StatusOr<ComputationSchedule> b =
+            ScheduleComputation(*c, est, ref, {});
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_TRUE(a->order == b->order)
+            << m->name() << " " << c->name() << " limit " << limit;
+      }
+    }
+  }
+}
+
 // Every stage of every corpus case: the scheduler succeeds, the result
 // verifies, every computation's order is topological, and the printed
 // module parses back to the same text.
 TEST(LatencyHidingSchedulerTest, CorpusSchedulesVerifyAndRoundTrip) {
-  const char* env = std::getenv("HLOVERLAP_SOURCE_DIR");
-  fs::path corpus =
-      fs::path(env != nullptr && *env != '\0' ? env : HLOVERLAP_SOURCE_DIR) /
-      ".." / "shared" / "corpus";
+  fs::path corpus = CorpusDir();
   std::error_code ec;
   if (!fs::is_directory(corpus, ec)) GTEST_SKIP() << "no corpus";
   std::vector<fs::path> files;

@@ -322,7 +322,11 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
       !s.ok()) {
     return s;
   }
-  Instruction* root2 = map.at(root1);
+  auto root2_it = map.find(root1);
+  if (root2_it == map.end()) {
+    return absl::InternalError("the second copy has no root");
+  }
+  Instruction* root2 = root2_it->second;
   body->set_root(root2);
   // The second copy read the first copy's outputs directly.
   if (root1 != root2 && root1 != param && root1->user_count() == 0 &&
@@ -361,7 +365,11 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
     absl::Status s = CloneInstructionsInto(peeled, *parent, pmap, popts,
                                            &undo.added, &undo.computations);
     if (!s.ok()) return s;
-    init = pmap.at(old_body->root());
+    auto peeled_root = pmap.find(old_body->root());
+    if (peeled_root == pmap.end()) {
+      return absl::InternalError("the peeled iteration has no root");
+    }
+    init = peeled_root->second;
   }
 
   auto nw = std::make_unique<Instruction>(

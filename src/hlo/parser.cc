@@ -557,7 +557,8 @@ class Parser {
   bool Finalize();
   bool RenameSynthesizedInstructions();
   static uint32_t NameSignature(std::string_view name);
-  void NoteParsedName(std::string_view name);
+  void NoteParsedName(std::string_view name, Instruction* inst);
+  void RenameRepeatedParsedNames();
   void NoteSynthesized(Instruction* inst);
 
   // --- Shapes ---------------------------------------------------------------
@@ -662,6 +663,7 @@ class Parser {
   // Every parsed instruction name with signatures for the collision check.
   struct ParsedName {
     std::string_view name;
+    Instruction* inst;
     uint32_t prefix_len;  // of "<prefix>.<digits>", 0 if not that form
     uint16_t sig;
     uint16_t prefix_sig;
@@ -1753,7 +1755,7 @@ bool Parser::ParseInstruction() {
     added->AddControlPredecessor(pred);
   }
   name_slot->second = added;
-  NoteParsedName(name);
+  NoteParsedName(name, added);
   if (is_root) {
     if (root_ != nullptr) {
       return Error(line_offset, StrCatSv("computation '", comp_->name(),
@@ -1775,9 +1777,10 @@ uint32_t Parser::NameSignature(std::string_view n) {
          0xffffu;
 }
 
-void Parser::NoteParsedName(std::string_view name) {
+void Parser::NoteParsedName(std::string_view name, Instruction* inst) {
   ParsedName p;
   p.name = name;
+  p.inst = inst;
   p.sig = static_cast<uint16_t>(NameSignature(name));
   // "<base>.<digits>": a rename of a synthesized "<base>" could hit it.
   size_t dot = name.size();
@@ -1796,6 +1799,51 @@ void Parser::NoteSynthesized(Instruction* inst) {
   if (++synth_counts_[inst->name()] > 1) synth_self_collision_ = true;
   const uint32_t sig = NameSignature(inst->name());
   synth_bitmap_[sig >> 6] |= uint64_t{1} << (sig & 63);
+}
+
+// Hand-written HLO often reuses names across computations (`%x`, `%p0` in
+// every computation); XLA accepts that and makes names unique module-wide.
+// We do the same: the first instruction keeps the name, later ones become
+// "<name>.<k>". Dumps never repeat names, so the common path is one pass
+// over 16-bit signatures (seen once / seen twice bitmaps) that finds no
+// repeated signature and touches no strings.
+void Parser::RenameRepeatedParsedNames() {
+  std::vector<uint64_t> seen(1024, 0), twice(1024, 0);
+  bool any = false;
+  for (const ParsedName& p : parsed_names_) {
+    const uint64_t bit = uint64_t{1} << (p.sig & 63);
+    uint64_t& s = seen[p.sig >> 6];
+    if (s & bit) {
+      twice[p.sig >> 6] |= bit;
+      any = true;
+    }
+    s |= bit;
+  }
+  if (!any) return;
+  SvSet taken;
+  std::vector<Instruction*> repeated;
+  for (const ParsedName& p : parsed_names_) {
+    if (!((twice[p.sig >> 6] >> (p.sig & 63)) & 1)) continue;
+    if (!taken.insert(p.name).second) repeated.push_back(p.inst);
+  }
+  if (repeated.empty()) return;  // only signature collisions
+  // Every name in the module, so a rename hits nothing ("x.1" may exist).
+  // Views into the input text, which outlives this; never views of a name
+  // that is about to be replaced.
+  SvSet used;
+  for (const ParsedName& p : parsed_names_) used.insert(p.name);
+  for (Instruction* inst : synth_instructions_) used.insert(inst->name());
+  for (Instruction* inst : repeated) {
+    const std::string base = inst->name();
+    for (int64_t k = 1;; ++k) {
+      std::string candidate = StrCatSv(base, ".", k);
+      if (!used.contains(candidate)) {
+        inst->set_name(std::move(candidate));
+        break;
+      }
+    }
+    used.insert(inst->name());  // its final name: the view stays valid
+  }
 }
 
 bool Parser::RenameSynthesizedInstructions() {
@@ -1861,6 +1909,7 @@ bool Parser::Finalize() {
   if (!synth_instructions_.empty() && !RenameSynthesizedInstructions()) {
     return false;
   }
+  RenameRepeatedParsedNames();
   if (!synth_computations_.empty()) {
     absl::flat_hash_set<const Computation*> synth(synth_computations_.begin(),
                                                   synth_computations_.end());

@@ -19,6 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "hlo/module.h"
+#include "hlo/verifier.h"
 
 namespace hloverlap {
 namespace {
@@ -655,6 +656,36 @@ ENTRY main {
   EXPECT_EQ(a->operand(1)->name(), "p_0");
   EXPECT_EQ(Find(*m, "b")->operand(0), a->operand(0));  // reused
   EXPECT_EQ(Find(*m, "b")->operand(1)->name(), "p_1");
+}
+
+// Hand-written HLO reuses names across computations; XLA accepts it and so
+// do we: the first keeps the name, later ones get ".<k>" avoiding every
+// other name (here "x.1" is taken, so the repeat becomes "x.2").
+TEST(Attributes, NamesRepeatedAcrossComputationsAreMadeUnique) {
+  auto m = ParseOk(R"(
+HloModule names
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  x.1 = f32[] constant(0)
+  ROOT a = f32[] reduce(x, x.1), dimensions={0}, to_apply=add
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Computation* add = m->computations().front().get();
+  EXPECT_EQ(add->parameter(0)->name(), "x");
+  EXPECT_EQ(add->root()->name(), "a");
+  const Instruction* root = m->entry()->root();
+  EXPECT_EQ(root->name(), "a.1");
+  EXPECT_EQ(root->operand(0)->name(), "x.2");
+  EXPECT_EQ(root->operand(1)->name(), "x.1");
+  EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
 // ---------------------------------------------------------------------------

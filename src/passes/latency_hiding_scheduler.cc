@@ -199,7 +199,12 @@ class Scheduler {
 
   int64_t ready_count_ = 0;
   std::set<int, std::greater<int>> nops_;  // by position, later first
-  std::vector<int> dones_;
+  // Dones by resource (index resource + 1): they never stall and all dones
+  // of one resource fit or none does, so rules 6-9 order each set.
+  std::set<int, PlainLess> dones_[kNumResources + 1] = {
+      std::set<int, PlainLess>(PlainLess{this}),
+      std::set<int, PlainLess>(PlainLess{this}),
+      std::set<int, PlainLess>(PlainLess{this})};
   std::vector<int> needy_;
   std::set<int, PlainLess> plain_{PlainLess{this}};
   std::set<int, MaturedLess> matured_[kNumResources + 1] = {
@@ -458,7 +463,7 @@ void Scheduler::Insert(int i) {
     nops_.insert(n.position);
   } else if (n.is_done) {
     n.cls = kDoneClass;
-    dones_.push_back(i);
+    dones_[n.resource + 1].insert(i);
   } else if (n.is_start) {
     if (n.ready_time > now_) {
       n.cls = kPendingClass;
@@ -484,7 +489,7 @@ void Scheduler::Erase(int i) {
       nops_.erase(n.position);
       break;
     case kDoneClass:
-      dones_.erase(std::find(dones_.begin(), dones_.end(), i));
+      dones_[n.resource + 1].erase(i);
       break;
     case kNeedyClass:
       needy_.erase(std::find(needy_.begin(), needy_.end(), i));
@@ -507,7 +512,7 @@ void Scheduler::Erase(int i) {
 std::vector<int> Scheduler::ReadyNodes() const {
   std::vector<int> out;
   for (int pos : nops_) out.push_back(pos);  // positions are indices
-  out.insert(out.end(), dones_.begin(), dones_.end());
+  for (const auto& d : dones_) out.insert(out.end(), d.begin(), d.end());
   out.insert(out.end(), needy_.begin(), needy_.end());
   out.insert(out.end(), plain_.begin(), plain_.end());
   for (const auto& m : matured_) out.insert(out.end(), m.begin(), m.end());
@@ -538,9 +543,8 @@ int Scheduler::Select() {
                   live_bytes_ > *config_.memory_limit_bytes / 2;
   delta_cache_.clear();
   blocked_dones_[0] = blocked_dones_[1] = 0;
-  for (int d : dones_) {
-    const Node& c = nodes_[d];
-    if (c.resource != kNoResource && !Fits(c)) ++blocked_dones_[c.resource];
+  for (int r = 0; r < kNumResources; ++r) {
+    if (in_flight_[r] >= limit_[r]) blocked_dones_[r] = dones_[r + 1].size();
   }
   // Starts whose ready time has come no longer stall.
   while (!pending_.empty() && nodes_[*pending_.begin()].ready_time <= now_) {
@@ -552,8 +556,11 @@ int Scheduler::Select() {
   if (memory_rules_ || config_.reference_selection) return SelectByScan();
   // 2. A done that fits beats every other candidate.
   int best = -1;
-  for (int d : dones_) {
-    if (Fits(nodes_[d]) && (best < 0 || Better(d, best))) best = d;
+  for (const auto& d : dones_) {
+    if (!d.empty() && Fits(nodes_[*d.begin()]) &&
+        (best < 0 || Better(*d.begin(), best))) {
+      best = *d.begin();
+    }
   }
   if (best >= 0) return best;
   // 3-9 among candidates that do not stall: the best of each set.
@@ -614,7 +621,8 @@ void Scheduler::Schedule(int i) {
         Node& user = nodes_[u];
         if (user.scheduled) continue;
         if (user.ready) {
-          bool keyed = user.cls == kPlainClass || user.cls == kMaturedClass;
+          bool keyed = user.cls == kPlainClass || user.cls == kMaturedClass ||
+                       user.cls == kDoneClass;
           if (keyed) Erase(u);
           ++user.unlocks;
           if (keyed) Insert(u);

@@ -25,10 +25,20 @@ Instruction* Computation::AddInstruction(
   if (before == nullptr) {
     instructions_.push_back(std::move(instruction));
   } else {
-    auto it = std::find_if(instructions_.begin(), instructions_.end(),
-                           [&](const std::unique_ptr<Instruction>& p) {
-                             return p.get() == before;
-                           });
+    // Searched from both ends at once: passes insert before a while loop
+    // or a root, usually near one end of a large computation, so a
+    // forward-only search made many inserts quadratic.
+    auto it = instructions_.end();
+    for (size_t lo = 0, hi = instructions_.size(); lo < hi; ++lo) {
+      if (instructions_[lo].get() == before) {
+        it = instructions_.begin() + lo;
+        break;
+      }
+      if (instructions_[--hi].get() == before) {
+        it = instructions_.begin() + hi;
+        break;
+      }
+    }
     instructions_.insert(it, std::move(instruction));
   }
   return raw;

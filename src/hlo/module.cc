@@ -133,6 +133,7 @@ SourceLocation Module::GetSourceLocation(const OpMetadata& metadata) const {
 
 void Module::BuildNameCache() {
   used_names_.clear();
+  next_suffix_.clear();
   max_channel_id_ = 0;
   for (const auto& c : computations_) {
     used_names_.insert(c->name());
@@ -148,6 +149,33 @@ void Module::BuildNameCache() {
 
 void Module::InvalidateNameCache() { name_cache_valid_ = false; }
 
+absl::Status Module::RemoveComputations(
+    const absl::flat_hash_set<const Computation*>& computations) {
+  if (computations.contains(entry_)) {
+    return absl::InternalError(
+        absl::StrCat("cannot remove entry computation ", entry_->name()));
+  }
+  for (const auto& c : computations_) {
+    if (computations.contains(c.get())) continue;
+    for (const auto& inst : c->instructions()) {
+      for (Computation* callee : inst->called_computations()) {
+        if (computations.contains(callee)) {
+          return absl::InternalError(
+              absl::StrCat("cannot remove computation ", callee->name(),
+                           ": called by ", inst->name(), " in ", c->name()));
+        }
+      }
+    }
+  }
+  computations_.erase(
+      std::remove_if(computations_.begin(), computations_.end(),
+                     [&](const std::unique_ptr<Computation>& c) {
+                       return computations.contains(c.get());
+                     }),
+      computations_.end());
+  return absl::OkStatus();
+}
+
 std::string Module::UniqueInstructionName(std::string_view base) {
   if (!name_cache_valid_) BuildNameCache();
   if (base.empty()) base = "instruction";
@@ -156,10 +184,12 @@ std::string Module::UniqueInstructionName(std::string_view base) {
     used_names_.insert(candidate);
     return candidate;
   }
-  for (int64_t i = 1;; ++i) {
+  int64_t& next = next_suffix_[candidate];
+  for (int64_t i = std::max<int64_t>(next, 1);; ++i) {
     candidate = absl::StrCat(AsAbsl(base), ".", i);
     if (!used_names_.contains(candidate)) {
       used_names_.insert(candidate);
+      next = i + 1;
       return candidate;
     }
   }

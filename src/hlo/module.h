@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "hlo/attributes.h"
@@ -71,6 +72,11 @@ class Module {
                               const Computation* before = nullptr);
   // Removes a computation no instruction calls.
   absl::Status RemoveComputation(Computation* computation);
+  // Removes a set of computations at once (one scan of the module: callers
+  // inside the set do not count). Fails, removing nothing, when the entry or
+  // a computation called from outside the set is in it.
+  absl::Status RemoveComputations(
+      const absl::flat_hash_set<const Computation*>& computations);
   // Reorders computations so callees come before callers (stable).
   void SortComputationsCalleesFirst();
 
@@ -140,6 +146,9 @@ class Module {
   // Lazily built sets of used names (see UniqueInstructionName).
   bool name_cache_valid_ = false;
   absl::flat_hash_set<std::string> used_names_;
+  // Per base name, the next numeric suffix to try ("constant" -> 57), so
+  // that many names from one base cost O(1) each, not O(count).
+  absl::flat_hash_map<std::string, int64_t> next_suffix_;
   int64_t max_channel_id_ = -1;
   void BuildNameCache();
 };

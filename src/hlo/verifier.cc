@@ -234,7 +234,16 @@ class Verifier {
       }
     }
     if (only != nullptr) computations_.insert(only);
-    for (const Computation* c : computations_) {
+    // Verifying one computation indexes only its instructions (its operands
+    // and users must be there anyway): O(computation), not O(module), so
+    // passes can verify what they rewrite.
+    std::vector<const Computation*> indexed;
+    if (only != nullptr) {
+      indexed.push_back(only);
+    } else {
+      indexed.assign(computations_.begin(), computations_.end());
+    }
+    for (const Computation* c : indexed) {
       for (const auto& inst : c->instructions()) {
         if (inst == nullptr) continue;
         instructions_.insert(inst.get());

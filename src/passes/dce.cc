@@ -73,26 +73,12 @@ absl::StatusOr<bool> DcePass::RunOnComputation(Computation& computation,
 
 bool RemoveUnreachableComputations(Module& module) {
   CallGraph graph(module);
-  std::vector<Computation*> unreachable;
+  absl::flat_hash_set<const Computation*> unreachable;
   for (const auto& c : module.computations()) {
-    if (!graph.IsReachable(c.get())) unreachable.push_back(c.get());
+    if (!graph.IsReachable(c.get())) unreachable.insert(c.get());
   }
-  // Callers must go before their callees: retry until no progress.
-  bool changed = false;
-  bool progress = true;
-  while (progress && !unreachable.empty()) {
-    progress = false;
-    for (auto it = unreachable.begin(); it != unreachable.end();) {
-      if (module.RemoveComputation(*it).ok()) {
-        it = unreachable.erase(it);
-        progress = true;
-        changed = true;
-      } else {
-        ++it;
-      }
-    }
-  }
-  return changed;
+  // All at once: one scan of the module, not one per computation.
+  return !unreachable.empty() && module.RemoveComputations(unreachable).ok();
 }
 
 absl::StatusOr<bool> DcePass::Run(Module& module, PassContext& context) {

@@ -92,6 +92,22 @@ absl::Status Computation::RemoveInstructions(
     if (inst->opcode() == Opcode::kParameter) parameters_dirty_ = true;
   }
   for (Instruction* inst : set) inst->users_.clear();
+  if (set.size() == 1) {
+    // One instruction (a pass replacing a loop): found from both ends, no
+    // hash lookup per instruction of a large computation.
+    const Instruction* only = *set.begin();
+    for (size_t lo = 0, hi = instructions_.size(); lo < hi; ++lo) {
+      if (instructions_[lo].get() == only) {
+        instructions_.erase(instructions_.begin() + lo);
+        break;
+      }
+      if (instructions_[--hi].get() == only) {
+        instructions_.erase(instructions_.begin() + hi);
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
   instructions_.erase(
       std::remove_if(instructions_.begin(), instructions_.end(),
                      [&](const std::unique_ptr<Instruction>& p) {

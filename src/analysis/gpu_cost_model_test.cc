@@ -180,7 +180,8 @@ ENTRY %e (a: f32[1024]) -> (s32[], f32[1024]) {
 
 TEST(CollectiveTableTest, DefaultTableParses) {
   const CollectiveTable& t = CollectiveTable::Default();
-  EXPECT_EQ(t.rows().size(), 54u);  // 18 sizes x 3 kinds, 8 devices
+  // 18 sizes x 3 kinds at 8 devices, 11 sizes x 3 kinds measured at 2.
+  EXPECT_EQ(t.rows().size(), 87u);
   absl::StatusOr<CollectiveTable> again = ParseCollectiveTable(t.ToText());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->rows().size(), t.rows().size());
@@ -208,13 +209,23 @@ TEST(CollectiveTableTest, InterpolatesThroughputInLogSize) {
 
 TEST(CollectiveTableTest, ScalesOtherGroupSizesByRingTraffic) {
   const CollectiveTable& t = CollectiveTable::Default();
-  // 2 devices from the 8-device rows: floor (fastest all-gather row, 19.1)
-  // + (24.6 - 19.1) * (1/2) / (7/8).
-  EXPECT_NEAR(*t.TimeUs(CollectiveTableKind::kAllGather, 1 << 20, 2),
-              19.1 + 5.5 * 0.5 / 0.875, 1e-9);
+  // 16 devices from the nearest group, the 8-device rows: floor (fastest
+  // all-gather row, 19.1) + (24.6 - 19.1) * (15/16) / (7/8).
+  EXPECT_NEAR(*t.TimeUs(CollectiveTableKind::kAllGather, 1 << 20, 16),
+              19.1 + 5.5 * 0.9375 / 0.875, 1e-9);
   // All-reduce: 2(n-1)/n, the same ratio.
-  EXPECT_NEAR(*t.TimeUs(CollectiveTableKind::kAllReduce, int64_t{1} << 30, 2),
-              27.6 + (4836.0 - 27.6) * 1.0 / 1.75, 1e-6);
+  EXPECT_NEAR(
+      *t.TimeUs(CollectiveTableKind::kAllReduce, int64_t{1} << 30, 16),
+      27.6 + (4836.0 - 27.6) * 1.875 / 1.75, 1e-6);
+}
+
+TEST(CollectiveTableTest, MeasuredTwoDeviceRowsAreUsedAsIs) {
+  // Rows measured on 2 x H200 (bench/calibration/h200_x2.json).
+  const CollectiveTable& t = CollectiveTable::Default();
+  EXPECT_DOUBLE_EQ(
+      *t.TimeUs(CollectiveTableKind::kAllReduce, int64_t{1} << 30, 2), 3901.1);
+  EXPECT_DOUBLE_EQ(
+      *t.TimeUs(CollectiveTableKind::kAllGather, int64_t{1} << 30, 2), 2321.7);
 }
 
 TEST(CollectiveTableTest, ParseErrorsNameTheLine) {

@@ -1,5 +1,6 @@
 #include "passes/pass.h"
 
+#include <chrono>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -22,7 +23,12 @@ namespace hloverlap {
 absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
   bool changed = false;
   for (const auto& pass : passes_) {
+    const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<bool> r = pass->Run(module, context);
+    context.timings.push_back(
+        {std::string(pass->name()),
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+             .count()});
     if (!r.ok()) {
       return absl::Status(r.status().code(),
                           absl::StrCat("pass ", AsAbsl(pass->name()), ": ",

@@ -51,9 +51,16 @@ struct PassOptions {
   std::string dump_path;
 };
 
+// Wall time of one pass run by a PassPipeline (`hloverlap opt --time-passes`).
+struct PassTiming {
+  std::string pass;
+  double seconds = 0;
+};
+
 struct PassContext {
   PassOptions options;
   RemarkSink remarks;
+  std::vector<PassTiming> timings;  // appended by PassPipeline::Run
 };
 
 class Pass {

@@ -5,8 +5,10 @@
 // back before it runs, so the text round trip is part of the proof, and it
 // must pass the verifier.
 //
-// kPipeline is the pipeline under test; it grows with the scheduling work
-// (the full `xla-gpu` preset once the scheduler lands).
+// kPreset is the pipeline under test: the full `xla-gpu` preset (cleanup,
+// collective pipeliner, double buffering, async conversion, latency-hiding
+// scheduler), so the scheduled output runs in schedule order with async
+// semantics.
 //
 // If $HLOVERLAP_SOURCE_DIR/../shared/corpus is missing, the test fails when
 // the CI environment variable is set and is skipped otherwise. In sanitizer
@@ -33,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kPipeline[] = "async-collectives,double-buffer";
+constexpr char kPreset[] = "xla-gpu";
 
 using interp::testing::CorpusDir;
 using interp::testing::SmallCorpusCases;
@@ -76,7 +78,7 @@ TEST_P(ScheduleCase, BitIdenticalAfterPasses) {
         RunOn2(**before, *inputs);
     ASSERT_TRUE(expected.ok()) << path << ": " << expected.status();
 
-    absl::StatusOr<PassPipeline> pipeline = BuildPipeline(kPipeline);
+    absl::StatusOr<PassPipeline> pipeline = BuildPreset(kPreset);
     ASSERT_TRUE(pipeline.ok()) << pipeline.status();
     PassContext context;
     absl::StatusOr<bool> changed = pipeline->Run(**before, context);
@@ -88,9 +90,9 @@ TEST_P(ScheduleCase, BitIdenticalAfterPasses) {
     const std::string text = PrintModule(**before);
     absl::StatusOr<std::unique_ptr<Module>> after = ParseHloModule(text);
     ASSERT_TRUE(after.ok())
-        << path << " after " << kPipeline << ": " << after.status();
+        << path << " after " << kPreset << ": " << after.status();
     absl::StatusOr<std::vector<interp::Value>> got = RunOn2(**after, *inputs);
-    ASSERT_TRUE(got.ok()) << path << " after " << kPipeline << ": "
+    ASSERT_TRUE(got.ok()) << path << " after " << kPreset << ": "
                           << got.status();
     ASSERT_EQ(got->size(), expected->size());
     for (size_t d = 0; d < got->size(); ++d) {

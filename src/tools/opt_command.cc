@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "hlo/absl_compat.h"
 #include "hlo/printer.h"
@@ -124,6 +125,19 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
   }
 
   absl::StatusOr<bool> changed = pipeline->Run(module, context);
+  if (options.time_passes) {
+    double total = 0;
+    for (const PassTiming& t : context.timings) total += t.seconds;
+    std::string report = "pass timing (wall):\n";
+    for (const PassTiming& t : context.timings) {
+      absl::StrAppend(
+          &report, absl::StrFormat("  %9.3f ms  %5.1f%%  %s\n", t.seconds * 1e3,
+                                   total > 0 ? 100 * t.seconds / total : 0,
+                                   AsAbsl(t.pass)));
+    }
+    absl::StrAppend(&report, absl::StrFormat("  %9.3f ms  total", total * 1e3));
+    PrintError(report);
+  }
 
   if (!options.remarks.empty()) {
     std::string text = options.remarks_format == "json"
@@ -208,7 +222,9 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--loop", options->loop_rules,
                   "Per-loop rule SELECTOR:POLICY, repeatable, later wins "
                   "(e.g. innermost:pipeline=depth=2, "
-                  "'op_name~fori_loop:pipeline=off')");
+                  "'op_name~fori_loop:pipeline=off')")
+      // One value per occurrence, so `--loop X IN.hlo` keeps IN.hlo.
+      ->allow_extra_args(false);
   cmd->add_option("--remarks", options->remarks,
                   "Write optimization remarks to FILE ('-' = stderr)");
   cmd->add_option("--remarks-format", options->remarks_format,
@@ -216,6 +232,8 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--verify-each", options->verify_each,
                 "Verify the module after every pass");
+  cmd->add_flag("--time-passes", options->time_passes,
+                "Print each pass's wall time to stderr");
   cmd->add_option("--pipeline-depth", options->pipeline_depth,
                   "Default prefetch depth for all-gathers (iterations ahead)")
       ->check(CLI::Range(1, 64));

@@ -27,16 +27,17 @@ struct OptCommandOptions {
   std::string remarks;                  // --remarks=-|FILE (empty: none)
   std::string remarks_format = "text";  // --remarks-format=text|json
   bool verify_each = false;             // --verify-each
-  int pipeline_depth = 1;               // --pipeline-depth=N
-  std::string memory_budget;            // --memory-budget=BYTES[KMG]
-  int in_flight_limit = 1;              // --in-flight-limit=N (scheduler)
-  std::string scheduler_memory_limit;   // --scheduler-memory-limit=BYTES
-  std::string gpu = "h200";             // --gpu=h100|h200 (cost model)
-  std::string dump_after;               // --dump-after=PASS
-  std::string dump_path;                // --dump-path=FILE
-  bool print_metadata = true;           // --no-metadata
-  bool print_backend_config = true;     // --no-backend-config
-  int64_t elide_constants_above = -1;   // --elide-constants=N
+  bool time_passes = false;   // --time-passes: per-pass wall time to stderr
+  int pipeline_depth = 1;     // --pipeline-depth=N
+  std::string memory_budget;  // --memory-budget=BYTES[KMG]
+  int in_flight_limit = 1;    // --in-flight-limit=N (scheduler)
+  std::string scheduler_memory_limit;  // --scheduler-memory-limit=BYTES
+  std::string gpu = "h200";            // --gpu=h100|h200 (cost model)
+  std::string dump_after;              // --dump-after=PASS
+  std::string dump_path;               // --dump-path=FILE
+  bool print_metadata = true;          // --no-metadata
+  bool print_backend_config = true;    // --no-backend-config
+  int64_t elide_constants_above = -1;  // --elide-constants=N
   // --xla-flags="..." (applied after the XLA_FLAGS environment variable,
   // see xla_flags.h); use_xla_flags_env=false ignores XLA_FLAGS.
   std::string xla_flags;

@@ -29,7 +29,12 @@ Instruction* Computation::AddInstruction(
     // or a root, usually near one end of a large computation, so a
     // forward-only search made many inserts quadratic.
     auto it = instructions_.end();
-    for (size_t lo = 0, hi = instructions_.size(); lo < hi; ++lo) {
+    if (insert_hint_ < instructions_.size() &&
+        instructions_[insert_hint_].get() == before) {
+      it = instructions_.begin() + insert_hint_;
+    }
+    for (size_t lo = 0, hi = instructions_.size();
+         it == instructions_.end() && lo < hi; ++lo) {
       if (instructions_[lo].get() == before) {
         it = instructions_.begin() + lo;
         break;
@@ -39,7 +44,9 @@ Instruction* Computation::AddInstruction(
         break;
       }
     }
+    const size_t at = static_cast<size_t>(it - instructions_.begin());
     instructions_.insert(it, std::move(instruction));
+    insert_hint_ = at + 1;  // `before` moved one slot on
   }
   return raw;
 }

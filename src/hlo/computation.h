@@ -95,6 +95,10 @@ class Computation {
   bool is_fusion_computation_ = false;
   std::string execution_thread_;
   std::vector<std::unique_ptr<Instruction>> instructions_;
+  // Where the last AddInstruction(..., before) left `before`: passes insert
+  // runs of instructions before the same while loop, so the next insert
+  // usually finds it here without a search (checked, never trusted).
+  size_t insert_hint_ = 0;
   // Rebuilt on first use after a parameter was added or removed; guarded so
   // concurrent readers (the interpreter's device threads) are safe.
   mutable std::vector<Instruction*> parameters_;

@@ -1821,10 +1821,10 @@ void Parser::RenameRepeatedParsedNames() {
   }
   if (!any) return;
   SvSet taken;
-  std::vector<Instruction*> repeated;
+  std::vector<const ParsedName*> repeated;
   for (const ParsedName& p : parsed_names_) {
     if (!((twice[p.sig >> 6] >> (p.sig & 63)) & 1)) continue;
-    if (!taken.insert(p.name).second) repeated.push_back(p.inst);
+    if (!taken.insert(p.name).second) repeated.push_back(&p);
   }
   if (repeated.empty()) return;  // only signature collisions
   // Every name in the module, so a rename hits nothing ("x.1" may exist).
@@ -1833,10 +1833,15 @@ void Parser::RenameRepeatedParsedNames() {
   SvSet used;
   for (const ParsedName& p : parsed_names_) used.insert(p.name);
   for (Instruction* inst : synth_instructions_) used.insert(inst->name());
-  for (Instruction* inst : repeated) {
-    const std::string base = inst->name();
-    for (int64_t k = 1;; ++k) {
-      std::string candidate = StrCatSv(base, ".", k);
+  // Probing resumes per base name where it stopped, so n repeats of one
+  // name (every generated loop body has its own "i", "p", ...) cost O(n),
+  // not O(n^2).
+  SvMap<int64_t> next_suffix;
+  for (const ParsedName* p : repeated) {
+    Instruction* inst = p->inst;
+    int64_t& k = next_suffix[p->name];  // a view into the input: stable
+    for (++k;; ++k) {
+      std::string candidate = StrCatSv(p->name, ".", k);
       if (!used.contains(candidate)) {
         inst->set_name(std::move(candidate));
         break;

@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j"${JOBS:-2}" hloverlap
-./build/hloverlap opt --preset=pipeline --remarks=- \
-  examples/seed_scenario.hlo -o build/seed_scenario.pipelined.hlo 2>&1
-echo "pipelined module: build/seed_scenario.pipelined.hlo" \
+# XLA's GPU order: cleanup, collective pipeliner, double buffering, async
+# collectives, latency-hiding scheduler; every decision as a remark.
+./build/hloverlap opt --preset=xla-gpu --remarks=- \
+  examples/seed_scenario.hlo -o build/seed_scenario.scheduled.hlo 2>&1
+echo "scheduled module: build/seed_scenario.scheduled.hlo" \
   "(loops and collectives: build/hloverlap explain examples/seed_scenario.hlo)"

@@ -957,6 +957,22 @@ absl::StatusOr<Computation*> CloneBodyExcept(
   return body;
 }
 
+// The body over `new_state` without the candidates' collectives, formatting
+// ops and stores, and without the root (the caller rebuilds it). Shared by
+// the forward and sink rewrites.
+absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
+    LoopState& ls, const Shape& new_state, std::string_view suffix,
+    const std::vector<ForwardCandidate>& cands, InstrMap& map, Transaction& txn,
+    Instruction** param) {
+  absl::flat_hash_set<const Instruction*> cut = {ls.body->root()};
+  for (const ForwardCandidate& c : cands) {
+    cut.insert(c.collective);
+    cut.insert(c.dus);
+    for (Instruction* f : c.formatting) cut.insert(f);
+  }
+  return CloneBodyExcept(ls, new_state, suffix, cut, map, txn, param);
+}
+
 // A copy of the loop condition over `new_state` (it reads only the old
 // elements).
 absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
@@ -1121,14 +1137,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   {
     // The old root is rebuilt below; the candidates' collectives,
     // formatting and stores are replaced by the deferred stores.
-    absl::flat_hash_set<const Instruction*> cut = {old_root};
-    for (const ForwardCandidate& c : cands) {
-      cut.insert(c.collective);
-      cut.insert(c.dus);
-      for (Instruction* f : c.formatting) cut.insert(f);
-    }
-    absl::StatusOr<Computation*> b =
-        CloneBodyExcept(ls, new_state, ".pipelined", cut, map, txn, &p);
+    absl::StatusOr<Computation*> b = CloneBodyWithoutCandidates(
+        ls, new_state, ".pipelined", cands, map, txn, &p);
     if (!b.ok()) {
       txn.Rollback();
       return b.status();
@@ -1435,14 +1445,8 @@ absl::StatusOr<Instruction*> RewriteSink(
   InstrMap map;
   Computation* body = nullptr;
   {
-    absl::flat_hash_set<const Instruction*> cut = {old_root};
-    for (const ForwardCandidate& c : cands) {
-      cut.insert(c.collective);
-      cut.insert(c.dus);
-      for (Instruction* f : c.formatting) cut.insert(f);
-    }
     absl::StatusOr<Computation*> b =
-        CloneBodyExcept(ls, new_state, ".sunk", cut, map, txn, &p);
+        CloneBodyWithoutCandidates(ls, new_state, ".sunk", cands, map, txn, &p);
     if (!b.ok()) {
       txn.Rollback();
       return b.status();

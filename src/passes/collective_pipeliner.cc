@@ -438,19 +438,6 @@ absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
 // ---------------------------------------------------------------------------
 // Candidate analysis.
 
-bool IsPipelinedKind(Opcode op, const PassOptions& options) {
-  switch (op) {
-    case Opcode::kAllGather:
-      return options.pipeline_all_gather;
-    case Opcode::kReduceScatter:
-      return options.pipeline_reduce_scatter;
-    case Opcode::kAllReduce:
-      return options.pipeline_all_reduce;
-    default:
-      return false;
-  }
-}
-
 bool HasControlDeps(const Instruction* i) {
   return !i->control_predecessors().empty() || !i->control_successors().empty();
 }

@@ -450,7 +450,9 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("!--no-pipeline", options->pipeline,
                 "Leave out the collective pipeliner's dry run");
   cmd->add_option("--loop", options->loop_rules,
-                  "Per-loop rule for the dry run, as for opt (repeatable)");
+                  "Per-loop rule for the dry run, as for opt (repeatable)")
+      // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
+      ->allow_extra_args(false);
   cmd->add_option("--memory-budget", options->memory_budget,
                   "Memory budget for the dry run, as for opt (e.g. 512M)");
   cmd->add_option("--xla-flags", options->xla_flags,

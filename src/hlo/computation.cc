@@ -18,37 +18,84 @@ Instruction* Computation::AddInstruction(
     std::unique_ptr<Instruction> instruction, const Instruction* before) {
   Instruction* raw = instruction.get();
   raw->parent_ = this;
-  raw->unique_id_ = parent_ != nullptr
-                        ? parent_->NextUniqueId()
-                        : static_cast<int64_t>(instructions_.size());
+  raw->unique_id_ =
+      parent_ != nullptr ? parent_->NextUniqueId() : instruction_count();
   if (raw->opcode() == Opcode::kParameter) parameters_dirty_ = true;
-  if (before == nullptr) {
+  if (before == nullptr || before->parent() != this ||
+      (before->order_flags_ & Instruction::kOrderRemoved) != 0) {
+    // (An anchor elsewhere or removed: appended, as a search would fail.)
     instructions_.push_back(std::move(instruction));
   } else {
-    // Searched from both ends at once: passes insert before a while loop
-    // or a root, usually near one end of a large computation, so a
-    // forward-only search made many inserts quadratic.
-    auto it = instructions_.end();
-    if (insert_hint_ < instructions_.size() &&
-        instructions_[insert_hint_].get() == before) {
-      it = instructions_.begin() + insert_hint_;
-    }
-    for (size_t lo = 0, hi = instructions_.size();
-         it == instructions_.end() && lo < hi; ++lo) {
-      if (instructions_[lo].get() == before) {
-        it = instructions_.begin() + lo;
-        break;
-      }
-      if (instructions_[--hi].get() == before) {
-        it = instructions_.begin() + hi;
-        break;
-      }
-    }
-    const size_t at = static_cast<size_t>(it - instructions_.begin());
-    instructions_.insert(it, std::move(instruction));
-    insert_hint_ = at + 1;  // `before` moved one slot on
+    // The anchor is owned by this computation, so flagging it is safe.
+    const_cast<Instruction*>(before)->order_flags_ |= Instruction::kOrderAnchor;
+    pending_.push_back({before, std::move(instruction)});
   }
   return raw;
+}
+
+void Computation::ApplyPendingEdits() const {
+  std::vector<PendingInsert> pending = std::move(pending_);
+  pending_.clear();
+  pending_removals_ = 0;
+  // Per anchor, the indices of its queued instructions in insertion order.
+  absl::flat_hash_map<const Instruction*, std::vector<size_t>> queued;
+  queued.reserve(pending.size());
+  for (size_t k = 0; k < pending.size(); ++k) {
+    queued[pending[k].before].push_back(k);
+  }
+  std::vector<std::unique_ptr<Instruction>> merged;
+  merged.reserve(instructions_.size() + pending.size());
+  auto place = [&](std::unique_ptr<Instruction> inst) {
+    if (inst == nullptr) return;
+    if ((inst->order_flags_ & Instruction::kOrderRemoved) != 0) return;
+    inst->order_flags_ = 0;
+    merged.push_back(std::move(inst));
+  };
+  // Emits the queue of `anchor`, each entry after its own queue;
+  // iterative, as a chain of queued anchors may be long.
+  std::vector<std::pair<const Instruction*, size_t>> stack;
+  auto emit_queue_of = [&](const Instruction* anchor) {
+    auto found = queued.find(anchor);
+    if (found == queued.end()) return;
+    stack.push_back({anchor, 0});
+    while (!stack.empty()) {
+      const Instruction* a = stack.back().first;
+      const size_t next = stack.back().second;
+      std::vector<size_t>& q = queued.find(a)->second;
+      if (next >= q.size()) {
+        q.clear();  // emitted: a second visit emits nothing
+        stack.pop_back();
+        if (!stack.empty()) {
+          // The queued instruction whose own queue just ended goes now.
+          const Instruction* pa = stack.back().first;
+          place(std::move(pending[queued.find(pa)->second[stack.back().second]]
+                              .instruction));
+          ++stack.back().second;
+        }
+        continue;
+      }
+      const size_t k = q[next];
+      if (queued.contains(pending[k].instruction.get())) {
+        stack.push_back({pending[k].instruction.get(), 0});  // its queue first
+      } else {
+        place(std::move(pending[k].instruction));
+        ++stack.back().second;
+      }
+    }
+  };
+  for (auto& p : instructions_) {
+    if ((p->order_flags_ & Instruction::kOrderAnchor) != 0) {
+      emit_queue_of(p.get());
+    }
+    place(std::move(p));
+  }
+  // Defensive: anything whose anchor chain did not lead here goes last.
+  for (auto& p : pending) {
+    if (p.instruction == nullptr) continue;
+    emit_queue_of(p.instruction.get());
+    if (p.instruction != nullptr) place(std::move(p.instruction));
+  }
+  instructions_ = std::move(merged);
 }
 
 Instruction* Computation::AddInstruction(
@@ -71,6 +118,10 @@ absl::Status Computation::RemoveInstructions(
     if (inst->parent() != this) {
       return absl::InternalError(absl::StrCat(
           "RemoveInstructions: ", inst->name(), " is not in ", name_));
+    }
+    if ((inst->order_flags_ & Instruction::kOrderRemoved) != 0) {
+      return absl::InternalError(absl::StrCat(
+          "RemoveInstructions: ", inst->name(), " was already removed"));
     }
     if (inst == root_) {
       return absl::InternalError(
@@ -98,29 +149,14 @@ absl::Status Computation::RemoveInstructions(
     for (Instruction* p : preds) inst->RemoveControlPredecessor(p);
     if (inst->opcode() == Opcode::kParameter) parameters_dirty_ = true;
   }
-  for (Instruction* inst : set) inst->users_.clear();
-  if (set.size() == 1) {
-    // One instruction (a pass replacing a loop): found from both ends, no
-    // hash lookup per instruction of a large computation.
-    const Instruction* only = *set.begin();
-    for (size_t lo = 0, hi = instructions_.size(); lo < hi; ++lo) {
-      if (instructions_[lo].get() == only) {
-        instructions_.erase(instructions_.begin() + lo);
-        break;
-      }
-      if (instructions_[--hi].get() == only) {
-        instructions_.erase(instructions_.begin() + hi);
-        break;
-      }
-    }
-    return absl::OkStatus();
+  for (Instruction* inst : set) {
+    inst->users_.clear();
+    inst->order_flags_ |= Instruction::kOrderRemoved;
   }
-  instructions_.erase(
-      std::remove_if(instructions_.begin(), instructions_.end(),
-                     [&](const std::unique_ptr<Instruction>& p) {
-                       return set.contains(p.get());
-                     }),
-      instructions_.end());
+  // Leaving the stored order waits for its next read (ApplyPendingEdits):
+  // erasing now would cost O(n) per call, quadratic for a pass replacing
+  // each of many loops in a large computation.
+  pending_removals_ += set.size();
   return absl::OkStatus();
 }
 
@@ -129,7 +165,7 @@ const std::vector<Instruction*>& Computation::parameters() const {
   std::lock_guard<std::mutex> lock(parameters_mutex_);
   if (!parameters_dirty_.load(std::memory_order_relaxed)) return parameters_;
   parameters_.clear();
-  for (const auto& p : instructions_) {
+  for (const auto& p : instructions()) {
     if (p->opcode() != Opcode::kParameter) continue;
     int64_t n = p->parameter_number();
     if (n < 0 || n >= (int64_t{1} << 20)) continue;
@@ -144,6 +180,7 @@ const std::vector<Instruction*>& Computation::parameters() const {
 
 absl::Status Computation::SetInstructionOrder(
     const std::vector<Instruction*>& order) {
+  if (HasPendingEdits()) ApplyPendingEdits();
   if (order.size() != instructions_.size()) {
     return absl::InternalError(absl::StrCat(
         "SetInstructionOrder: ", name_, " has ", instructions_.size(),
@@ -170,13 +207,14 @@ absl::Status Computation::SetInstructionOrder(
 }
 
 std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
+  const auto& stored = instructions();
   // Iterative DFS in stored order; operands and control predecessors first.
   std::vector<Instruction*> order;
-  order.reserve(instructions_.size());
+  order.reserve(stored.size());
   absl::flat_hash_map<const Instruction*, uint8_t> state;  // 1 visiting, 2 done
-  state.reserve(instructions_.size());
+  state.reserve(stored.size());
   std::vector<std::pair<Instruction*, size_t>> stack;
-  for (const auto& p : instructions_) {
+  for (const auto& p : stored) {
     Instruction* start = p.get();
     if (state[start] != 0) continue;
     stack.push_back({start, 0});
@@ -209,7 +247,7 @@ std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
 std::vector<Computation*> Computation::CalledComputations() const {
   std::vector<Computation*> out;
   absl::flat_hash_set<Computation*> seen;
-  for (const auto& p : instructions_) {
+  for (const auto& p : instructions()) {
     for (Computation* c : p->called_computations()) {
       if (c != nullptr && seen.insert(c).second) out.push_back(c);
     }

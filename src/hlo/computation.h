@@ -43,9 +43,12 @@ class Computation {
 
   // Instructions in stored (text / schedule) order.
   const std::vector<std::unique_ptr<Instruction>>& instructions() const {
+    if (HasPendingEdits()) ApplyPendingEdits();
     return instructions_;
   }
-  int64_t instruction_count() const { return instructions_.size(); }
+  int64_t instruction_count() const {
+    return instructions_.size() + pending_.size() - pending_removals_;
+  }
   Instruction* root() const { return root_; }
   void set_root(Instruction* root) { root_ = root; }
 
@@ -57,7 +60,10 @@ class Computation {
 
   // Adds an instruction at the end (or before `before`, if given). The
   // computation takes ownership; a unique id is assigned. The name is kept
-  // as is: use Module::UniqueName for fresh names.
+  // as is: use Module::UniqueName for fresh names. Inserts before an
+  // instruction cost O(1): they are queued and merged into the stored order
+  // in one O(n) pass when the order is next read (instructions()), so a pass
+  // that rewrites every loop of a huge computation stays linear.
   Instruction* AddInstruction(std::unique_ptr<Instruction> instruction,
                               const Instruction* before = nullptr);
   // Convenience: creates and adds an instruction with the given operands.
@@ -65,7 +71,9 @@ class Computation {
                               absl::Span<Instruction* const> operands);
 
   // Removes an instruction that has no users, is not the root, and has no
-  // control successors. Its operands and control predecessors are detached.
+  // control successors. Its operands and control predecessors are detached
+  // at once; like inserts, leaving the stored order (and destruction) waits
+  // for the next read of the order, so the pointer stays valid until then.
   absl::Status RemoveInstruction(Instruction* instruction);
   // Removes a set of instructions in one sweep (O(n)); every removed
   // instruction's users must also be in the set.
@@ -94,11 +102,27 @@ class Computation {
   Module* parent_ = nullptr;
   bool is_fusion_computation_ = false;
   std::string execution_thread_;
-  std::vector<std::unique_ptr<Instruction>> instructions_;
-  // Where the last AddInstruction(..., before) left `before`: passes insert
-  // runs of instructions before the same while loop, so the next insert
-  // usually finds it here without a search (checked, never trusted).
-  size_t insert_hint_ = 0;
+  bool HasPendingEdits() const {
+    return !pending_.empty() || pending_removals_ != 0;
+  }
+  // Applies the deferred edits in one pass over instructions_: each queued
+  // instruction lands right before its anchor, after those queued earlier
+  // for the same anchor (the order repeated single inserts would give; an
+  // anchor may itself be queued), and removed instructions are destroyed.
+  void ApplyPendingEdits() const;
+
+  // Mutable: reading the order (a const operation) merges pending_ first.
+  // Readers on several threads (the interpreter) never see pending inserts:
+  // only passes, on one thread, queue them.
+  mutable std::vector<std::unique_ptr<Instruction>> instructions_;
+  struct PendingInsert {
+    const Instruction* before;
+    std::unique_ptr<Instruction> instruction;
+  };
+  mutable std::vector<PendingInsert> pending_;
+  // Instructions removed but still owned by instructions_ or pending_
+  // (flagged Instruction::kOrderRemoved).
+  mutable int64_t pending_removals_ = 0;
   // Rebuilt on first use after a parameter was added or removed; guarded so
   // concurrent readers (the interpreter's device threads) are safe.
   mutable std::vector<Instruction*> parameters_;

@@ -43,10 +43,10 @@ struct InstructionAttributes {
   DimensionVector dimensions;
   bool has_dimensions = false;  // printed only when present in the input
 
-  int64_t tuple_index = 0;        // get-tuple-element index=
-  int64_t parameter_number = 0;   // parameter(N)
-  int64_t iota_dimension = 0;     // iota iota_dimension=
-  std::vector<SliceRange> slice;  // slice slice=
+  int64_t tuple_index = 0;              // get-tuple-element index=
+  int64_t parameter_number = 0;         // parameter(N)
+  int64_t iota_dimension = 0;           // iota iota_dimension=
+  std::vector<SliceRange> slice;        // slice slice=
   DimensionVector dynamic_slice_sizes;  // dynamic-slice dynamic_slice_sizes=
   std::vector<PaddingDim> padding;      // pad padding=
   DotDimensionNumbers dot;              // dot, ragged-dot, scaled-dot
@@ -71,9 +71,9 @@ struct InstructionAttributes {
 
   OpMetadata metadata;
   FrontendAttributes frontend_attributes;
-  std::string backend_config;  // raw text: JSON blob or unescaped string
+  std::string backend_config;         // raw text: JSON blob or unescaped string
   bool backend_config_is_raw = true;  // printed as {...} blob vs "string"
-  std::string sharding;        // raw text of sharding={...}, braces included
+  std::string sharding;  // raw text of sharding={...}, braces included
 
   // Attributes no pass interprets, in input order, printed verbatim.
   std::vector<RawAttribute> raw;
@@ -178,6 +178,11 @@ class Instruction {
   std::vector<Instruction*> control_successors_;
   std::vector<Computation*> called_computations_;
   InstructionAttributes attrs_;
+  // Computation's deferred order edits (see Computation::pending_): whether
+  // instructions are queued before this one, whether it awaits removal.
+  static constexpr uint8_t kOrderAnchor = 1;
+  static constexpr uint8_t kOrderRemoved = 2;
+  uint8_t order_flags_ = 0;
 
   void AddUser(Instruction* user);
   void RemoveUserIfUnused(Instruction* user);

@@ -2,6 +2,7 @@
 // computations, modules and cloning.
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hlo/attributes.h"
@@ -223,6 +224,74 @@ TEST(ComputationTest, RemoveInstructionRefusesLiveOnes) {
   ASSERT_TRUE(m.main->RemoveInstruction(m.neg).ok());
   EXPECT_EQ(m.main->instruction_count(), 3);
   EXPECT_THAT(m.p0->users(), ElementsAre(m.add));
+}
+
+// The stored order as instruction names.
+std::vector<std::string> Order(const Computation& c) {
+  std::vector<std::string> names;
+  for (const auto& inst : c.instructions()) names.push_back(inst->name());
+  return names;
+}
+
+Instruction* AddConstantBefore(Computation& c, const std::string& name,
+                               const Instruction* before) {
+  return c.AddInstruction(
+      std::make_unique<Instruction>(Opcode::kConstant, name, F32({})), before);
+}
+
+TEST(ComputationTest, InsertsBeforeKeepTheOrderOfRepeatedInserts) {
+  SmallModule m;
+  // Queued inserts land before their anchor, in the order they were made;
+  // one anchored on a queued instruction lands before that one.
+  Instruction* a = AddConstantBefore(*m.main, "a", m.add);
+  AddConstantBefore(*m.main, "b", m.add);
+  AddConstantBefore(*m.main, "c", a);
+  AddConstantBefore(*m.main, "d", m.p0);
+  AddConstantBefore(*m.main, "e", a);
+  EXPECT_EQ(m.main->instruction_count(), 9);
+  EXPECT_THAT(Order(*m.main),
+              ElementsAre("d", "p0", "neg", "c", "e", "a", "b", "add", "t"));
+  // After the merge, new inserts go before the anchor's current place.
+  AddConstantBefore(*m.main, "f", a);
+  EXPECT_THAT(Order(*m.main), ElementsAre("d", "p0", "neg", "c", "e", "f", "a",
+                                          "b", "add", "t"));
+}
+
+TEST(ComputationTest, RemovalsLeaveTheOrderOnItsNextRead) {
+  SmallModule m;
+  Instruction* a = AddConstantBefore(*m.main, "a", m.neg);
+  AddConstantBefore(*m.main, "b", a);
+  m.add->ReplaceOperandWith(0, m.p0);
+  ASSERT_TRUE(m.main->RemoveInstruction(m.neg).ok());  // an anchor
+  ASSERT_TRUE(m.main->RemoveInstruction(a).ok());      // queued, an anchor
+  EXPECT_EQ(m.main->instruction_count(), 4);
+  // Removing twice is an error, not a double free.
+  absl::Status twice = m.main->RemoveInstruction(a);
+  EXPECT_FALSE(twice.ok());
+  EXPECT_THAT(std::string(twice.message()), ::testing::HasSubstr("already"));
+  EXPECT_THAT(Order(*m.main), ElementsAre("p0", "b", "add", "t"));
+  // Inserting before an anchor that is still there, after removals.
+  AddConstantBefore(*m.main, "g", m.root);
+  EXPECT_THAT(Order(*m.main), ElementsAre("p0", "b", "add", "g", "t"));
+  EXPECT_THAT(m.main->MakeInstructionPostOrder().size(), 5);
+}
+
+TEST(ComputationTest, InsertsBeforeManyAnchorsStayLinear) {
+  // 20k anchors, each with an insert before it, then one read: one merge.
+  auto module = std::make_unique<Module>("m");
+  Computation* c = module->AddComputation(std::make_unique<Computation>("c"));
+  std::vector<Instruction*> anchors;
+  for (int i = 0; i < 20000; ++i) {
+    anchors.push_back(AddConstantBefore(*c, absl::StrCat("x", i), nullptr));
+  }
+  for (int i = 0; i < 20000; ++i) {
+    AddConstantBefore(*c, absl::StrCat("y", i), anchors[i]);
+  }
+  const auto& order = c->instructions();
+  ASSERT_EQ(order.size(), 40000u);
+  EXPECT_EQ(order[0]->name(), "y0");
+  EXPECT_EQ(order[1]->name(), "x0");
+  EXPECT_EQ(order[39998]->name(), "y19999");
 }
 
 TEST(ComputationTest, PostOrderPutsOperandsFirst) {

@@ -21,6 +21,8 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> computation,
                                     const Computation* before) {
   Computation* raw = computation.get();
   raw->parent_ = this;
+  if (raw->HasPendingEdits()) raw->ApplyPendingEdits();
+  computation_set_.insert(raw);
   // Instructions added before the computation joined the module get ids now.
   for (auto& inst : raw->instructions_) inst->unique_id_ = NextUniqueId();
   if (before == nullptr) {
@@ -62,6 +64,7 @@ absl::Status Module::RemoveComputation(Computation* computation) {
                        return c.get() == computation;
                      }),
       computations_.end());
+  computation_set_.erase(computation);
   return absl::OkStatus();
 }
 
@@ -173,6 +176,7 @@ absl::Status Module::RemoveComputations(
                        return computations.contains(c.get());
                      }),
       computations_.end());
+  for (const Computation* c : computations) computation_set_.erase(c);
   return absl::OkStatus();
 }
 

@@ -66,6 +66,11 @@ class Module {
   Computation* entry() const { return entry_; }
   void set_entry(Computation* entry) { entry_ = entry; }
   Computation* FindComputation(std::string_view name) const;
+  // Whether `computation` is one of computations() (O(1); the pointer is
+  // only compared, so a dangling one is safe to ask about).
+  bool ContainsComputation(const Computation* computation) const {
+    return computation_set_.contains(computation);
+  }
 
   // Adds a computation at the end (or before `before`). Takes ownership.
   Computation* AddComputation(std::unique_ptr<Computation> computation,
@@ -132,6 +137,7 @@ class Module {
  private:
   std::string name_;
   std::vector<std::unique_ptr<Computation>> computations_;
+  absl::flat_hash_set<const Computation*> computation_set_;
   Computation* entry_ = nullptr;
   bool is_scheduled_ = false;
   int64_t replica_count_ = 1;

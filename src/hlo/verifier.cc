@@ -227,21 +227,17 @@ class Verifier {
  public:
   Verifier(const Module* module, const Computation* only,
            const VerifierOptions& options)
-      : module_(module), options_(options) {
-    if (module_ != nullptr) {
-      for (const auto& c : module_->computations()) {
-        if (c != nullptr) computations_.insert(c.get());
-      }
-    }
-    if (only != nullptr) computations_.insert(only);
+      : module_(module), options_(options), only_(only) {
     // Verifying one computation indexes only its instructions (its operands
     // and users must be there anyway): O(computation), not O(module), so
     // passes can verify what they rewrite.
     std::vector<const Computation*> indexed;
     if (only != nullptr) {
       indexed.push_back(only);
-    } else {
-      indexed.assign(computations_.begin(), computations_.end());
+    } else if (module_ != nullptr) {
+      for (const auto& c : module_->computations()) {
+        if (c != nullptr) indexed.push_back(c.get());
+      }
     }
     for (const Computation* c : indexed) {
       for (const auto& inst : c->instructions()) {
@@ -302,7 +298,8 @@ class Verifier {
   }
 
   bool KnownComputation(const Computation* c) const {
-    return c != nullptr && computations_.contains(c);
+    return c != nullptr && (c == only_ || (module_ != nullptr &&
+                                           module_->ContainsComputation(c)));
   }
   // The callee's program shape, or nullptr (already reported) if unusable.
   const ProgramShape* Program(const Computation& c, const Instruction& i,
@@ -340,7 +337,7 @@ class Verifier {
 
   const Module* module_;
   VerifierOptions options_;
-  absl::flat_hash_set<const Computation*> computations_;
+  const Computation* only_;
   absl::flat_hash_set<const Instruction*> instructions_;
   // (operand, user) pairs from users() lists.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>

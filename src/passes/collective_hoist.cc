@@ -62,6 +62,13 @@ std::string CanAppendState(
     return absl::StrCat(loop->name(),
                         " is used by something other than get-tuple-element");
   }
+  // A root loop has no users to check, but its result shape is the
+  // computation's: growing the state would change the caller's view.
+  if (loop->parent() != nullptr && loop->parent()->root() == loop) {
+    return absl::StrCat(loop->name(), " is the root of ",
+                        loop->parent()->name(),
+                        " (its state is the computation's result)");
+  }
   for (const Computation* c : {body, cond}) {
     auto it = callers.find(c);
     if (it == callers.end() || it->second != 1) {

@@ -34,7 +34,8 @@
 // a loop-state element of the inner loop that the inner and the outer loop
 // pass through unchanged; both loops' bodies and conditions are used by one
 // while each, their parameters are used only by get-tuple-element, and the
-// loops' results only by get-tuple-element.
+// loops' results only by get-tuple-element (so neither loop is the root of
+// its computation, whose result shape would change).
 #ifndef HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 #define HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 

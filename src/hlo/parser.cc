@@ -526,6 +526,9 @@ class Parser {
 
   absl::StatusOr<std::unique_ptr<Module>> ParseModule();
   absl::StatusOr<Shape> ParseStandaloneShape();
+  // `{(P0, P1, ...)->R}` (an entry_computation_layout value); false when it
+  // is not of that form.
+  bool ParseStandaloneProgramShape(std::vector<Shape>* params, Shape* result);
 
  private:
   // --- Tokens and diagnostics ---------------------------------------------
@@ -555,6 +558,10 @@ class Parser {
   bool ParseComputation();
   bool ParseInstruction();
   bool Finalize();
+  // The parsed entry_computation_layout against the entry's signature
+  // (shapes compared without layouts, as XLA's parser requires them equal
+  // up to layout): a mismatch is an error at the attribute.
+  bool CheckEntryLayout(const Computation& entry);
   bool RenameSynthesizedInstructions();
   static uint32_t NameSignature(std::string_view name);
   void NoteParsedName(std::string_view name, Instruction* inst);
@@ -633,6 +640,10 @@ class Parser {
 
   std::unique_ptr<Module> module_;
   bool has_header_ = false;
+  // entry_computation_layout, when it parsed as a program shape: checked
+  // against the entry computation's signature in Finalize().
+  size_t entry_layout_offset_ = 0;
+  std::optional<std::pair<std::vector<Shape>, Shape>> entry_layout_;
   SvMap<Computation*> computations_;
   Computation* entry_ = nullptr;
 
@@ -1330,8 +1341,17 @@ bool Parser::ParseHeader() {
     } else if (name == "entry_computation_layout") {
       if (tok_.kind != TK::kLbrace) return Unexpected("'{'");
       std::string_view raw;
+      const size_t layout_offset = tok_.offset;
       if (!CaptureRawValue(&raw)) return false;
       module_->set_entry_computation_layout(std::string(raw));
+      // Parsed again on its own: a form we do not model stays raw text.
+      std::vector<Shape> params;
+      Shape result;
+      Parser sub(raw, opts_);
+      if (sub.ParseStandaloneProgramShape(&params, &result)) {
+        entry_layout_offset_ = layout_offset;
+        entry_layout_.emplace(std::move(params), std::move(result));
+      }
     } else if (name == "frontend_attributes") {
       if (!ParseFrontendAttributes(&module_->frontend_attributes())) {
         return false;
@@ -1890,6 +1910,35 @@ bool Parser::RenameSynthesizedInstructions() {
   return true;
 }
 
+bool Parser::CheckEntryLayout(const Computation& entry) {
+  const auto& [params, result] = *entry_layout_;
+  const int64_t n = entry.num_parameters();
+  if (static_cast<int64_t>(params.size()) != n) {
+    return Error(
+        entry_layout_offset_,
+        StrCatSv("entry_computation_layout has ", params.size(),
+                 " parameters, but ENTRY %", entry.name(), " has ", n));
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    const Instruction* p = entry.parameter(k);
+    if (p == nullptr) continue;  // a missing number: the verifier says so
+    if (!params[k].Compatible(p->shape())) {
+      return Error(entry_layout_offset_,
+                   StrCatSv("entry_computation_layout parameter ", k, " is ",
+                            params[k].ToString(false), ", but parameter ", k,
+                            " of ENTRY %", entry.name(), " (%", p->name(),
+                            ") is ", p->shape().ToString(false)));
+    }
+  }
+  if (entry.root() != nullptr && !result.Compatible(entry.root()->shape())) {
+    return Error(entry_layout_offset_,
+                 StrCatSv("entry_computation_layout result is ",
+                          result.ToString(false), ", but ENTRY %", entry.name(),
+                          " returns ", entry.root()->shape().ToString(false)));
+  }
+  return true;
+}
+
 bool Parser::Finalize() {
   Computation* entry = entry_;
   if (entry == nullptr) {
@@ -1898,6 +1947,7 @@ bool Parser::Finalize() {
   }
   module_->set_entry(entry);
   if (!has_header_) module_->set_name(StrCatSv("module_", entry->name()));
+  if (entry_layout_.has_value() && !CheckEntryLayout(*entry)) return false;
 
   if (!pending_preds_.empty()) {
     if (!uses_compact_gte_) {
@@ -3194,6 +3244,32 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
   Instruction* added = comp_->AddInstruction(std::move(start));
   for (Instruction* operand : operands_) added->AppendOperand(operand);
   return added;
+}
+
+bool Parser::ParseStandaloneProgramShape(std::vector<Shape>* params,
+                                         Shape* result) {
+  Advance();
+  if (tok_.kind != TK::kLbrace) return false;
+  Advance();
+  if (tok_.kind != TK::kLparen) return false;
+  Advance();
+  while (tok_.kind != TK::kRparen) {
+    Shape p;
+    if (!ParseShape(&p, 0)) return false;
+    params->push_back(std::move(p));
+    if (tok_.kind == TK::kComma) {
+      Advance();
+    } else if (tok_.kind != TK::kRparen) {
+      return false;
+    }
+  }
+  Advance();
+  if (tok_.kind != TK::kArrow) return false;
+  Advance();
+  if (!ParseShape(result, 0)) return false;
+  if (tok_.kind != TK::kRbrace) return false;
+  Advance();
+  return tok_.kind == TK::kEof;
 }
 
 absl::StatusOr<Shape> Parser::ParseStandaloneShape() {

@@ -245,7 +245,7 @@ ENTRY %main (a: f32[8], b: s32[]) -> f32[8] {
 }
 
 )hlo",
-    R"hlo(HloModule features2, entry_computation_layout={()->f32[]}
+    R"hlo(HloModule features2, entry_computation_layout={(f32[<=8,?]{1,0}, f32[8,128]{1,0:T(8,128)L(2)E(32)S(1)})->f32[]}
 
 FileNames
 1 "a.py"

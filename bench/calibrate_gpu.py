@@ -23,6 +23,7 @@ Collective byte size convention (as in XLA's cost tables): all-gather = output
 bytes, reduce-scatter = input bytes, all-reduce = buffer bytes.
 
 Usage (2 GPUs):  python3 bench/calibrate_gpu.py --out calibration.json
+      (8 GPUs, issue 8: ... --only-collectives --group-sizes 2,4,8)
 Needs JAX with GPUs; takes ~2-3 minutes on 2 x H200.
 """
 import argparse
@@ -114,14 +115,14 @@ def hbm_bandwidth(jax, jnp):
   return res
 
 
-def collective_times(jax, jnp):
+def collective_times(jax, jnp, group_size=None):
   import numpy as np
   from jax.sharding import Mesh, PartitionSpec as P
   try:
     from jax import shard_map
   except ImportError:
     from jax.experimental.shard_map import shard_map
-  devs = jax.devices()
+  devs = jax.devices()[:group_size] if group_size else jax.devices()
   g = len(devs)
   mesh = Mesh(np.array(devs), ("x",))
   sizes = [1 << s for s in range(10, 31, 2)]  # 1 KiB .. 1 GiB
@@ -183,6 +184,12 @@ def main():
   ap.add_argument("--out", default="calibration.json")
   ap.add_argument("--skip-collectives", action="store_true")
   ap.add_argument("--only-collectives", action="store_true")
+  ap.add_argument("--group-sizes", default=None,
+                  help="comma-separated collective group sizes (the first N "
+                       "devices each), e.g. 2,4,8 on an 8-GPU host; default: "
+                       "all visible devices. With several, the output has "
+                       "`collectives_by_group` (one entry per size) and "
+                       "`collectives` is the largest group.")
   args = ap.parse_args()
   os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
   import jax
@@ -202,7 +209,15 @@ def main():
     result["gemm"] = gemm_rates(jax, jnp)
     result["hbm"] = hbm_bandwidth(jax, jnp)
   if not args.skip_collectives and len(devs) > 1:
-    result["collectives"] = collective_times(jax, jnp)
+    sizes = ([int(g) for g in args.group_sizes.split(",")]
+             if args.group_sizes else [len(devs)])
+    bad = [g for g in sizes if g < 2 or g > len(devs)]
+    if bad:
+      ap.error("--group-sizes %s: this host has %d devices" % (bad, len(devs)))
+    by_group = [collective_times(jax, jnp, g) for g in sizes]
+    result["collectives"] = by_group[-1]
+    if len(by_group) > 1:
+      result["collectives_by_group"] = by_group
   with open(args.out, "w") as f:
     json.dump(result, f, indent=1)
   print("wrote", args.out)

@@ -394,7 +394,7 @@ std::optional<double> DotFlops(const Instruction& instr) {
       instr.opcode() == Opcode::kScaledDot) {
     if (instr.operand_count() < 2) return std::nullopt;
     return DotFlopsFrom(instr.operand(0)->shape(), instr.shape(),
-                        instr.attrs().dot.lhs_contracting_dims);
+                        instr.attrs().dot->lhs_contracting_dims);
   }
   if (!IsGemmCustomCall(instr) || instr.operand_count() < 2) {
     return std::nullopt;
@@ -513,7 +513,7 @@ std::optional<CollectiveInfo> GpuCostModel::GetCollectiveInfo(
     info.bytes = coll->shape().ByteSize();
   }
   // Group size.
-  std::optional<int64_t> g = coll->attrs().replica_groups.GroupSize();
+  std::optional<int64_t> g = coll->attrs().replica_groups->GroupSize();
   if (op == Opcode::kCollectivePermute) {
     g = 2;
   } else if (!g.has_value()) {

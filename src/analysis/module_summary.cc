@@ -130,8 +130,8 @@ int64_t CollectiveResultBytes(const Instruction& instruction) {
 
 std::string CollectiveGroupsText(const Instruction& instruction) {
   const InstructionAttributes& attrs = instruction.attrs();
-  if (attrs.replica_groups.present()) {
-    return absl::StrCat("replica_groups=", attrs.replica_groups.ToString());
+  if (attrs.replica_groups->present()) {
+    return absl::StrCat("replica_groups=", attrs.replica_groups->ToString());
   }
   if (!attrs.source_target_pairs.empty()) {
     std::string out = "source_target_pairs={";

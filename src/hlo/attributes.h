@@ -6,6 +6,7 @@
 #define HLOVERLAP_HLO_ATTRIBUTES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,51 @@
 namespace hloverlap {
 
 using DimensionVector = absl::InlinedVector<int64_t, 4>;
+
+// A value of type T stored out of line, allocated on first write: for the
+// large attributes only a few opcodes have (dot dimension numbers, replica
+// groups), so that every other instruction carries 8 bytes instead of ~160.
+// Value semantics (copies deep-copy, == compares values); reading one that
+// was never written gives T's default.
+//   attrs.dot->lhs_contracting_dims          // read (or write, non-const)
+//   const DotDimensionNumbers& d = attrs.dot;  // read
+//   attrs.dot.mutable_value() = d;            // write
+template <typename T>
+class Boxed {
+ public:
+  Boxed() = default;
+  Boxed(const Boxed& other)
+      : value_(other.value_ ? std::make_unique<T>(*other.value_) : nullptr) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& other) {
+    if (this != &other) {
+      value_ = other.value_ ? std::make_unique<T>(*other.value_) : nullptr;
+    }
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  Boxed& operator=(T value) {
+    mutable_value() = std::move(value);
+    return *this;
+  }
+
+  const T& value() const { return value_ ? *value_ : Default(); }
+  T& mutable_value() {
+    if (!value_) value_ = std::make_unique<T>();
+    return *value_;
+  }
+  operator const T&() const { return value(); }  // NOLINT: by design
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &mutable_value(); }
+  bool operator==(const Boxed& other) const { return value() == other.value(); }
+
+ private:
+  static const T& Default() {
+    static const T* const kDefault = new T();
+    return *kDefault;
+  }
+  std::unique_ptr<T> value_;
+};
 
 // `slice={[0:8:2], [1:4]}`: one range per dimension.
 struct SliceRange {
@@ -95,7 +141,7 @@ struct OpMetadata {
 // text order; the printer sorts keys as XLA does.
 struct FrontendAttribute {
   std::string key;
-  std::string value;  // unescaped string value, or raw text when is_raw
+  std::string value;    // unescaped string value, or raw text when is_raw
   bool is_raw = false;  // printed as a brace blob instead of a quoted string
   bool operator==(const FrontendAttribute&) const = default;
 };

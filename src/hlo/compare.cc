@@ -405,23 +405,23 @@ absl::Status CompareInstructionsIn(std::string_view context,
     return Diff(context, "padding", PaddingText(x.padding),
                 PaddingText(y.padding));
   }
-  if (x.dot.lhs_batch_dims != y.dot.lhs_batch_dims) {
-    return Diff(context, "lhs_batch_dims", ListText(x.dot.lhs_batch_dims),
-                ListText(y.dot.lhs_batch_dims));
+  if (x.dot->lhs_batch_dims != y.dot->lhs_batch_dims) {
+    return Diff(context, "lhs_batch_dims", ListText(x.dot->lhs_batch_dims),
+                ListText(y.dot->lhs_batch_dims));
   }
-  if (x.dot.lhs_contracting_dims != y.dot.lhs_contracting_dims) {
+  if (x.dot->lhs_contracting_dims != y.dot->lhs_contracting_dims) {
     return Diff(context, "lhs_contracting_dims",
-                ListText(x.dot.lhs_contracting_dims),
-                ListText(y.dot.lhs_contracting_dims));
+                ListText(x.dot->lhs_contracting_dims),
+                ListText(y.dot->lhs_contracting_dims));
   }
-  if (x.dot.rhs_batch_dims != y.dot.rhs_batch_dims) {
-    return Diff(context, "rhs_batch_dims", ListText(x.dot.rhs_batch_dims),
-                ListText(y.dot.rhs_batch_dims));
+  if (x.dot->rhs_batch_dims != y.dot->rhs_batch_dims) {
+    return Diff(context, "rhs_batch_dims", ListText(x.dot->rhs_batch_dims),
+                ListText(y.dot->rhs_batch_dims));
   }
-  if (x.dot.rhs_contracting_dims != y.dot.rhs_contracting_dims) {
+  if (x.dot->rhs_contracting_dims != y.dot->rhs_contracting_dims) {
     return Diff(context, "rhs_contracting_dims",
-                ListText(x.dot.rhs_contracting_dims),
-                ListText(y.dot.rhs_contracting_dims));
+                ListText(x.dot->rhs_contracting_dims),
+                ListText(y.dot->rhs_contracting_dims));
   }
   if (x.comparison_direction != y.comparison_direction) {
     return Diff(context, "direction",

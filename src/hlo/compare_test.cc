@@ -61,8 +61,8 @@ std::unique_ptr<Module> MakeModule() {
   ar->mutable_called_computations().push_back(add);
   auto& at = ar->mutable_attrs();
   at.channel_id = 1;
-  at.replica_groups.format = ReplicaGroups::Format::kExplicit;
-  at.replica_groups.explicit_groups = {{0, 1}};
+  at.replica_groups->format = ReplicaGroups::Format::kExplicit;
+  at.replica_groups->explicit_groups = {{0, 1}};
   at.use_global_device_ids = true;
   at.metadata.op_name = "jit(f)/psum";
   at.metadata.stack_frame_id = 1;
@@ -185,7 +185,9 @@ std::vector<Mutation> Mutations() {
        "computation main, instruction ar: channel_id 1 vs 7"},
       {"ReplicaGroups",
        [](Module& m) {
-         auto& rg = Find(m, "main", "ar")->mutable_attrs().replica_groups;
+         auto& rg = Find(m, "main", "ar")
+                        ->mutable_attrs()
+                        .replica_groups.mutable_value();
          rg.format = ReplicaGroups::Format::kIota;
          rg.iota_num_groups = 1;
          rg.iota_group_size = 2;

@@ -49,13 +49,13 @@ struct InstructionAttributes {
   std::vector<SliceRange> slice;        // slice slice=
   DimensionVector dynamic_slice_sizes;  // dynamic-slice dynamic_slice_sizes=
   std::vector<PaddingDim> padding;      // pad padding=
-  DotDimensionNumbers dot;              // dot, ragged-dot, scaled-dot
+  Boxed<DotDimensionNumbers> dot;       // dot, ragged-dot, scaled-dot
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;
   std::string comparison_type;  // compare type= (empty = default for type)
 
   // Collectives.
   std::optional<int64_t> channel_id;
-  ReplicaGroups replica_groups;
+  Boxed<ReplicaGroups> replica_groups;
   bool use_global_device_ids = false;
   bool constrain_layout = false;
   std::vector<std::pair<int64_t, int64_t>> source_target_pairs;  // c-permute

@@ -2503,13 +2503,13 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrPadding:
       return ParsePadding(&a.padding);
     case kAttrLhsBatchDims:
-      return ParseIntList(&a.dot.lhs_batch_dims);
+      return ParseIntList(&a.dot->lhs_batch_dims);
     case kAttrLhsContractingDims:
-      return ParseIntList(&a.dot.lhs_contracting_dims);
+      return ParseIntList(&a.dot->lhs_contracting_dims);
     case kAttrRhsBatchDims:
-      return ParseIntList(&a.dot.rhs_batch_dims);
+      return ParseIntList(&a.dot->rhs_batch_dims);
     case kAttrRhsContractingDims:
-      return ParseIntList(&a.dot.rhs_contracting_dims);
+      return ParseIntList(&a.dot->rhs_contracting_dims);
     case kAttrDirection: {
       static constexpr std::pair<std::string_view, ComparisonDirection>
           kDirections[] = {{"EQ", ComparisonDirection::kEq},
@@ -2546,7 +2546,7 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
       return true;
     }
     case kAttrReplicaGroups:
-      return ParseReplicaGroups(&a.replica_groups);
+      return ParseReplicaGroups(&a.replica_groups.mutable_value());
     case kAttrUseGlobalDeviceIds:
       return ParseBool(&a.use_global_device_ids);
     case kAttrConstrainLayout:

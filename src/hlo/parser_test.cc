@@ -129,10 +129,11 @@ TEST(DumpStyles, Default2025) {
   ASSERT_NE(rs, nullptr);
   EXPECT_EQ(rs->opcode(), Opcode::kReduceScatter);
   EXPECT_EQ(rs->attrs().channel_id, 2);
-  EXPECT_EQ(rs->attrs().replica_groups.format, ReplicaGroups::Format::kIota);
-  EXPECT_EQ(rs->attrs().replica_groups.iota_num_groups, 1);
-  EXPECT_EQ(rs->attrs().replica_groups.iota_group_size, 2);
-  EXPECT_EQ(rs->attrs().replica_groups.iota_reshape_dims, DimensionVector({2}));
+  EXPECT_EQ(rs->attrs().replica_groups->format, ReplicaGroups::Format::kIota);
+  EXPECT_EQ(rs->attrs().replica_groups->iota_num_groups, 1);
+  EXPECT_EQ(rs->attrs().replica_groups->iota_group_size, 2);
+  EXPECT_EQ(rs->attrs().replica_groups->iota_reshape_dims,
+            DimensionVector({2}));
   EXPECT_TRUE(rs->attrs().use_global_device_ids);
   EXPECT_TRUE(rs->attrs().has_dimensions);
   EXPECT_EQ(rs->dimensions(), DimensionVector({0}));
@@ -198,9 +199,9 @@ TEST(DumpStyles, OperandShapes) {
   ASSERT_NE(ar, nullptr);
   EXPECT_EQ(ar->opcode(), Opcode::kAllReduce);
   EXPECT_EQ(ar->operand(0)->name(), "v.15");
-  EXPECT_EQ(ar->attrs().replica_groups.format,
+  EXPECT_EQ(ar->attrs().replica_groups->format,
             ReplicaGroups::Format::kExplicit);
-  EXPECT_EQ(ar->attrs().replica_groups.explicit_groups,
+  EXPECT_EQ(ar->attrs().replica_groups->explicit_groups,
             (std::vector<std::vector<int64_t>>{{0, 1}}));
   EXPECT_EQ(ar->to_apply()->name(), "sum.1");
   EXPECT_EQ(ar->metadata().op_type, "psum");
@@ -438,13 +439,13 @@ ENTRY main {
   EXPECT_EQ(pad[0], (PaddingDim{1, 1, 0}));
   EXPECT_EQ(pad[1], (PaddingDim{0, 2, 1}));
   const Instruction* d = Find(*m, "d");
-  EXPECT_EQ(d->attrs().dot.lhs_contracting_dims, DimensionVector({1}));
-  EXPECT_EQ(d->attrs().dot.rhs_contracting_dims, DimensionVector({0}));
-  EXPECT_TRUE(d->attrs().dot.lhs_batch_dims.empty());
+  EXPECT_EQ(d->attrs().dot->lhs_contracting_dims, DimensionVector({1}));
+  EXPECT_EQ(d->attrs().dot->rhs_contracting_dims, DimensionVector({0}));
+  EXPECT_TRUE(d->attrs().dot->lhs_batch_dims.empty());
   ASSERT_EQ(d->attrs().raw.size(), 1u);
   EXPECT_EQ(d->attrs().raw[0],
             (RawAttribute{"operand_precision", "{default,highest}"}));
-  EXPECT_EQ(Find(*m, "b")->attrs().dot.rhs_batch_dims, DimensionVector({0}));
+  EXPECT_EQ(Find(*m, "b")->attrs().dot->rhs_batch_dims, DimensionVector({0}));
   const Instruction* c = Find(*m, "c");
   EXPECT_EQ(c->attrs().comparison_direction, ComparisonDirection::kGe);
   EXPECT_EQ(c->attrs().comparison_type, "TOTALORDER");

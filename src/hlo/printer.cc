@@ -768,13 +768,13 @@ uint32_t PresentTypedAttrs(const Instruction& instr) {
   if (!a.slice.empty()) m |= Bit(kSlice);
   if (!a.dynamic_slice_sizes.empty()) m |= Bit(kDynamicSliceSizes);
   if (!a.padding.empty()) m |= Bit(kPadding);
-  if (!a.dot.lhs_batch_dims.empty() || !a.dot.lhs_contracting_dims.empty() ||
-      !a.dot.rhs_batch_dims.empty() || !a.dot.rhs_contracting_dims.empty()) {
+  if (!a.dot->lhs_batch_dims.empty() || !a.dot->lhs_contracting_dims.empty() ||
+      !a.dot->rhs_batch_dims.empty() || !a.dot->rhs_contracting_dims.empty()) {
     m |= Bit(kDotDims);
   }
   if (!a.comparison_type.empty()) m |= Bit(kComparisonType);
   if (a.channel_id.has_value()) m |= Bit(kChannelId);
-  if (a.replica_groups.present()) m |= Bit(kReplicaGroups);
+  if (a.replica_groups->present()) m |= Bit(kReplicaGroups);
   if (a.constrain_layout) m |= Bit(kConstrainLayout);
   if (a.use_global_device_ids) m |= Bit(kUseGlobalDeviceIds);
   if (!a.source_target_pairs.empty()) m |= Bit(kSourceTargetPairs);

@@ -100,10 +100,10 @@ TEST(PrinterTest, PrintsWholeModule) {
   Instruction* ar = b.Op(Opcode::kAllReduce, "ar.3", F32({8, 128}), {a});
   ar->mutable_called_computations().push_back(add);
   ar->mutable_attrs().channel_id = 3;
-  ar->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kIota;
-  ar->mutable_attrs().replica_groups.iota_num_groups = 1;
-  ar->mutable_attrs().replica_groups.iota_group_size = 2;
-  ar->mutable_attrs().replica_groups.iota_reshape_dims = {2};
+  ar->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kIota;
+  ar->mutable_attrs().replica_groups->iota_num_groups = 1;
+  ar->mutable_attrs().replica_groups->iota_group_size = 2;
+  ar->mutable_attrs().replica_groups->iota_reshape_dims = {2};
   ar->mutable_attrs().use_global_device_ids = true;
   Instruction* tuple = b.Op(Opcode::kTuple, "t.4",
                             Shape::Tuple({S32(), F32({8, 128})}), {s, ar});
@@ -352,10 +352,10 @@ TEST_F(AttributeTest, OpcodeSpecificTypedAttributes) {
   EXPECT_EQ(Line(*dot),
             "%dot = f32[4]{0} dot(%gte, %gte), lhs_contracting_dims={}, "
             "rhs_contracting_dims={}");
-  dot->mutable_attrs().dot.lhs_batch_dims = {0};
-  dot->mutable_attrs().dot.lhs_contracting_dims = {2};
-  dot->mutable_attrs().dot.rhs_batch_dims = {0};
-  dot->mutable_attrs().dot.rhs_contracting_dims = {1};
+  dot->mutable_attrs().dot->lhs_batch_dims = {0};
+  dot->mutable_attrs().dot->lhs_contracting_dims = {2};
+  dot->mutable_attrs().dot->rhs_batch_dims = {0};
+  dot->mutable_attrs().dot->rhs_contracting_dims = {1};
   dot->mutable_attrs().raw.push_back(
       {"operand_precision", "{highest,default}"});
   EXPECT_EQ(Line(*dot),
@@ -379,8 +379,8 @@ TEST_F(AttributeTest, CollectiveAttributesInXlaOrder) {
   Instruction* ag = b().Op(Opcode::kAllGather, "ag", F32({16}), {p});
   auto& a = ag->mutable_attrs();
   a.channel_id = 1;
-  a.replica_groups.format = ReplicaGroups::Format::kExplicit;
-  a.replica_groups.explicit_groups = {{0, 1}, {2, 3}};
+  a.replica_groups->format = ReplicaGroups::Format::kExplicit;
+  a.replica_groups->explicit_groups = {{0, 1}, {2, 3}};
   a.constrain_layout = true;
   a.has_dimensions = true;
   a.dimensions = {0};
@@ -394,11 +394,11 @@ TEST_F(AttributeTest, CollectiveAttributesInXlaOrder) {
   rs->mutable_called_computations().push_back(add);
   auto& r = rs->mutable_attrs();
   r.channel_id = 2;
-  r.replica_groups.format = ReplicaGroups::Format::kIota;
-  r.replica_groups.iota_num_groups = 2;
-  r.replica_groups.iota_group_size = 4;
-  r.replica_groups.iota_reshape_dims = {4, 2};
-  r.replica_groups.iota_transpose_perm = {1, 0};
+  r.replica_groups->format = ReplicaGroups::Format::kIota;
+  r.replica_groups->iota_num_groups = 2;
+  r.replica_groups->iota_group_size = 4;
+  r.replica_groups->iota_reshape_dims = {4, 2};
+  r.replica_groups->iota_transpose_perm = {1, 0};
   r.use_global_device_ids = true;
   r.has_dimensions = true;
   r.dimensions = {0};
@@ -408,8 +408,8 @@ TEST_F(AttributeTest, CollectiveAttributesInXlaOrder) {
             "dimensions={0}, to_apply=%add");
 
   Instruction* a2a = b().Op(Opcode::kAllToAll, "a2a", F32({8}), {p});
-  a2a->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kMesh;
-  a2a->mutable_attrs().replica_groups.mesh_text = "mesh['x'=2] {'x'}";
+  a2a->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kMesh;
+  a2a->mutable_attrs().replica_groups->mesh_text = "mesh['x'=2] {'x'}";
   a2a->mutable_attrs().has_dimensions = true;
   a2a->mutable_attrs().dimensions = {0};
   EXPECT_EQ(Line(*a2a),
@@ -418,7 +418,7 @@ TEST_F(AttributeTest, CollectiveAttributesInXlaOrder) {
 
   Instruction* empty = b().Op(Opcode::kAllReduce, "ar", F32({8}), {p});
   empty->mutable_called_computations().push_back(add);
-  empty->mutable_attrs().replica_groups.format =
+  empty->mutable_attrs().replica_groups->format =
       ReplicaGroups::Format::kExplicit;
   EXPECT_EQ(Line(*empty),
             "%ar = f32[8]{0} all-reduce(%p0), replica_groups={}, "

@@ -541,8 +541,8 @@ TEST_F(VerifierTest, DotMessageNamesOperandsAndContraction) {
   Instruction* rhs = Param(region, 1, F32({4, 16}));
   Instruction* dot =
       Add(region, Opcode::kDot, "dot.3", F32({8, 15}), {lhs, rhs});
-  dot->mutable_attrs().dot.lhs_contracting_dims = {1};
-  dot->mutable_attrs().dot.rhs_contracting_dims = {0};
+  dot->mutable_attrs().dot->lhs_contracting_dims = {1};
+  dot->mutable_attrs().dot->rhs_contracting_dims = {0};
   region->set_root(dot);
   Computation* c = Entry();
   c->set_root(Param(c, 0, F32({})));
@@ -560,7 +560,7 @@ TEST_F(VerifierTest, DotContractingMismatchAndWideningOk) {
   Instruction* rhs_ok = Param(c, 2, BF16({2, 4, 16}));
   for (auto [name, r] : {std::pair{"bad", rhs}, std::pair{"wide", rhs_ok}}) {
     Instruction* dot = Add(c, Opcode::kDot, name, F32({2, 8, 16}), {lhs, r});
-    auto& d = dot->mutable_attrs().dot;
+    auto& d = dot->mutable_attrs().dot.mutable_value();
     d.lhs_batch_dims = {0};
     d.rhs_batch_dims = {0};
     d.lhs_contracting_dims = {2};
@@ -761,17 +761,17 @@ TEST_F(VerifierTest, AllGatherWithGroupSize) {
   Instruction* p = Param(c, 0, F32({4, 8}));
   auto* ok = Add(c, Opcode::kAllGather, "ok", F32({16, 8}), {p});
   ok->mutable_attrs().dimensions = {0};
-  ok->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kIota;
-  ok->mutable_attrs().replica_groups.iota_num_groups = 1;
-  ok->mutable_attrs().replica_groups.iota_group_size = 4;
-  ok->mutable_attrs().replica_groups.iota_reshape_dims = {4};
+  ok->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kIota;
+  ok->mutable_attrs().replica_groups->iota_num_groups = 1;
+  ok->mutable_attrs().replica_groups->iota_group_size = 4;
+  ok->mutable_attrs().replica_groups->iota_reshape_dims = {4};
   auto* bad = Add(c, Opcode::kAllGather, "bad", F32({8, 8}), {p});
   bad->mutable_attrs().dimensions = {0};
   bad->mutable_attrs().replica_groups = ok->attrs().replica_groups;
   auto* mesh = Add(c, Opcode::kAllGather, "mesh", F32({4, 8}), {p});
   mesh->mutable_attrs().dimensions = {0};
-  mesh->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kMesh;
-  mesh->mutable_attrs().replica_groups.mesh_text = "mesh['x'=2,'y'=3] {'x'}";
+  mesh->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kMesh;
+  mesh->mutable_attrs().replica_groups->mesh_text = "mesh['x'=2,'y'=3] {'x'}";
   c->set_root(p);
   EXPECT_THAT(
       Verify(),
@@ -819,9 +819,9 @@ TEST_F(VerifierTest, ReduceScatter) {
   nodiv->mutable_called_computations() = {sum};
   auto* grouped = Add(c, Opcode::kReduceScatter, "grouped", F32({6, 2}), {p});
   grouped->mutable_attrs().dimensions = {1};
-  grouped->mutable_attrs().replica_groups.format =
+  grouped->mutable_attrs().replica_groups->format =
       ReplicaGroups::Format::kExplicit;
-  grouped->mutable_attrs().replica_groups.explicit_groups = {{0, 1}, {2, 3}};
+  grouped->mutable_attrs().replica_groups->explicit_groups = {{0, 1}, {2, 3}};
   grouped->mutable_called_computations() = {sum};
   c->set_root(p);
   EXPECT_THAT(
@@ -842,8 +842,8 @@ TEST_F(VerifierTest, ReplicaAndPartitionGroupsSpanPartitions) {
   auto* ag = Add(c, Opcode::kAllGather, "ag", F32({8}), {p});
   ag->mutable_attrs().dimensions = {0};
   ag->mutable_attrs().channel_id = 1;
-  ag->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kExplicit;
-  ag->mutable_attrs().replica_groups.explicit_groups = {{0}};
+  ag->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kExplicit;
+  ag->mutable_attrs().replica_groups->explicit_groups = {{0}};
   c->set_root(ag);
   EXPECT_THAT(Verify(), IsEmpty());
 }
@@ -876,9 +876,9 @@ TEST_F(VerifierTest, AllToAllAndCollectivePermute) {
   Instruction* p = Param(c, 0, F32({4, 6}));
   auto* a2a = Add(c, Opcode::kAllToAll, "a2a", F32({4, 6}), {p});
   a2a->mutable_attrs().dimensions = {1};
-  a2a->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kIota;
-  a2a->mutable_attrs().replica_groups.iota_num_groups = 1;
-  a2a->mutable_attrs().replica_groups.iota_group_size = 4;
+  a2a->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kIota;
+  a2a->mutable_attrs().replica_groups->iota_num_groups = 1;
+  a2a->mutable_attrs().replica_groups->iota_group_size = 4;
   auto* tuple_a2a = Add(c, Opcode::kAllToAll, "tuple_a2a", F32({4, 6}), {p, p});
   (void)tuple_a2a;
   auto* cp = Add(c, Opcode::kCollectivePermute, "cp", F32({4, 5}), {p});
@@ -922,9 +922,9 @@ TEST_F(VerifierTest, NativeAsyncCollectives) {
   Instruction* bad_ags = Add(c, Opcode::kAllGatherStart, "bad_ags",
                              Tuple({F32({4}), F32({4})}), {p});
   bad_ags->mutable_attrs().dimensions = {0};
-  bad_ags->mutable_attrs().replica_groups.format =
+  bad_ags->mutable_attrs().replica_groups->format =
       ReplicaGroups::Format::kExplicit;
-  bad_ags->mutable_attrs().replica_groups.explicit_groups = {{0, 1}};
+  bad_ags->mutable_attrs().replica_groups->explicit_groups = {{0, 1}};
   Add(c, Opcode::kAllGatherDone, "wrong_start", F32({4}), {ars});
   Add(c, Opcode::kAllReduceDone, "bad_ard", F32({2}), {ars});
   Add(c, Opcode::kCollectivePermuteStart, "bad_cps",
@@ -1086,22 +1086,22 @@ TEST_F(VerifierTest, HostileAttributeValuesDoNotCrash) {
   auto* red = Add(c, Opcode::kReduce, "red", F32({}), {p, z});
   red->mutable_attrs().dimensions = {kMax, kMin};
   auto* dot = Add(c, Opcode::kDot, "dot", F32({}), {p, p});
-  dot->mutable_attrs().dot.lhs_contracting_dims = {kMin};
-  dot->mutable_attrs().dot.rhs_contracting_dims = {kMax};
+  dot->mutable_attrs().dot->lhs_contracting_dims = {kMin};
+  dot->mutable_attrs().dot->rhs_contracting_dims = {kMax};
   auto* ds = Add(c, Opcode::kDynamicSlice, "ds", F32({}), {p, z, z});
   ds->mutable_attrs().dynamic_slice_sizes = {kMin};
   auto* iota = Add(c, Opcode::kIota, "iota", F32({}));
   iota->mutable_attrs().iota_dimension = kMax;
   auto* ag = Add(c, Opcode::kAllGather, "ag", F32({kMax, 4}), {p});
   ag->mutable_attrs().dimensions = {0};
-  ag->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kIota;
-  ag->mutable_attrs().replica_groups.iota_group_size = kMax;
+  ag->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kIota;
+  ag->mutable_attrs().replica_groups->iota_group_size = kMax;
   auto* a2a = Add(c, Opcode::kAllToAll, "a2a", F32({4, 4}), {p});
   a2a->mutable_attrs().dimensions = {kMin};
   auto* mesh = Add(c, Opcode::kAllGather, "mesh", F32({4, 4}), {p});
   mesh->mutable_attrs().dimensions = {0};
-  mesh->mutable_attrs().replica_groups.format = ReplicaGroups::Format::kMesh;
-  mesh->mutable_attrs().replica_groups.mesh_text = "mesh['x'=99999999999] {'x";
+  mesh->mutable_attrs().replica_groups->format = ReplicaGroups::Format::kMesh;
+  mesh->mutable_attrs().replica_groups->mesh_text = "mesh['x'=99999999999] {'x";
   c->set_root(p);
   std::vector<std::string> problems = Verify();
   // One message per broken instruction except `mesh`, whose replica groups

@@ -394,7 +394,7 @@ class Simulator {
     if (!info.has_value()) return info;
     const Instruction* coll = WrappedCollective(instr);
     if (info->opcode != Opcode::kCollectivePermute &&
-        !coll->attrs().replica_groups.GroupSize().has_value()) {
+        !coll->attrs().replica_groups->GroupSize().has_value()) {
       info->group_size = DefaultDevices();
     }
     return info;

@@ -112,8 +112,10 @@ class Computation {
   void ApplyPendingEdits() const;
 
   // Mutable: reading the order (a const operation) merges pending_ first.
-  // Readers on several threads (the interpreter) never see pending inserts:
-  // only passes, on one thread, queue them.
+  // Edits are queued by passes (one thread) and may outlive the pass, so the
+  // first read after them must be on one thread too: the interpreter reads
+  // every reachable computation in Interpreter::Prepare before its device
+  // threads start, and the threads only read those.
   mutable std::vector<std::unique_ptr<Instruction>> instructions_;
   struct PendingInsert {
     const Instruction* before;

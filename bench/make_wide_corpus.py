@@ -52,11 +52,8 @@ def child(corpus_py, cfg_json):
     """Runs in a fresh process whose JAX config (env) mocks N GPUs."""
     import jax
     n = int(os.environ["WIDE_N"])
-    if os.environ.get("WIDE_MODE") == "cpu":
-        jax.config.update("jax_platforms", "cpu")
-    else:
-        # One mocked process per device, NCCL mocked (JAX's GPU plugin).
-        jax.config.update("mock_num_gpu_processes", n)
+    # One mocked process per device, NCCL mocked (JAX's GPU plugin).
+    jax.config.update("mock_num_gpu_processes", n)
     if len(jax.devices()) != n:
         raise SystemExit(f"mock client gave {len(jax.devices())} devices, "
                          f"not {n}")
@@ -91,13 +88,12 @@ def main():
         return
     corpus_py, out = sys.argv[1], sys.argv[2]
     widths = [int(w) for w in sys.argv[3:]] or [4, 8]
-    mode = os.environ.get("WIDE_MODE", "gpu")
     timeout = int(os.environ.get("WIDE_TIMEOUT", "300"))
     corpus = load_corpus(corpus_py)
     records = []
     for n in widths:
         for name, cfg in CASES.items():
-            case = f"{name}_w{n}" + ("_cpu" if mode == "cpu" else "")
+            case = f"{name}_w{n}"
             dump = f"/tmp/wide/{case}"
             dest = os.path.join(out, case)
             shutil.rmtree(dump, ignore_errors=True)
@@ -109,12 +105,10 @@ def main():
                 # ones forever; it does not change the HLO stages we keep.
                 "--xla_gpu_shard_autotuning=false",
                 "--xla_gpu_autotune_level=0"]
-            if mode == "cpu":
-                flags.append(f"--xla_force_host_platform_device_count={n}")
             env = {**os.environ, "XLA_FLAGS": " ".join(flags),
-                   "WIDE_N": str(n), "WIDE_MODE": mode}
+                   "WIDE_N": str(n)}
             t0 = time.time()
-            rec = {"case": case, "width": n, "mode": mode}
+            rec = {"case": case, "width": n}
             try:
                 r = subprocess.run(
                     [sys.executable, __file__, "child", corpus_py,

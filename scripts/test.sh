@@ -101,10 +101,9 @@ fi
 # 2. ASan + UBSan (benchmarks off; tests labelled `slow` skipped), with
 #    libFuzzer coverage when the compiler is clang (then 3 needs no build).
 san_fuzz=OFF
-san_targets=""
 if [[ "$SAN_CXX" == *clang* ]]; then san_fuzz=ON; fi
 FUZZ_BIN=""
-if build_stage sanitize "$BUILD_ROOT/sanitize" "$san_targets" -- \
+if build_stage sanitize "$BUILD_ROOT/sanitize" "" -- \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
     -DCMAKE_CXX_COMPILER="$SAN_CXX" -DHLOVERLAP_SANITIZE=ON \
     -DHLOVERLAP_FUZZ="$san_fuzz" -DHLOVERLAP_BENCH=OFF; then

@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/lexer.h"
+#include "hlo/shape_inference.h"
 
 namespace hloverlap {
 namespace {
@@ -528,7 +529,7 @@ class Parser {
   absl::StatusOr<Shape> ParseStandaloneShape();
   // `{(P0, P1, ...)->R}` (an entry_computation_layout value); false when it
   // is not of that form.
-  bool ParseStandaloneProgramShape(std::vector<Shape>* params, Shape* result);
+  bool ParseStandaloneProgramShape(ProgramShape* program);
 
  private:
   // --- Tokens and diagnostics ---------------------------------------------
@@ -643,7 +644,7 @@ class Parser {
   // entry_computation_layout, when it parsed as a program shape: checked
   // against the entry computation's signature in Finalize().
   size_t entry_layout_offset_ = 0;
-  std::optional<std::pair<std::vector<Shape>, Shape>> entry_layout_;
+  std::optional<ProgramShape> entry_layout_;
   SvMap<Computation*> computations_;
   Computation* entry_ = nullptr;
 
@@ -1345,12 +1346,11 @@ bool Parser::ParseHeader() {
       if (!CaptureRawValue(&raw)) return false;
       module_->set_entry_computation_layout(std::string(raw));
       // Parsed again on its own: a form we do not model stays raw text.
-      std::vector<Shape> params;
-      Shape result;
+      ProgramShape layout;
       Parser sub(raw, opts_);
-      if (sub.ParseStandaloneProgramShape(&params, &result)) {
+      if (sub.ParseStandaloneProgramShape(&layout)) {
         entry_layout_offset_ = layout_offset;
-        entry_layout_.emplace(std::move(params), std::move(result));
+        entry_layout_ = std::move(layout);
       }
     } else if (name == "frontend_attributes") {
       if (!ParseFrontendAttributes(&module_->frontend_attributes())) {
@@ -1911,7 +1911,8 @@ bool Parser::RenameSynthesizedInstructions() {
 }
 
 bool Parser::CheckEntryLayout(const Computation& entry) {
-  const auto& [params, result] = *entry_layout_;
+  const std::vector<Shape>& params = entry_layout_->parameters;
+  const Shape& result = entry_layout_->result;
   const int64_t n = entry.num_parameters();
   if (static_cast<int64_t>(params.size()) != n) {
     return Error(
@@ -3246,8 +3247,7 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
   return added;
 }
 
-bool Parser::ParseStandaloneProgramShape(std::vector<Shape>* params,
-                                         Shape* result) {
+bool Parser::ParseStandaloneProgramShape(ProgramShape* program) {
   Advance();
   if (tok_.kind != TK::kLbrace) return false;
   Advance();
@@ -3256,7 +3256,7 @@ bool Parser::ParseStandaloneProgramShape(std::vector<Shape>* params,
   while (tok_.kind != TK::kRparen) {
     Shape p;
     if (!ParseShape(&p, 0)) return false;
-    params->push_back(std::move(p));
+    program->parameters.push_back(std::move(p));
     if (tok_.kind == TK::kComma) {
       Advance();
     } else if (tok_.kind != TK::kRparen) {
@@ -3266,7 +3266,7 @@ bool Parser::ParseStandaloneProgramShape(std::vector<Shape>* params,
   Advance();
   if (tok_.kind != TK::kArrow) return false;
   Advance();
-  if (!ParseShape(result, 0)) return false;
+  if (!ParseShape(&program->result, 0)) return false;
   if (tok_.kind != TK::kRbrace) return false;
   Advance();
   return tok_.kind == TK::kEof;

@@ -2,13 +2,14 @@
 #include "sim/liveness.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/gpu_cost_model.h"
 #include "hlo/computation.h"
@@ -133,8 +134,12 @@ class Liveness {
     int64_t size = 0;
     int64_t def = 0;
     int64_t last = 0;
-    // Instructions whose value is (a leaf of) this buffer.
-    absl::InlinedVector<const Instruction*, 2> holders;
+    // Over the instructions whose value is (a leaf of) this buffer so far:
+    // the latest schedule position of one of their users (INT64_MAX for a
+    // user outside the schedule), and whether one is a parameter or the
+    // root (the buffer then never dies inside the computation).
+    int64_t last_holder_use = -1;
+    bool pinned = false;
     // A GEMM's workspace: scratch of that kernel only, even where XLA
     // threads it through a loop state (its contents are never read).
     bool scratch = false;
@@ -174,14 +179,23 @@ class Liveness {
           continue;
         }
         ids.push_back(static_cast<int64_t>(buffers.size()));
-        buffers.push_back(Buffer{b, pos, pos});
+        Buffer buffer;
+        buffer.size = b;
+        buffer.def = pos;
+        buffer.last = pos;
+        buffers.push_back(buffer);
       }
       return ids;
     };
-    auto operand_leaves = [&](const Instruction* o) -> std::vector<int64_t> {
+    // By reference: a get-tuple-element of a wide loop state must not copy
+    // all of its leaves. An operand outside the schedule (not in valid IR)
+    // holds no buffer; `unknown` keeps those vectors at stable addresses.
+    std::deque<std::vector<int64_t>> unknown;
+    auto operand_leaves =
+        [&](const Instruction* o) -> const std::vector<int64_t>& {
       auto it = leaves.find(o);
       if (it != leaves.end()) return it->second;
-      return std::vector<int64_t>(LeafCount(o->shape()), -1);
+      return unknown.emplace_back(LeafCount(o->shape()), -1);
     };
 
     for (int64_t p = 0; p < n; ++p) {
@@ -212,7 +226,7 @@ class Liveness {
           }
           break;
         case Opcode::kGetTupleElement: {
-          std::vector<int64_t> src = operand_leaves(i.operand(0));
+          const std::vector<int64_t>& src = operand_leaves(i.operand(0));
           const Shape& os = i.operand(0)->shape();
           int64_t idx = i.tuple_index();
           if (os.IsTuple() && idx >= 0 && idx < os.tuple_size()) {
@@ -229,7 +243,7 @@ class Liveness {
         }
         case Opcode::kTuple:
           for (const Instruction* o : i.operands()) {
-            std::vector<int64_t> s = operand_leaves(o);
+            const std::vector<int64_t>& s = operand_leaves(o);
             ids.insert(ids.end(), s.begin(), s.end());
           }
           break;
@@ -245,7 +259,7 @@ class Liveness {
         default:
           if (IsAsyncDone(op) || op == Opcode::kAsyncUpdate) {
             if (i.operand_count() > 0) {
-              std::vector<int64_t> src = operand_leaves(i.operand(0));
+              const std::vector<int64_t>& src = operand_leaves(i.operand(0));
               const Shape& ss = i.operand(0)->shape();
               if (op != Opcode::kAsyncUpdate && ss.IsTuple() &&
                   ss.tuple_size() >= 2) {
@@ -263,7 +277,7 @@ class Liveness {
                      i.shape().tuple_size() >= 2) {
             std::vector<int64_t> in;
             for (const Instruction* o : i.operands()) {
-              std::vector<int64_t> s = operand_leaves(o);
+              const std::vector<int64_t>& s = operand_leaves(o);
               in.insert(in.end(), s.begin(), s.end());
             }
             if (static_cast<int64_t>(in.size()) ==
@@ -305,7 +319,7 @@ class Liveness {
           if ((op == Opcode::kFusion || IsElementwise(op)) && ids.size() == 1 &&
               ids[0] >= 0 && buffers[ids[0]].def == p &&
               buffers[ids[0]].size > 0) {
-            ShareDyingOperand(i, p, c.root(), position, leaves, ids, buffers);
+            ShareDyingOperand(i, p, leaves, ids, buffers);
           }
           break;
       }
@@ -335,8 +349,21 @@ class Liveness {
       }
       extra[p] = sub;
       if (sub > 0) sub_at_[&i] = sub_at;
-      for (int64_t id : ids) {
-        if (id >= 0) buffers[id].holders.push_back(&i);
+      if (!ids.empty()) {
+        int64_t last_use = -1;
+        for (const Instruction* u : i.users()) {
+          auto up = position.find(u);
+          last_use =
+              up == position.end() ? INT64_MAX : std::max(last_use, up->second);
+          if (last_use == INT64_MAX) break;
+        }
+        bool pinned = op == Opcode::kParameter || &i == c.root();
+        for (int64_t id : ids) {
+          if (id < 0) continue;
+          buffers[id].last_holder_use =
+              std::max(buffers[id].last_holder_use, last_use);
+          buffers[id].pinned = buffers[id].pinned || pinned;
+        }
       }
       leaves[&i] = std::move(ids);
     }
@@ -390,8 +417,7 @@ class Liveness {
   // later user, no alias of it such as a tuple, get-tuple-element, bitcast
   // or loop state). The output then takes the operand's buffer.
   static void ShareDyingOperand(
-      const Instruction& i, int64_t p, const Instruction* root,
-      const absl::flat_hash_map<const Instruction*, int64_t>& position,
+      const Instruction& i, int64_t p,
       const absl::flat_hash_map<const Instruction*, std::vector<int64_t>>&
           leaves,
       std::vector<int64_t>& ids, std::vector<Buffer>& buffers) {
@@ -407,18 +433,9 @@ class Liveness {
       int64_t id = lv->second[0];
       if (buffers[id].size != buffers[ids[0]].size) continue;
       // Every holder of the buffer (o, what o aliases, what aliases o) must
-      // have no user after i.
-      bool dies = true;
-      for (const Instruction* h : buffers[id].holders) {
-        if (h->opcode() == Opcode::kParameter || h == root) dies = false;
-        for (const Instruction* u : h->users()) {
-          if (u == &i) continue;
-          auto up = position.find(u);
-          if (up == position.end() || up->second >= p) dies = false;
-        }
-        if (!dies) break;
-      }
-      if (!dies || buffers[id].last > p) continue;
+      // have no user after i (i itself is the only user at p).
+      const Buffer& b = buffers[id];
+      if (b.pinned || b.last_holder_use > p || b.last > p) continue;
       buffers[ids[0]].size = 0;
       ids[0] = id;
       return;
@@ -431,7 +448,7 @@ class Liveness {
                            std::vector<Buffer>& buffers) {
     auto alias = [&](int64_t out_index, int64_t operand) {
       if (operand < 0 || operand >= i.operand_count()) return;
-      std::vector<int64_t> src = operand_leaves(i.operand(operand));
+      const std::vector<int64_t>& src = operand_leaves(i.operand(operand));
       if (src.size() != 1 || out_index < 0 ||
           out_index >= static_cast<int64_t>(ids.size())) {
         return;

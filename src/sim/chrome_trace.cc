@@ -8,6 +8,13 @@
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
+namespace {
+
+// Overlaps shorter than this are rounding (a kernel ending where the
+// collective starts, at times summed in different orders), not overlap.
+constexpr double kMinOverlapUs = 1e-6;
+
+}  // namespace
 
 std::string ChromeTraceJson(const SimResult& r) {
   // Track ids (threads of process 1).
@@ -76,7 +83,7 @@ std::string ChromeTraceJson(const SimResult& r) {
     for (auto it = first; it != kernels.end() && (*it)->start_us < end; ++it) {
       double a = std::max(s, (*it)->start_us);
       double b = std::min(end, (*it)->start_us + (*it)->duration_us);
-      if (b <= a) continue;
+      if (b - a <= kMinOverlapUs) continue;
       overlapped += b - a;
       if (n < 8) names.push_back((*it)->name);
       ++n;

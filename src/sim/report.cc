@@ -2,6 +2,7 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -24,14 +25,22 @@ std::string Bytes(int64_t b) {
   return absl::StrFormat("%d B", b);
 }
 
+// A time on a grid of 1e-6 us, so that figures equal but for rounding
+// (a loop summarized rather than replayed adds its iterations in another
+// order) sort as equal and keep their first-issue order.
+double SortKey(double us) {
+  return std::isnan(us) ? -INFINITY : std::round(us * 1e6);
+}
+
 std::vector<size_t> ByExposed(const SimResult& r) {
   std::vector<size_t> order(r.collectives.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (r.collectives[a].exposed_us != r.collectives[b].exposed_us) {
-      return r.collectives[a].exposed_us > r.collectives[b].exposed_us;
-    }
-    return r.collectives[a].time_us > r.collectives[b].time_us;
+    double ea = SortKey(r.collectives[a].exposed_us);
+    double eb = SortKey(r.collectives[b].exposed_us);
+    if (ea != eb) return ea > eb;
+    return SortKey(r.collectives[a].time_us) >
+           SortKey(r.collectives[b].time_us);
   });
   return order;
 }

@@ -33,9 +33,22 @@ struct SimOptions {
   int64_t devices = 0;
   // Record the per-kernel timeline (needed for the Chrome trace).
   bool record_trace = false;
-  // Loops longer than this are extrapolated from their last simulated
-  // iteration.
+  // A loop's iterations are simulated until one starts from the same state
+  // as the one before (the steady state; the rest repeat it exactly and are
+  // summarized), at most this many; the rest of a loop that has not reached
+  // a steady state by then is extrapolated from its last iteration. In the
+  // trace, summarized iterations are shown one by one up to this many.
   int64_t max_expanded_iterations = 64;
+  // Steps simulated (instructions run, summed over every iteration
+  // simulated) after which loops not yet in a steady state are
+  // extrapolated after their first iteration: bounds the work on inputs
+  // whose loops never settle.
+  int64_t max_simulated_steps = 20'000'000;
+  // Summarize steady-state iterations and look up loops and calls reached
+  // again from an equal state. false: replay every iteration (up to
+  // max_expanded_iterations) and every loop, exponential in nesting depth;
+  // the reference the summarized figures are tested against.
+  bool summarize = true;
 
   // Achieved-vs-roofline factors of real kernels (defaults: the compiled-in
   // preset sim/sim_preset.inc; a calibration replaces them with
@@ -98,7 +111,13 @@ struct SimResult {
   double async_compute_us = 0;       // busy time of the async compute stream
   double async_compute_wait_us = 0;  // compute stream waiting for it
   int64_t kernels = 0;               // kernel launches simulated
+  // Loop iterations (over every run of a loop, nested ones multiplied) not
+  // simulated one by one: extrapolated ones are estimated from the last
+  // simulated iteration (a loop that never settled, max_expanded_iterations
+  // or max_simulated_steps); summarized ones repeat a steady-state
+  // iteration exactly.
   int64_t extrapolated_iterations = 0;
+  int64_t summarized_iterations = 0;
   std::vector<std::string> unknown_trip_counts;  // loops run once
   std::vector<SimCollective> collectives;        // in first-issue order
   // Liveness peak (bytes) and where it is reached.

@@ -18,9 +18,10 @@
 // Control flow is expanded: while loops run their trip count
 // (known_trip_count in backend_config, else the while-loop analysis, else
 // 1) times condition + body, nested loops too; call runs its callee;
-// conditional runs its most expensive branch. Loops with more than
-// `max_expanded_iterations` iterations simulate that many and extrapolate
-// the rest from the last iteration (the steady state).
+// conditional runs its most expensive branch. Iterations that repeat a
+// steady state are summarized rather than replayed, and loops reached again
+// from an equal state are looked up, so the work is near-linear in the
+// module and independent of nesting depth (sim/timeline.h).
 //
 // Costs come from analysis/gpu_cost_model.h (roofline per kernel,
 // collective table interpolated in log-size), memoized per instruction.

@@ -453,16 +453,16 @@ class Simulator {
   }
 
   // The state of `unit` now. Free times are differences of absolute times
-  // whose rounding depends on how far the timeline is, so they are rounded
-  // to a power of two above that noise (1e-6 us, or 1.5e-11 of the time
-  // reached): states equal but for rounding compare equal. Runs from states
-  // that differ by d differ by at most d in every figure (each step is a
-  // max or a sum of times).
+  // whose rounding depends on how far the timeline is (a few ulps of the
+  // time reached), so they are rounded to a power of two well above that
+  // noise (1e-9 us, or 9e-13 of the time reached): states equal but for
+  // rounding compare equal. Runs from states that differ by d differ by at
+  // most d in every time (each step is a max or a sum of times).
   StateKey KeyOf(const Instruction* unit, const Reads& r) const {
     StateKey k;
     k.unit = unit;
     double q = std::exp2(
-        std::ceil(std::log2(std::max(0x1p-20, std::abs(t_) * 0x1p-36))));
+        std::ceil(std::log2(std::max(0x1p-30, std::abs(t_) * 0x1p-40))));
     auto rel = [&](double free) {
       double d = free - t_;
       return d > 0 ? std::round(d / q) * q : 0.0;

@@ -114,8 +114,9 @@ struct SimResult {
   // Loop iterations (over every run of a loop, nested ones multiplied) not
   // simulated one by one: extrapolated ones are estimated from the last
   // simulated iteration (a loop that never settled, max_expanded_iterations
-  // or max_simulated_steps); summarized ones repeat a steady-state
-  // iteration exactly.
+  // or max_simulated_steps); summarized ones repeat a simulated iteration
+  // exactly (a steady state, or a loop run again from an equal state). The
+  // reports print the first (when not 0), not the second.
   int64_t extrapolated_iterations = 0;
   int64_t summarized_iterations = 0;
   std::vector<std::string> unknown_trip_counts;  // loops run once

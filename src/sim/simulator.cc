@@ -252,6 +252,14 @@ std::optional<int64_t> SimTripCount(const Instruction& w) {
   return TripCounter(w, InductionVariableIndex(w)).Count();
 }
 
+int64_t SimLoopTripCount(const Instruction& w, SimResult& result) {
+  std::optional<int64_t> trip = SimTripCount(w);
+  if (!trip.has_value()) {
+    result.unknown_trip_counts.push_back(w.name());
+  }
+  return std::max<int64_t>(0, trip.value_or(1));
+}
+
 absl::StatusOr<SimResult> Simulate(const Module& module,
                                    const SimOptions& options) {
   if (module.entry() == nullptr) {

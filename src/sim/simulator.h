@@ -65,6 +65,10 @@ absl::StatusOr<SimResult> Simulate(const Module& module,
 // once).
 std::optional<int64_t> SimTripCount(const Instruction& while_instr);
 
+// The times the timeline runs `while_instr` (SimTripCount, else 1), a loop
+// whose count is unknown named in `result.unknown_trip_counts`.
+int64_t SimLoopTripCount(const Instruction& while_instr, SimResult& result);
+
 }  // namespace hloverlap
 
 #endif  // HLOVERLAP_SIM_SIMULATOR_H_

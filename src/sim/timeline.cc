@@ -332,14 +332,9 @@ class Simulator {
         s.duration = info.has_value() ? model_.CollectiveTimeUs(*info) : 0;
         return s;
       }
-      case StepKind::kWhile: {
-        std::optional<int64_t> trip = SimTripCount(instr);
-        s.trip_count = std::max<int64_t>(0, trip.value_or(1));
-        if (!trip.has_value()) {
-          result_.unknown_trip_counts.push_back(instr.name());
-        }
+      case StepKind::kWhile:
+        s.trip_count = SimLoopTripCount(instr, result_);
         return s;
-      }
       case StepKind::kConditional: {
         double best = -1;
         for (const Computation* c : instr.called_computations()) {

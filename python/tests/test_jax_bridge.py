@@ -13,7 +13,6 @@ import warnings
 from unittest import mock
 
 import hloverlap
-from hloverlap import binary
 from hloverlap.errors import BridgeError, BridgeFallbackWarning
 from tests import fixtures
 

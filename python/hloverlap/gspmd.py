@@ -24,6 +24,11 @@ bridge
      (`DISABLE_PARTITIONING`): every other pass still runs and obeys its
      flags.
 
+XLA 0.11.2 runs one collective-pipeliner-forward pass (the all-reduce one)
+even with the xla_gpu_enable_pipelined_* flags off (its optimization-effort
+default), so on GPU the first stage above is found either way; on the FSDP
+modules checked that pass changed nothing (docs/BENCHMARKS.md).
+
 Pass names are XLA-version specific. If this XLA does not name its
 partitioner `spmd-partitioning`, the dump has no file for it and
 `pick_stage` raises StageNotFound: compiling the partitioned module with a

@@ -308,7 +308,7 @@ def _fake_exe():
   tmp = tempfile.mkdtemp()
   path = os.path.join(tmp, "hloverlap")
   with open(path, "w") as f:
-    f.write("#!/bin/sh\nexec '{}' '{}' \"$@\"\n".format(sys.executable, FAKE))
+    f.write("#!/bin/sh\nexec '{}' -S -E '{}' \"$@\"\n".format(sys.executable, FAKE))
   os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
   return path
 

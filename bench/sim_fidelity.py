@@ -338,6 +338,146 @@ def device_main(args, jax=None, jbb=None):
 
 
 # --- fit part ------------------------------------------------------------------
+# The preset keys fitted (sim/sim_types.h says what each is), their starting
+# points and bounds. The first fits started from the per-kernel profiles of
+# the training steps (small fusions ~1 us on the GPU, small cuBLAS GEMMs
+# ~4 us, large fusions ~0.85 x 4.3 TB/s, large GEMMs ~0.95 x 790 TFLOP/s,
+# launches ~5 us); these are the result of the last fit (training steps
+# only), so a refit converges in a few rounds.
+FIT_KEYS = [
+    ("kernel_overhead_us", 2.0, 0.0, 10.0),
+    ("gemm_overhead_us", 1.7, 0.0, 20.0),
+    ("memory_efficiency", 0.85, 0.3, 1.0),
+    ("compute_efficiency", 1.0, 0.3, 1.0),
+    ("async_compute_contention", 0.45, 0.0, 1.0),
+    ("host_launch_us", 4.65, 0.0, 30.0),
+    ("gemm_host_launch_us", 2.43, 0.0, 30.0),
+    ("host_step_us", 1120.0, 0.0, 5000.0),
+    ("host_max_lead_us", 636.0, 0.0, 20000.0),
+]
+
+
+def spec_text(params):
+  return "".join("%s %.6g\n" % (k, v) for k, v in params.items())
+
+
+class Simulator:
+  """`hloverlap sim --format=json` of every module under a preset."""
+
+  def __init__(self, binary, modules_dir, tmp):
+    self.binary, self.dir, self.tmp = binary, modules_dir, tmp
+    self.calls = 0
+
+  def predict(self, names, params):
+    import subprocess  # pylint: disable=g-import-not-at-top
+    spec = os.path.join(self.tmp, "spec.txt")
+    with open(spec, "w") as f:
+      f.write(spec_text(params))
+    out = {}
+    for n in names:
+      r = subprocess.run([self.binary, "sim", os.path.join(self.dir, n + ".hlo"),
+                          "--format=json", "--gpu-spec=" + spec],
+                         capture_output=True, text=True, check=True)
+      out[n] = json.loads(r.stdout)
+      self.calls += 1
+    return out
+
+
+def relative_errors(pred, measured):
+  return {n: (pred[n]["step_time_ms"] - measured[n]) / measured[n]
+          for n in pred}
+
+
+def fit(sim, names, measured, rounds=40, log=print, loss_kind="l1"):
+  """Coordinate search with step halving on the relative errors of the
+  training steps, summed as absolute values (l1: robust to the few
+  launch-bound steps whose times vary by +-20% from run to run) or squares
+  (l2); deterministic, each key bounded."""
+  params = {k: v for k, v, _, _ in FIT_KEYS}
+  bounds = {k: (lo, hi) for k, _, lo, hi in FIT_KEYS}
+  step = {k: 0.3 * max(v, 1e-3) for k, v in params.items()}
+
+  def loss(p):
+    e = relative_errors(sim.predict(names, p), measured)
+    if loss_kind == "l1":
+      return sum(abs(x) for x in e.values())
+    return sum(x * x for x in e.values())
+
+  best = loss(params)
+  for r in range(rounds):
+    improved = False
+    for k in params:
+      for sign in (1, -1):
+        q = dict(params)
+        lo, hi = bounds[k]
+        q[k] = min(hi, max(lo, params[k] + sign * step[k]))
+        if q[k] == params[k]:
+          continue
+        l = loss(q)
+        if l < best:
+          best, params, improved = l, q, True
+          break
+    if not improved:
+      step = {k: v / 2 for k, v in step.items()}
+      if max(step[k] / max(abs(params[k]), 1e-3) for k in step) < 0.01:
+        break
+    log("round %d: loss %.4f %s" % (r, best,
+                                   spec_text(params).replace("\n", "; ")))
+  return params
+
+
+def fit_main(args):
+  import tempfile  # pylint: disable=g-import-not-at-top
+  with open(os.path.join(args.data, "steps.json")) as f:
+    data = json.load(f)
+  steps = [s for s in data["steps"] if "step_ms" in s]
+  measured = {s["name"]: s["step_ms"] for s in steps}
+  train = [s["name"] for s in steps if s["set"] == "train"]
+  val = [s["name"] for s in steps if s["set"] == "validation"]
+  with tempfile.TemporaryDirectory() as tmp:
+    with tarfile.open(os.path.join(args.data, "modules.tar.gz")) as tf:
+      tf.extractall(tmp)
+    sim = Simulator(args.bin, os.path.join(tmp, "modules"), tmp)
+    if args.preset:
+      params = {}
+      with open(args.preset) as f:
+        for line in f:
+          line = line.split("#")[0].split()
+          if len(line) == 2:
+            params[line[0]] = float(line[1])
+    else:
+      params = fit(sim, train, measured, loss_kind=args.loss,
+                   log=lambda m: print(m, file=sys.stderr))
+    pred = sim.predict(train + val, params)
+  err = relative_errors(pred, measured)
+  by = {s["name"]: s for s in steps}
+  lines = ["| set | step | layers | d_model | seq | batch | accum | remat | "
+           "measured ms | predicted ms | error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+  for n in train + val:
+    c = by[n]["cfg"]
+    lines.append("| %s | %s | %d | %d | %d | %d | %d | %s | %.2f | %.2f | "
+                 "%+.1f%% |" % (by[n]["set"], n, c["layers"], c["d"], c["seq"],
+                                c["mb"], c["accum"],
+                                "yes" if c["remat"] else "no", measured[n],
+                                pred[n]["step_time_ms"], 100 * err[n]))
+
+  def summary(names, label):
+    e = [abs(err[n]) for n in names]
+    worst = max(names, key=lambda n: abs(err[n]))
+    return ("%s: %d steps, mean |error| %.1f%%, worst %+.1f%% (%s), "
+            "within 5%%: %d" % (label, len(e), 100 * sum(e) / len(e),
+                                100 * err[worst], worst,
+                                sum(x <= 0.05 for x in e)))
+  lines += ["", summary(train, "training"), summary(val, "validation")]
+  print("\n".join(lines))
+  print("\npreset:\n" + spec_text(params))
+  if args.write_preset:
+    with open(args.write_preset, "w") as f:
+      f.write(spec_text(params))
+  return params, err
+
+
 def main():
   ap = argparse.ArgumentParser()
   sub = ap.add_subparsers(dest="cmd", required=True)
@@ -349,7 +489,18 @@ def main():
   d.add_argument("--no-profile", action="store_true")
   d.add_argument("--collectives", action="store_true")
   d.add_argument("--scratch", default="/tmp/sim_fidelity")
+  f = sub.add_parser("fit")
+  f.add_argument("--data", default=os.path.join(HERE, "calibration",
+                                                "sim_fidelity"))
+  f.add_argument("--bin", default=os.path.join(ROOT, "build", "hloverlap"))
+  f.add_argument("--preset", help="evaluate this preset (key value lines) "
+                 "instead of fitting one")
+  f.add_argument("--write-preset", help="write the fitted key value lines")
+  f.add_argument("--loss", choices=["l1", "l2"], default="l1")
   args = ap.parse_args()
+  if args.cmd == "fit":
+    fit_main(args)
+    return
   if args.cmd == "device":
     records = device_main(args)
     # A compile still running past the budget must not hold the exit.

@@ -73,6 +73,12 @@ std::string FormatSimText(const SimResult& r, int top) {
       "communication hidden)\n",
       Ms(r.exposed_communication_us), pct(r.exposed_communication_us),
       r.communication_us > 0 ? 100.0 * hidden / r.communication_us : 100.0);
+  if (r.launch_bound_us > 0) {
+    absl::StrAppendFormat(&out,
+                          "launch-bound idle:        %s (%.1f%% of step; the "
+                          "compute stream waiting for kernel launches)\n",
+                          Ms(r.launch_bound_us), pct(r.launch_bound_us));
+  }
   if (r.async_compute_us > 0) {
     absl::StrAppendFormat(&out, "async compute:            %s (waited %s)\n",
                           Ms(r.async_compute_us), Ms(r.async_compute_wait_us));
@@ -139,6 +145,7 @@ std::string FormatSimJson(const SimResult& r) {
   j["hbm_gb"] = r.hbm_bytes / 1e9;
   j["communication_ms"] = r.communication_us / 1000;
   j["exposed_communication_ms"] = r.exposed_communication_us / 1000;
+  j["launch_bound_ms"] = r.launch_bound_us / 1000;
   j["async_compute_ms"] = r.async_compute_us / 1000;
   j["async_compute_wait_ms"] = r.async_compute_wait_us / 1000;
   j["kernels"] = r.kernels;

@@ -35,7 +35,6 @@
 //   sim/report.h          text and JSON reports, XLA's memory report total
 //   sim/chrome_trace.h    the timeline as a Chrome trace
 //   sim/spec_overrides.h  preset and --gpu-spec `key value` overrides
-//   sim/collectives.h     the collective an async start wraps, kind names
 //   sim/simulator.h       Simulate (timeline + liveness), trip counts
 #ifndef HLOVERLAP_SIM_SIMULATOR_H_
 #define HLOVERLAP_SIM_SIMULATOR_H_

@@ -748,8 +748,7 @@ double ScheduledNodeCostUs(const Instruction& instr,
     auto body = callees.find(instr.while_body());
     auto cond = callees.find(instr.while_condition());
     if (body != callees.end() && cond != callees.end()) {
-      std::optional<int64_t> trip = KnownTripCount(instr);
-      if (!trip.has_value()) trip = AnalyzeWhileLoop(instr).trip_count;
+      std::optional<int64_t> trip = WhileTripCount(instr);
       double k = static_cast<double>(trip.value_or(1));
       return k * (body->second.duration_us + cond->second.duration_us) +
              cond->second.duration_us;

@@ -16,8 +16,22 @@ std::string_view RemarkKindName(RemarkKind kind) {
       return "failure";
     case RemarkKind::kAnalysis:
       return "analysis";
+    case RemarkKind::kWarning:
+      return "warning";
   }
   return "analysis";
+}
+
+void RemarkSink::Emit(Remark remark) {
+  if (remark.kind == RemarkKind::kWarning) {
+    for (const Remark& r : remarks_) {
+      if (r.kind == RemarkKind::kWarning && r.name == remark.name &&
+          r.instruction == remark.instruction && r.message == remark.message) {
+        return;
+      }
+    }
+  }
+  remarks_.push_back(std::move(remark));
 }
 
 int64_t RemarkSink::Count(RemarkKind kind) const {
@@ -32,8 +46,9 @@ std::string RemarkSink::ToText() const {
     if (r.location.known()) {
       absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
     }
-    absl::StrAppend(&out, AsAbsl(RemarkKindName(r.kind)), ": ", r.pass, ": ",
-                    r.message);
+    absl::StrAppend(&out, AsAbsl(RemarkKindName(r.kind)), ": ", r.pass, ": ");
+    if (!r.name.empty()) absl::StrAppend(&out, r.name, ": ");
+    out.append(r.message);
     if (!r.instruction.empty()) {
       absl::StrAppend(&out, " [", r.instruction);
       if (!r.loop.empty()) absl::StrAppend(&out, " in loop ", r.loop);
@@ -61,6 +76,7 @@ std::string RemarkSink::ToJsonLines() const {
     nlohmann::json j;
     j["pass"] = r.pass;
     j["kind"] = std::string(RemarkKindName(r.kind));
+    if (!r.name.empty()) j["name"] = r.name;
     j["instruction"] = r.instruction;
     j["opcode"] = r.opcode;
     j["loop"] = r.loop;
@@ -89,6 +105,27 @@ void DescribeInstruction(const Instruction& instr, const Module& module,
   remark.opcode = std::string(OpcodeName(instr.opcode()));
   remark.location = module.GetSourceLocation(instr.metadata());
   remark.op_name = instr.metadata().op_name;
+}
+
+void EmitTripCountWarning(const WhileLoopInfo& info, std::string_view pass,
+                          std::string loop_path, RemarkSink& sink) {
+  const Instruction* w = info.while_instr;
+  if (info.contradiction.empty() || w == nullptr || w->parent() == nullptr ||
+      w->parent()->parent() == nullptr) {
+    return;
+  }
+  Remark r;
+  r.pass = std::string(pass);
+  r.kind = RemarkKind::kWarning;
+  r.name = "KnownTripCountContradicted";
+  DescribeInstruction(*w, *w->parent()->parent(), r);
+  r.loop = std::move(loop_path);
+  r.message = info.contradiction;
+  if (info.known_trip_count.has_value()) {
+    r.Metric("known_trip_count", *info.known_trip_count);
+  }
+  if (info.trip_count.has_value()) r.Metric("trip_count", *info.trip_count);
+  sink.Emit(std::move(r));
 }
 
 }  // namespace hloverlap

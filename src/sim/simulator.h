@@ -16,8 +16,10 @@
 // exposed communication (attributed to that collective).
 //
 // Control flow is expanded: while loops run their trip count
-// (known_trip_count in backend_config, else the while-loop analysis, else
-// 1) times condition + body, nested loops too; call runs its callee;
+// (analysis/while_loop_analysis.h: proven from the condition, else
+// known_trip_count, else 1) times condition + body, nested loops too; a
+// known_trip_count the condition contradicts is reported in `warnings`;
+// call runs its callee;
 // conditional runs its most expensive branch. Loops with more than
 // `max_expanded_iterations` iterations simulate that many and extrapolate
 // the rest from the last iteration (the steady state).
@@ -123,7 +125,9 @@ struct SimResult {
   int64_t kernels = 0;               // kernel launches simulated
   int64_t extrapolated_iterations = 0;
   std::vector<std::string> unknown_trip_counts;  // loops run once
-  std::vector<SimCollective> collectives;        // in first-issue order
+  // "while.3: KnownTripCountContradicted: ..." (while_loop_analysis.h).
+  std::vector<std::string> warnings;
+  std::vector<SimCollective> collectives;  // in first-issue order
   // Liveness peak (bytes) and where it is reached.
   int64_t peak_memory_bytes = 0;
   std::string peak_memory_at;   // instruction (computation) at the peak
@@ -138,13 +142,6 @@ struct SimResult {
 // for a module without an entry computation.
 absl::StatusOr<SimResult> Simulate(const Module& module,
                                    const SimOptions& options);
-
-// The trip count the simulator uses: known_trip_count, else the while-loop
-// analysis, else the induction variable (known_induction_variable, else
-// tuple index 0) followed through fusions, copies and add/subtract in the
-// condition and the body; nullopt when none applies (the loop then runs
-// once).
-std::optional<int64_t> SimTripCount(const Instruction& while_instr);
 
 // Peak memory from liveness alone (see above).
 struct PeakMemory {

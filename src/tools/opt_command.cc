@@ -149,7 +149,12 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
       absl::StrAppend(
           &text, "remarks: ", context.remarks.Count(RemarkKind::kPassed),
           " passed, ", context.remarks.Count(RemarkKind::kMissed), " missed, ",
-          context.remarks.Count(RemarkKind::kFailure), " failures\n");
+          context.remarks.Count(RemarkKind::kFailure), " failures",
+          context.remarks.Count(RemarkKind::kWarning) > 0
+              ? absl::StrCat(", ", context.remarks.Count(RemarkKind::kWarning),
+                             " warnings")
+              : std::string(),
+          "\n");
     }
     if (options.remarks == "-") {
       PrintError(text);

@@ -8,27 +8,28 @@ namespace {
 using u128 = unsigned __int128;
 
 // The smallest k >= 0 with (a * k) mod m in [lo, hi], for 0 <= lo <= hi < m
-// and 0 <= a < m (m <= 2^64). Euclid-style: when no multiple of a lies in
-// [lo, hi], the first solution wraps y >= 1 times, and the smallest such y
-// is the same question for (m mod a, a); each level shrinks the modulus as
-// Euclid's algorithm does, so the depth is O(log m).
-std::optional<u128> FirstMultipleInRange(u128 a, u128 m, u128 lo, u128 hi,
-                                         int depth) {
-  if (lo == 0) return 0;
+// and 0 <= a < m. Euclid-style: when no multiple of a lies in [lo, hi], the
+// first solution wraps y >= 1 times, and the smallest such y is the same
+// question for (m mod a, a); each level shrinks the modulus as Euclid's
+// algorithm does, so the depth is O(log m). U holds m^2 + 3m (uint64_t
+// for m <= 2^32, unsigned __int128 up to m = 2^64).
+template <typename U>
+std::optional<U> FirstMultipleInRange(U a, U m, U lo, U hi, int depth) {
+  if (lo == 0) return U{0};
   if (a == 0 || depth > 256) return std::nullopt;
   // The first multiple of a at or above lo, before any wrap.
-  u128 k = (lo + a - 1) / a;
+  U k = (lo + a - 1) / a;
   if (a * k <= hi) return k;
   // No multiple of a in [lo, hi]: then hi - lo < a - 1, lo % a >= 1 and
   // lo % a <= hi % a. Wrapping y times, k solves lo <= a*k - m*y <= hi,
   // i.e. [lo + m*y, hi + m*y] holds a multiple of a, i.e. (m*y) mod a lies
   // in [a - hi % a, a - lo % a]. A larger y only gives larger k.
-  u128 b = m % a;
-  std::optional<u128> y =
-      FirstMultipleInRange(b, a, a - hi % a, a - lo % a, depth + 1);
+  U b = m % a;
+  std::optional<U> y =
+      FirstMultipleInRange<U>(b, a, a - hi % a, a - lo % a, depth + 1);
   if (!y.has_value()) return std::nullopt;
-  // k = ceil((lo + m*y) / a), without overflowing: m*y < 2^128.
-  u128 q = m * *y;
+  // k = ceil((lo + m*y) / a), without overflowing: m*y < m^2 fits U.
+  U q = m * *y;
   return q / a + (q % a + lo + a - 1) / a;
 }
 
@@ -236,7 +237,16 @@ std::optional<uint64_t> FirstInInterval(int width, uint64_t start,
   // outside [l, h]).
   const u128 shifted_lo = (l + m - s) & mask;
   const u128 shifted_hi = (h + m - s) & mask;
-  std::optional<u128> k = FirstMultipleInRange(a, m, shifted_lo, shifted_hi, 0);
+  std::optional<u128> k;
+  if (width <= 32) {  // 64-bit arithmetic suffices, and is much faster
+    std::optional<uint64_t> k64 = FirstMultipleInRange<uint64_t>(
+        static_cast<uint64_t>(a), static_cast<uint64_t>(m),
+        static_cast<uint64_t>(shifted_lo), static_cast<uint64_t>(shifted_hi),
+        0);
+    if (k64.has_value()) k = *k64;
+  } else {
+    k = FirstMultipleInRange<u128>(a, m, shifted_lo, shifted_hi, 0);
+  }
   if (!k.has_value() || *k >= m) return std::nullopt;
   return static_cast<uint64_t>(*k);
 }

@@ -196,6 +196,27 @@ IntValue IntValue::Times(uint64_t k) const {
   return IntValue(type_, (bits_ * k) & Mask());
 }
 
+IntValue IntValue::ToSigned() const {
+  PrimitiveType t = type_;
+  switch (type_) {
+    case PrimitiveType::kU8:
+      t = PrimitiveType::kS8;
+      break;
+    case PrimitiveType::kU16:
+      t = PrimitiveType::kS16;
+      break;
+    case PrimitiveType::kU32:
+      t = PrimitiveType::kS32;
+      break;
+    case PrimitiveType::kU64:
+      t = PrimitiveType::kS64;
+      break;
+    default:
+      break;
+  }
+  return IntValue(t, bits_);
+}
+
 IntValue IntValue::ConvertTo(PrimitiveType to) const {
   std::optional<IntValue> v =
       FromBits(to, static_cast<uint64_t>(static_cast<u128>(value())));

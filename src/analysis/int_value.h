@@ -71,6 +71,9 @@ class IntValue {
   IntValue Negate() const;
   // `this * k` for a non-negative count k, wrapping.
   IntValue Times(uint64_t k) const;
+  // The same bits read as the signed type of the same width (a u8 step of
+  // 206 reads as -50): how a step is shown to people.
+  IntValue ToSigned() const;
   // HLO convert between integer types: the source's value, sign- or
   // zero-extended by the source's signedness, truncated to `to`'s width.
   IntValue ConvertTo(PrimitiveType to) const;

@@ -10,6 +10,7 @@
 
 #include "analysis/while_loop_analysis.h"
 #include "gtest/gtest.h"
+#include "interp/corpus_cases.h"  // HLOVERLAP_SANITIZED
 
 namespace hloverlap {
 namespace {
@@ -183,14 +184,6 @@ TEST(FirstInIntervalTest, WideWidths) {
 // and u8 start, step, bound and direction, against the simulated loop: the
 // first iteration whose value leaves the condition, found through the
 // first time the sequence reaches each value.
-#if defined(__SANITIZE_ADDRESS__)
-#define HLOVERLAP_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HLOVERLAP_SANITIZED 1
-#endif
-#endif
-
 // Under sanitizers (ten times slower) every 16th start; else all of them.
 #ifdef HLOVERLAP_SANITIZED
 constexpr int kStartStride = 16;

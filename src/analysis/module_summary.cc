@@ -209,7 +209,7 @@ ModuleSummary SummarizeModule(const Module& module) {
         if (info.has_induction_variable()) {
           loop.iv_index = info.iv_index;
           loop.iv_start = info.start;
-          loop.iv_step = info.step;
+          loop.iv_step = info.step->ToSigned();  // -1, not 4294967295
           loop.iv_bound = info.bound;
         }
         loop.trip_count = info.trip_count;

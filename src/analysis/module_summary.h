@@ -69,7 +69,7 @@ struct LoopSummary {
   enum class TripCountSource { kUnknown, kBackendConfig, kInferred };
   TripCountSource trip_count_source = TripCountSource::kUnknown;
   // Induction variable facts when the pattern was recognised (values of the
-  // counter's type).
+  // counter's type; the step as the signed distance it moves).
   std::optional<int64_t> iv_index;
   std::optional<IntValue> iv_start;
   std::optional<IntValue> iv_step;

@@ -390,7 +390,7 @@ std::string WhileLoopInfo::WrapReason() const {
   return absl::StrCat(
       "the ", TypeName(iv_type), " induction variable wraps around (from ",
       start.has_value() ? start->ToString() : "?", " by ",
-      step.has_value() ? step->ToString() : "?",
+      step.has_value() ? step->ToSigned().ToString() : "?",
       " it leaves the type's range [", IntValue::Min(iv_type).ToString(), ", ",
       IntValue::Max(iv_type).ToString(), "] before its ",
       trip_count.value_or(0), " iterations end)");
@@ -608,8 +608,8 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
         lhs->offset.IsZero() ? "" : absl::StrCat(" + ", lhs->offset.ToString());
     return absl::StrCat(TypeName(iv_type), " induction variable #", k,
                         ": start ", start->ToString(), ", step ",
-                        info.step->ToString(), ", condition x", offset, " ",
-                        AsAbsl(ComparisonDirectionName(dir)), " ",
+                        info.step->ToSigned().ToString(), ", condition x",
+                        offset, " ", AsAbsl(ComparisonDirectionName(dir)), " ",
                         info.bound->ToString());
   };
   if (!trips.has_value()) {

@@ -73,7 +73,9 @@ struct WhileLoopInfo {
   std::optional<int64_t> iv_index;
   PrimitiveType iv_type = PrimitiveType::kInvalid;
   std::optional<IntValue> start;  // value in iteration 0
-  std::optional<IntValue> step;   // added per iteration (subtract c adds -c)
+  // Added per iteration, at the counter's width (subtract c adds -c: a u8
+  // counter decremented by 50 has step 206; ToSigned() reads it as -50).
+  std::optional<IntValue> step;
   std::optional<IntValue> bound;
   // Condition normalised to `iv + condition_offset DIRECTION bound`
   // (condition_offset is zero in the usual `iv DIRECTION bound`).

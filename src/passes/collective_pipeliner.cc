@@ -1951,7 +1951,12 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
     changed |= *r;
   }
   // Bodies and conditions of rewritten loops (and loops nested in them).
-  if (changed) RemoveUnreachableComputations(module_);
+  // Cloned callees (fused computations of a body, the peeled iterations'
+  // copies) are appended to the module: put them before their callers.
+  if (changed) {
+    RemoveUnreachableComputations(module_);
+    module_.SortComputationsCalleesFirst();
+  }
   return changed;
 }
 

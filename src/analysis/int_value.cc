@@ -11,8 +11,7 @@ using u128 = unsigned __int128;
 // and 0 <= a < m. Euclid-style: when no multiple of a lies in [lo, hi], the
 // first solution wraps y >= 1 times, and the smallest such y is the same
 // question for (m mod a, a); each level shrinks the modulus as Euclid's
-// algorithm does, so the depth is O(log m). U holds m^2 + 3m (uint64_t
-// for m <= 2^32, unsigned __int128 up to m = 2^64).
+// algorithm does, so the depth is O(log m). U must hold m^2 + 3m.
 template <typename U>
 std::optional<U> FirstMultipleInRange(U a, U m, U lo, U hi, int depth) {
   if (lo == 0) return U{0};
@@ -49,11 +48,6 @@ bool IntValue::IsSupportedType(PrimitiveType type) {
     default:
       return false;
   }
-}
-
-uint64_t IntValue::Mask() const {
-  const int w = width();
-  return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
 }
 
 std::optional<IntValue> IntValue::FromBits(PrimitiveType type, uint64_t bits) {
@@ -258,8 +252,16 @@ std::optional<uint64_t> FirstInInterval(int width, uint64_t start,
   // outside [l, h]).
   const u128 shifted_lo = (l + m - s) & mask;
   const u128 shifted_hi = (h + m - s) & mask;
+  // The narrowest arithmetic that holds m^2 + 3m (narrow divisions are
+  // much faster).
   std::optional<u128> k;
-  if (width <= 32) {  // 64-bit arithmetic suffices, and is much faster
+  if (width <= 15) {
+    std::optional<uint32_t> k32 = FirstMultipleInRange<uint32_t>(
+        static_cast<uint32_t>(a), static_cast<uint32_t>(m),
+        static_cast<uint32_t>(shifted_lo), static_cast<uint32_t>(shifted_hi),
+        0);
+    if (k32.has_value()) k = *k32;
+  } else if (width <= 31) {
     std::optional<uint64_t> k64 = FirstMultipleInRange<uint64_t>(
         static_cast<uint64_t>(a), static_cast<uint64_t>(m),
         static_cast<uint64_t>(shifted_lo), static_cast<uint64_t>(shifted_hi),

@@ -45,8 +45,11 @@ class IntValue {
   static IntValue Max(PrimitiveType type);
 
   PrimitiveType type() const { return type_; }
-  int width() const { return PrimitiveTypeBitWidth(type_); }
-  bool is_signed() const { return IsSignedIntegralType(type_); }
+  int width() const { return WidthOf(type_); }
+  bool is_signed() const {
+    return type_ == PrimitiveType::kS8 || type_ == PrimitiveType::kS16 ||
+           type_ == PrimitiveType::kS32 || type_ == PrimitiveType::kS64;
+  }
   // Two's complement bits, zero above the width.
   uint64_t bits() const { return bits_; }
   // The number denoted: sign-extended for signed types.
@@ -86,7 +89,26 @@ class IntValue {
 
  private:
   IntValue(PrimitiveType type, uint64_t bits) : type_(type), bits_(bits) {}
-  uint64_t Mask() const;
+  // Inline: trip counting calls these in its inner loops.
+  static constexpr int WidthOf(PrimitiveType type) {
+    switch (type) {
+      case PrimitiveType::kS8:
+      case PrimitiveType::kU8:
+        return 8;
+      case PrimitiveType::kS16:
+      case PrimitiveType::kU16:
+        return 16;
+      case PrimitiveType::kS32:
+      case PrimitiveType::kU32:
+        return 32;
+      default:
+        return 64;
+    }
+  }
+  uint64_t Mask() const {
+    const int w = width();
+    return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  }
 
   PrimitiveType type_ = PrimitiveType::kS32;
   uint64_t bits_ = 0;

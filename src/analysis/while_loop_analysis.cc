@@ -284,6 +284,26 @@ bool ComparisonTypeMatches(const Instruction& cmp, PrimitiveType type) {
   return IsSignedIntegralType(type) ? t == "SIGNED" : t == "UNSIGNED";
 }
 
+// no_wrap / counts_down of a counter that runs n iterations: whether
+// start + t*step stays inside the type for every t < n moving up (step read
+// as s) or down (read as s - 2^width); in the type's order the ordinal of
+// the start moves by exactly that much.
+void SetMonotonicity(int64_t n, WhileLoopInfo& info) {
+  const u128 m = static_cast<u128>(1) << info.start->width();
+  const u128 origin = info.start->Ordinal();
+  const u128 s = info.step->bits();
+  const u128 last = n > 0 ? static_cast<u128>(n - 1) : 0;
+  if (n <= 1) {
+    info.no_wrap = true;
+    info.counts_down = s >= m / 2;
+  } else if (origin + last * s < m) {
+    info.no_wrap = true;
+  } else if (last * (m - s) <= origin) {
+    info.no_wrap = true;
+    info.counts_down = true;
+  }
+}
+
 std::string TypeName(PrimitiveType type) {
   return std::string(PrimitiveTypeName(type));
 }
@@ -630,22 +650,7 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
         " contradicts the loop condition, which proves ", n, " iteration",
         n == 1 ? "" : "s", " (", facts(), "); using ", n);
   }
-  // Monotonic without wrapping for t < n, moving up or down?
-  const u128 m = static_cast<u128>(1) << start->width();
-  const u128 origin = start->Ordinal();
-  const u128 s = info.step->bits();
-  const u128 last = n > 0 ? static_cast<u128>(n - 1) : 0;
-  const bool up = origin + last * s < m;
-  const bool down = last * (m - s) <= origin;
-  if (n <= 1) {
-    info.no_wrap = true;
-    info.counts_down = s >= m / 2;
-  } else if (up) {
-    info.no_wrap = true;
-  } else if (down) {
-    info.no_wrap = true;
-    info.counts_down = true;
-  }
+  SetMonotonicity(n, info);
   return info;
 }
 

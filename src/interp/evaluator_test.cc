@@ -359,9 +359,9 @@ ENTRY main {
   ASSERT_TRUE(x.ok());
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Value>> r = RunModule(**m, {{*x}}, opts);
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(r.status().message().find(
@@ -404,8 +404,7 @@ ENTRY main {
   absl::StatusOr<std::vector<Value>> r = RunText(kText, {{}}, opts);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(r.status().message().find("time limit of 0.2 s"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find("time limit of 0.2 s"), std::string::npos)
       << r.status();
 }
 

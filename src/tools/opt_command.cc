@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "hlo/absl_compat.h"
+#include "hlo/diagnostic.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "passes/pass.h"
@@ -68,7 +69,8 @@ absl::StatusOr<int64_t> ParseByteSize(
 
 // Builds and runs the pipeline of `--passes` / `--preset` on the module.
 // Returns the exit code (remarks are written even when a pass fails).
-int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
+int ApplyPassPipeline(Module& module, std::string_view filename,
+                      const OptCommandOptions& options,
                       const PassOptions& flag_options, bool flags_pipeline) {
   std::string preset = options.preset;
   if (options.passes.empty() && preset.empty()) {
@@ -110,6 +112,9 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
     absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
     if (!budget.ok()) return ReportStatus(budget.status());
     context.options.memory_budget_bytes = *budget;
+  }
+  if (options.max_module_instructions > 0) {
+    context.options.max_module_instructions = options.max_module_instructions;
   }
   context.options.collective_in_flight_limit = options.in_flight_limit;
   context.options.gpu = options.gpu;
@@ -158,7 +163,8 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
       return ReportStatus(st);
     }
   }
-  if (!changed.ok()) return ReportStatus(changed.status());
+  if (!changed.ok())
+    return ReportStatus(LocateInFile(changed.status(), filename));
   // A pass that leaves an invalid module is a bug, not a user error.
   if (absl::Status st = VerifyModule(module); !st.ok()) {
     return ReportStatus(absl::InternalError(absl::StrCat(
@@ -185,8 +191,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(module, options, flag_options,
-                                   flags.pipelining_requested);
+  if (int code = ApplyPassPipeline(module, loaded->filename, options,
+                                   flag_options, flags.pipelining_requested);
       code != kExitOk) {
     return code;
   }
@@ -249,6 +255,14 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--gpu", options->gpu,
                   "Cost model device preset: h100, h200 (default)")
       ->check(CLI::IsMember({"h100", "h200"}));
+  cmd->add_option(
+         "--max-module-instructions", options->max_module_instructions,
+         absl::StrCat(
+             "Stop with an error before a rewrite would grow the module past "
+             "N instructions (default: ",
+             ModuleSizeGuard::kDefaultGrowth, " x the input's, at least ",
+             ModuleSizeGuard::kDefaultMinimum, ")"))
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump-after", options->dump_after,
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,

@@ -69,9 +69,10 @@ absl::StatusOr<int64_t> ParseByteSize(
 
 // Builds and runs the pipeline of `--passes` / `--preset` on the module.
 // Returns the exit code (remarks are written even when a pass fails).
-int ApplyPassPipeline(Module& module, std::string_view filename,
-                      const OptCommandOptions& options,
+int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
                       const PassOptions& flag_options, bool flags_pipeline) {
+  Module& module = *loaded.module;
+  const std::string& filename = loaded.filename;
   std::string preset = options.preset;
   if (options.passes.empty() && preset.empty()) {
     if (flags_pipeline) {
@@ -97,6 +98,21 @@ int ApplyPassPipeline(Module& module, std::string_view filename,
     return ReportStatus(absl::InvalidArgumentError(
         absl::StrCat(preset.empty() ? "--passes: " : "--preset: ",
                      pipeline.status().message())));
+  }
+
+  // Passes rely on a module that verifies (they index tuples by
+  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
+  // the check only for a plain round trip, so an invalid input is the
+  // user's error, located, and never reaches a pass.
+  if (!options.verify) {
+    if (absl::Status st =
+            VerifyWithLocations(module, loaded.text, loaded.filename);
+        !st.ok()) {
+      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
+          st.message(), "\n", filename,
+          ": the module does not verify; passes need a module that "
+          "verifies (--no-verify skips the check only when no pass runs)")));
+    }
   }
 
   PassContext context;
@@ -191,8 +207,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(module, loaded->filename, options,
-                                   flag_options, flags.pipelining_requested);
+  if (int code = ApplyPassPipeline(*loaded, options, flag_options,
+                                   flags.pipelining_requested);
       code != kExitOk) {
     return code;
   }
@@ -218,7 +234,9 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-o,--output", options->output,
                   "Output file ('-' for stdout, the default)");
   cmd->add_flag("!--no-verify", options->verify,
-                "Do not verify the input module");
+                "Do not verify the input module (print it as it is; a pass "
+                "pipeline still checks it first: passes need a module that "
+                "verifies)");
   cmd->add_option("--passes", options->passes,
                   absl::StrCat("Comma-separated pass pipeline; passes: ",
                                absl::StrJoin(KnownPassNames(), ", ")));

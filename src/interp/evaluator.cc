@@ -395,16 +395,13 @@ class DeviceRunner {
   const Instruction* current_instruction() const { return current_; }
 
  private:
-  // Before every instruction: stops the device when the run failed on
-  // another device (Aborted) or the time limit passed. The clock is read
-  // every kPollInterval instructions only.
-  static constexpr int32_t kPollInterval = 32;
-  absl::Status Poll() {
-    if (--poll_countdown_ > 0) return absl::OkStatus();
-    poll_countdown_ = kPollInterval;
-    return PollNow();
-  }
-  absl::Status PollNow();
+  // Before every instruction: whether the device must stop because the run
+  // failed on another device (a relaxed load of the run's flag) or may have
+  // passed its time limit (the clock is read every kClockInterval
+  // instructions); then Stop() says why.
+  static constexpr int32_t kClockInterval = 32;
+  bool MaybeStop() { return rdv_->failed() || --clock_countdown_ <= 0; }
+  absl::Status Stop();
   // The error of a reached limit, located at the running loop (or
   // instruction), `what` saying which limit.
   absl::Status LimitReached(std::string_view what);
@@ -428,14 +425,15 @@ class DeviceRunner {
   bool annotated_ = false;
   int64_t instructions_ = 0;
   int64_t while_iterations_ = 0;
-  int32_t poll_countdown_ = 1;
+  int32_t clock_countdown_ = 1;
   const Instruction* current_ = nullptr;
   // The innermost while loop running and its iteration (0-based).
   const Instruction* loop_ = nullptr;
   int64_t loop_iteration_ = 0;
 };
 
-absl::Status DeviceRunner::PollNow() {
+absl::Status DeviceRunner::Stop() {
+  clock_countdown_ = kClockInterval;
   if (rdv_->failed()) {
     return absl::AbortedError(
         absl::StrCat("device ", device_, " stopped: the run failed"));
@@ -483,7 +481,9 @@ absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
     } else {
       ++instructions_;
       current_ = instr;
-      if (absl::Status s = Poll(); !s.ok()) return s;
+      if (MaybeStop()) {
+        if (absl::Status s = Stop(); !s.ok()) return s;
+      }
       absl::StatusOr<Value> v = Exec(step, env);
       if (!v.ok()) return Annotate(v.status(), instr);
       if (const Shape& s = instr->shape(); s.IsArray()) {
@@ -568,9 +568,13 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
   auto call = [&](const ComputationPlan* plan,
                   std::vector<Value> args) -> absl::StatusOr<Value> {
     if (plan == nullptr) return Invalid("missing called computation");
-    absl::StatusOr<Value> result = Eval(*plan, std::move(args));
-    current_ = instr;
-    return result;
+    // The callee's instructions were current; this one is again after.
+    struct Restore {
+      const Instruction*& current;
+      const Instruction* instr;
+      ~Restore() { current = instr; }
+    } restore{current_, instr};
+    return Eval(*plan, std::move(args));
   };
   auto operands_from = [&](int64_t first) {
     std::vector<Value> v;

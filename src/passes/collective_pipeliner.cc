@@ -1627,6 +1627,13 @@ class LoopPipeliner {
   std::vector<const Instruction*> removed_whiles_;
 };
 
+// The PassOptions field that enables pipelining a reduce-scatter or
+// all-reduce (for PassOptions::SourceOf).
+std::string_view ForwardKindOption(Opcode op) {
+  return op == Opcode::kReduceScatter ? "pipeline_reduce_scatter"
+                                      : "pipeline_all_reduce";
+}
+
 absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     LoopState& ls, const std::vector<Instruction*>& colls,
     const std::string& path, NestBudget& budget) {
@@ -1645,7 +1652,9 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     std::string reason, suggestion;
     ForwardCandidate fc;
     if (!enabled) {
-      reason = "pipelining of this collective kind is disabled by a flag";
+      reason = absl::StrCat(
+          "pipelining of this collective kind is disabled by a flag",
+          opts.SourceOf(ForwardKindOption(c->opcode())));
     } else if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion)) {
       // reason set
     } else if (used_dus.contains(fc.dus)) {
@@ -1786,7 +1795,10 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       if (c->opcode() == Opcode::kAllGather) ags.push_back(c);
     }
     if (!ags.empty() && !opts.pipeline_all_gather) {
-      MissAll(ags, path, "all-gather pipelining is disabled by a flag", "");
+      MissAll(ags, path,
+              absl::StrCat("all-gather pipelining is disabled by a flag",
+                           opts.SourceOf("pipeline_all_gather")),
+              "");
       ags.clear();
     }
     int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
@@ -1934,7 +1946,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       if (!enabled) {
         MissAll({c}, path,
                 absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                             " pipelining is disabled by a flag"),
+                             " pipelining is disabled by a flag",
+                             opts.SourceOf(ForwardKindOption(c->opcode()))),
                 "");
         continue;
       }

@@ -20,6 +20,12 @@
 
 namespace hloverlap {
 
+std::string PassOptions::SourceOf(std::string_view option) const {
+  auto it = option_sources.find(std::string(option));
+  if (it == option_sources.end()) return "";
+  return absl::StrCat(" (", it->second, ")");
+}
+
 absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
   bool changed = false;
   for (const auto& pass : passes_) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
@@ -66,36 +67,62 @@ absl::StatusOr<int64_t> ParseByteSize(
   return static_cast<int64_t>(bytes);
 }
 
-// Builds and runs the pipeline of `--passes` / `--preset` on the module.
-// Returns the exit code (remarks are written even when a pass fails).
-int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
-                      const PassOptions& flag_options, bool flags_pipeline) {
-  std::string preset = options.preset;
-  if (options.passes.empty() && preset.empty()) {
-    if (flags_pipeline) {
-      // XLA flags asked for pipelining: that is what the user wants run.
-      PrintError(
-          "note: XLA flags turn collective pipelining on; running "
-          "--preset=pipeline");
-      preset = "pipeline";
-    } else {
-      if (!options.loop_rules.empty()) {
-        PrintError("warning: --loop given without --passes or --preset");
-      }
-      return kExitOk;
-    }
+// The pass names of `--passes` / `--preset` after the XLA flags, or of the
+// flags alone (empty: nothing to run). Prints what the flags changed.
+absl::StatusOr<std::vector<std::string>> PipelinePasses(
+    const OptCommandOptions& options, const XlaFlagsResult& flags) {
+  if (!options.passes.empty() && !options.preset.empty()) {
+    return absl::InvalidArgumentError(
+        "--passes and --preset cannot be used together");
   }
-  if (!options.passes.empty() && !preset.empty()) {
-    return ReportStatus(absl::InvalidArgumentError(
-        "--passes and --preset cannot be used together"));
+  std::vector<std::string> names;
+  if (options.passes.empty() && options.preset.empty()) {
+    const std::string spec = PipelineFromXlaFlags(flags);
+    if (spec.empty()) return names;
+    PrintError(absl::StrCat(
+        "note: no --passes/--preset: the XLA flags choose the passes: ", spec));
+    for (absl::string_view n : absl::StrSplit(spec, ',')) {
+      names.emplace_back(n);
+    }
+    return names;
+  }
+  absl::StatusOr<PassPipeline> pipeline = options.preset.empty()
+                                              ? BuildPipeline(options.passes)
+                                              : BuildPreset(options.preset);
+  if (!pipeline.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.preset.empty() ? "--passes: " : "--preset: ",
+                     pipeline.status().message()));
+  }
+  for (const auto& pass : pipeline->passes()) names.emplace_back(pass->name());
+  for (const std::string& note : ApplyXlaFlagsToPipeline(
+           flags,
+           options.preset.empty() ? "--passes"
+                                  : absl::StrCat("--preset=", options.preset),
+           names)) {
+    PrintError(note);
+  }
+  return names;
+}
+
+// Builds and runs the pipeline of `--passes` / `--preset` (or of the XLA
+// flags) on the module. Returns the exit code (remarks are written even
+// when a pass fails).
+int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
+                      const PassOptions& flag_options,
+                      const XlaFlagsResult& flags) {
+  absl::StatusOr<std::vector<std::string>> names =
+      PipelinePasses(options, flags);
+  if (!names.ok()) return ReportStatus(names.status());
+  if (names->empty() && options.passes.empty() && options.preset.empty()) {
+    if (!options.loop_rules.empty()) {
+      PrintError("warning: --loop given without --passes or --preset");
+    }
+    return kExitOk;
   }
   absl::StatusOr<PassPipeline> pipeline =
-      preset.empty() ? BuildPipeline(options.passes) : BuildPreset(preset);
-  if (!pipeline.ok()) {
-    return ReportStatus(absl::InvalidArgumentError(
-        absl::StrCat(preset.empty() ? "--passes: " : "--preset: ",
-                     pipeline.status().message())));
-  }
+      BuildPipeline(absl::StrJoin(*names, ","));
+  if (!pipeline.ok()) return ReportStatus(pipeline.status());
 
   PassContext context;
   context.options = flag_options;
@@ -111,7 +138,10 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
     if (!budget.ok()) return ReportStatus(budget.status());
     context.options.memory_budget_bytes = *budget;
   }
-  context.options.collective_in_flight_limit = options.in_flight_limit;
+  // hloverlap's own options win over the XLA flags.
+  if (options.in_flight_limit > 0) {
+    context.options.collective_in_flight_limit = options.in_flight_limit;
+  }
   context.options.gpu = options.gpu;
   if (!options.scheduler_memory_limit.empty()) {
     absl::StatusOr<int64_t> limit = ParseByteSize(
@@ -174,7 +204,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   PassOptions flag_options;
   XlaFlagsResult flags;
   if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          options.xla_flags, options.use_xla_flags_env, flag_options, flags);
+          options.xla_flags, options.use_xla_flags_env, flag_options, flags,
+          XlaFlagsPrint::kAll);
       !s.ok()) {
     return ReportStatus(s);
   }
@@ -185,8 +216,7 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(module, options, flag_options,
-                                   flags.pipelining_requested);
+  if (int code = ApplyPassPipeline(module, options, flag_options, flags);
       code != kExitOk) {
     return code;
   }
@@ -255,9 +285,11 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "File for --dump-after (default PASS.hlo)");
   cmd->add_option("--xla-flags", options->xla_flags,
                   "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
-                  "pipelined_all_gather=true ...\"): pipelining flags map to "
-                  "hloverlap's options, the others are reported and ignored; "
-                  "applied after the XLA_FLAGS environment variable");
+                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
+                  "double buffering, async conversion and the scheduler map "
+                  "to those passes (and, without --passes/--preset, choose "
+                  "them); each flag's effect is printed; applied after the "
+                  "XLA_FLAGS environment variable");
   cmd->add_flag("!--no-xla-flags-env", options->use_xla_flags_env,
                 "Ignore the XLA_FLAGS environment variable");
   cmd->add_flag("!--no-metadata", options->print_metadata,

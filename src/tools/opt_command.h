@@ -4,9 +4,10 @@
 // pass pipeline given by `--passes=a,b,c` or `--preset=NAME` (passes/pass.h)
 // with per-loop rules (`--loop=`), writes the remarks (`--remarks=-|FILE`,
 // text or JSON lines) and prints the result in the current default XLA
-// style. XLA flags (`XLA_FLAGS`, `--xla-flags`) set the pipelining options;
-// with no --passes/--preset, flags that turn pipelining on select the
-// `pipeline` preset. Unrelated XLA flags are warnings, never errors.
+// style. XLA flags (`XLA_FLAGS`, `--xla-flags`) set the options of the
+// passes they concern (tools/xla_flags.h); with no --passes/--preset, the
+// passes they turn on make the pipeline. Each flag's effect is printed on
+// stderr; unrelated XLA flags are warnings, never errors.
 #ifndef HLOVERLAP_TOOLS_OPT_COMMAND_H_
 #define HLOVERLAP_TOOLS_OPT_COMMAND_H_
 
@@ -30,7 +31,7 @@ struct OptCommandOptions {
   bool time_passes = false;   // --time-passes: per-pass wall time to stderr
   int pipeline_depth = 1;     // --pipeline-depth=N
   std::string memory_budget;  // --memory-budget=BYTES[KMG]
-  int in_flight_limit = 1;    // --in-flight-limit=N (scheduler)
+  int in_flight_limit = 0;    // --in-flight-limit=N (scheduler; 0: unset)
   std::string scheduler_memory_limit;  // --scheduler-memory-limit=BYTES
   std::string gpu = "h200";            // --gpu=h100|h200 (cost model)
   std::string dump_after;              // --dump-after=PASS

@@ -1727,12 +1727,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   std::string policy_warning;
   LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &policy_warning);
   if (!policy_warning.empty()) {
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = RemarkKind::kAnalysis;
-    DescribeInstruction(*w, module_, r);
-    r.loop = path;
-    r.message = policy_warning;
+    Remark r = MakeRemark(RemarkKind::kAnalysis, *w, path, "", policy_warning);
+    r.warn = true;
     context_.remarks.Emit(std::move(r));
   }
   std::vector<Instruction*> colls = Collectives(*w->while_body());
@@ -1802,6 +1798,21 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       ags.clear();
     }
     int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
+    if (d < depth && !ags.empty()) {
+      // Say so: the user asked for more than the loop has.
+      Remark r = MakeRemark(
+          RemarkKind::kAnalysis, *w, path, "",
+          absl::StrCat(
+              "prefetch depth ", depth, " (",
+              policy.pipeline_depth.has_value()
+                  ? policy.source
+                  : absl::StrCat("--pipeline-depth=", opts.pipeline_depth),
+              ") clamped to ", d, ": the loop runs ", trips,
+              " iterations, so at most ", d, " can be prefetched ahead"));
+      r.warn = true;
+      r.Metric("requested_depth", depth).Metric("depth", d);
+      context_.remarks.Emit(std::move(r));
+    }
     // Fixpoint: drop candidates whose chain needs a dropped candidate.
     absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
     absl::flat_hash_map<const Instruction*, std::string> rejected;

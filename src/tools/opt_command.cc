@@ -13,6 +13,7 @@
 #include "hlo/absl_compat.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
+#include "passes/loop_policy.h"
 #include "passes/pass.h"
 #include "tools/xla_flags.h"
 
@@ -154,7 +155,11 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
     return ReportStatus(s);
   }
 
+  // Selectors are checked against the loops the user sees: the input's.
+  CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
   absl::StatusOr<bool> changed = pipeline->Run(module, context);
+  // What did not happen as asked is on stderr whatever --remarks says.
+  PrintRemarkWarnings(context.remarks);
   if (options.time_passes) {
     double total = 0;
     for (const PassTiming& t : context.timings) total += t.seconds;
@@ -250,9 +255,8 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   absl::StrCat("Named pass pipeline: ",
                                absl::StrJoin(KnownPresets(), ", ")));
   cmd->add_option("--loop", options->loop_rules,
-                  "Per-loop rule SELECTOR:POLICY, repeatable, later wins "
-                  "(e.g. innermost:pipeline=depth=2, "
-                  "'op_name~fori_loop:pipeline=off')")
+                  absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
+                               AsAbsl(LoopRuleHelp())))
       // One value per occurrence, so `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--remarks", options->remarks,
@@ -265,7 +269,9 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--time-passes", options->time_passes,
                 "Print each pass's wall time to stderr");
   cmd->add_option("--pipeline-depth", options->pipeline_depth,
-                  "Default prefetch depth for all-gathers (iterations ahead)")
+                  "Default prefetch depth for all-gathers (iterations "
+                  "ahead; at most a loop's trip count - 1, clamped with a "
+                  "warning)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--memory-budget", options->memory_budget,
                   "Extra live bytes the pipeliner may add per loop nest "

@@ -15,6 +15,7 @@
 #include "hlo/verifier.h"
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
+#include "passes/remark_summary.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
@@ -155,11 +156,24 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
     return ReportStatus(s);
   }
 
-  // Selectors are checked against the loops the user sees: the input's.
+  // Selectors are checked, and the summary groups remarks, by the loops
+  // the user sees: the input's.
   CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  const bool summary = !options.no_remarks_summary &&
+                       (options.remarks_summary ||
+                        (!options.remarks.empty() && options.remarks != "-"));
+  std::vector<SummaryLoop> input_loops;
+  if (summary) input_loops = SummaryLoops(module);
   absl::StatusOr<bool> changed = pipeline->Run(module, context);
   // What did not happen as asked is on stderr whatever --remarks says.
   PrintRemarkWarnings(context.remarks);
+  if (summary) {
+    std::string text =
+        RemarksSummary(context.remarks.remarks(), input_loops,
+                       options.remarks == "-" ? "" : options.remarks);
+    text.pop_back();  // PrintError ends the line
+    PrintError(text);
+  }
   if (options.time_passes) {
     double total = 0;
     for (const PassTiming& t : context.timings) total += t.seconds;
@@ -261,6 +275,12 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
       ->allow_extra_args(false);
   cmd->add_option("--remarks", options->remarks,
                   "Write optimization remarks to FILE ('-' = stderr)");
+  cmd->add_flag("--remarks-summary", options->remarks_summary,
+                "Print a per-loop summary of the remarks on stderr (what was "
+                "pipelined, double-buffered, hidden, refused and why); on by "
+                "default when --remarks names a file");
+  cmd->add_flag("--no-remarks-summary", options->no_remarks_summary,
+                "No summary on stderr");
   cmd->add_option("--remarks-format", options->remarks_format,
                   "Remarks as 'text' (default) or 'json' lines")
       ->check(CLI::IsMember({"text", "json"}));

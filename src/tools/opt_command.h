@@ -27,7 +27,12 @@ struct OptCommandOptions {
   std::vector<std::string> loop_rules;  // --loop=SELECTOR:POLICY, repeatable
   std::string remarks;                  // --remarks=-|FILE (empty: none)
   std::string remarks_format = "text";  // --remarks-format=text|json
-  bool verify_each = false;             // --verify-each
+  // Per-loop summary of the remarks on stderr: --remarks-summary forces it,
+  // --no-remarks-summary turns it off; by default it is on when the remarks
+  // go to a file.
+  bool remarks_summary = false;
+  bool no_remarks_summary = false;
+  bool verify_each = false;   // --verify-each
   bool time_passes = false;   // --time-passes: per-pass wall time to stderr
   int pipeline_depth = 1;     // --pipeline-depth=N
   std::string memory_budget;  // --memory-budget=BYTES[KMG]

@@ -18,6 +18,8 @@ Modules:
   binary   -- finding and running the binary (`run_opt`);
   text     -- HLO text handling (route legality, header facts, remarks);
   xla      -- XLA compile-option overrides (XLA's own pipelining off);
+  gspmd    -- the GSPMD route: XLA's dump stages, the partitioning passes;
+  errors   -- BridgeError / BridgeFallbackWarning (name the user's code);
   jax      -- the JAX entry points (`jit`, `compile`); imports jax lazily.
 """
 
@@ -26,9 +28,13 @@ from hloverlap.binary import (HloverlapError, BinaryNotFoundError, find_binary,
                               run_opt, OptResult)
 from hloverlap import text
 from hloverlap import xla
+from hloverlap import gspmd
+from hloverlap import errors
+from hloverlap.errors import BridgeError, BridgeFallbackWarning
 
 __all__ = [
     "Options", "OptionsError", "HloverlapError", "BinaryNotFoundError",
-    "find_binary", "run_opt", "OptResult", "text", "xla",
+    "find_binary", "run_opt", "OptResult", "text", "xla", "gspmd", "errors",
+    "BridgeError", "BridgeFallbackWarning",
 ]
 from hloverlap._version import __version__

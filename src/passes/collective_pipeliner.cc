@@ -1534,6 +1534,13 @@ class LoopPipeliner {
   std::vector<const Instruction*> removed_whiles_;
 };
 
+// The PassOptions field that enables pipelining a reduce-scatter or
+// all-reduce (for PassOptions::SourceOf).
+std::string_view ForwardKindOption(Opcode op) {
+  return op == Opcode::kReduceScatter ? "pipeline_reduce_scatter"
+                                      : "pipeline_all_reduce";
+}
+
 absl::Status LoopPipeliner::ReserveRewrite(
     const LoopState& ls, std::string_view what, int64_t body_copies,
     const std::vector<Instruction*>& chains, int64_t chain_copies,
@@ -1575,7 +1582,9 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     std::string reason, suggestion;
     ForwardCandidate fc;
     if (!enabled) {
-      reason = "pipelining of this collective kind is disabled by a flag";
+      reason = absl::StrCat(
+          "pipelining of this collective kind is disabled by a flag",
+          opts.SourceOf(ForwardKindOption(c->opcode())));
     } else if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion)) {
       // reason set
     } else if (used_dus.contains(fc.dus)) {
@@ -1657,12 +1666,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   std::string policy_warning;
   LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &policy_warning);
   if (!policy_warning.empty()) {
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = RemarkKind::kAnalysis;
-    DescribeInstruction(*w, module_, r);
-    r.loop = path;
-    r.message = policy_warning;
+    Remark r = MakeRemark(RemarkKind::kAnalysis, *w, path, "", policy_warning);
+    r.warn = true;
     context_.remarks.Emit(std::move(r));
   }
   std::vector<Instruction*> colls = Collectives(*w->while_body());
@@ -1726,7 +1731,10 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       if (c->opcode() == Opcode::kAllGather) ags.push_back(c);
     }
     if (!ags.empty() && !opts.pipeline_all_gather) {
-      MissAll(ags, path, "all-gather pipelining is disabled by a flag", "");
+      MissAll(ags, path,
+              absl::StrCat("all-gather pipelining is disabled by a flag",
+                           opts.SourceOf("pipeline_all_gather")),
+              "");
       ags.clear();
     }
     if (!ags.empty() && !ls.info.no_wrap) {
@@ -1738,6 +1746,21 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       ags.clear();
     }
     int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
+    if (d < depth && !ags.empty()) {
+      // Say so: the user asked for more than the loop has.
+      Remark r = MakeRemark(
+          RemarkKind::kAnalysis, *w, path, "",
+          absl::StrCat(
+              "prefetch depth ", depth, " (",
+              policy.pipeline_depth.has_value()
+                  ? policy.source
+                  : absl::StrCat("--pipeline-depth=", opts.pipeline_depth),
+              ") clamped to ", d, ": the loop runs ", trips,
+              " iterations, so at most ", d, " can be prefetched ahead"));
+      r.warn = true;
+      r.Metric("requested_depth", depth).Metric("depth", d);
+      context_.remarks.Emit(std::move(r));
+    }
     // Fixpoint: drop candidates whose chain needs a dropped candidate.
     absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
     absl::flat_hash_map<const Instruction*, std::string> rejected;
@@ -1894,7 +1917,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       if (!enabled) {
         MissAll({c}, path,
                 absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                             " pipelining is disabled by a flag"),
+                             " pipelining is disabled by a flag",
+                             opts.SourceOf(ForwardKindOption(c->opcode()))),
                 "");
         continue;
       }

@@ -216,7 +216,10 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
     return d;
   }
   if (!opts.double_buffer_default) {
-    d.reason = "double buffering by default is off";
+    d.reason = absl::StrCat("double buffering by default is off",
+                            opts.SourceOf("double_buffer_default"));
+    d.suggestion =
+        "turn it on for a loop with --loop=<selector>:double-buffer=on";
     return d;
   }
   d.unroll = true;

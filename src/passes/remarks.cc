@@ -40,33 +40,50 @@ int64_t RemarkSink::Count(RemarkKind kind) const {
   return n;
 }
 
-std::string RemarkSink::ToText() const {
+namespace {
+
+// One remark as text; `label` is its kind or "warning".
+void AppendRemarkText(const Remark& r, std::string_view label,
+                      std::string& out) {
+  if (r.location.known()) {
+    absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
+  }
+  absl::StrAppend(&out, AsAbsl(label), ": ", r.pass, ": ");
+  if (!r.name.empty()) absl::StrAppend(&out, r.name, ": ");
+  out.append(r.message);
+  if (!r.instruction.empty()) {
+    absl::StrAppend(&out, " [", r.instruction);
+    if (!r.loop.empty()) absl::StrAppend(&out, " in loop ", r.loop);
+    absl::StrAppend(&out, "]");
+  }
+  if (!r.metrics.empty()) {
+    out.append(" (");
+    for (size_t i = 0; i < r.metrics.size(); ++i) {
+      if (i > 0) out.append(", ");
+      absl::StrAppend(&out, r.metrics[i].first, "=", r.metrics[i].second);
+    }
+    out.append(")");
+  }
+  out.push_back('\n');
+  if (!r.suggestion.empty()) {
+    absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");
+  }
+}
+
+}  // namespace
+
+std::string RemarkSink::WarningsText() const {
   std::string out;
   for (const Remark& r : remarks_) {
-    if (r.location.known()) {
-      absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
-    }
-    absl::StrAppend(&out, AsAbsl(RemarkKindName(r.kind)), ": ", r.pass, ": ");
-    if (!r.name.empty()) absl::StrAppend(&out, r.name, ": ");
-    out.append(r.message);
-    if (!r.instruction.empty()) {
-      absl::StrAppend(&out, " [", r.instruction);
-      if (!r.loop.empty()) absl::StrAppend(&out, " in loop ", r.loop);
-      absl::StrAppend(&out, "]");
-    }
-    if (!r.metrics.empty()) {
-      out.append(" (");
-      for (size_t i = 0; i < r.metrics.size(); ++i) {
-        if (i > 0) out.append(", ");
-        absl::StrAppend(&out, r.metrics[i].first, "=", r.metrics[i].second);
-      }
-      out.append(")");
-    }
-    out.push_back('\n');
-    if (!r.suggestion.empty()) {
-      absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");
-    }
+    if (r.warn) AppendRemarkText(r, "warning", out);
   }
+  return out;
+}
+
+std::string RemarkSink::ToText() const {
+  std::string out;
+  for (const Remark& r : remarks_)
+    AppendRemarkText(r, RemarkKindName(r.kind), out);
   return out;
 }
 
@@ -88,6 +105,7 @@ std::string RemarkSink::ToJsonLines() const {
     if (!r.direction.empty()) j["direction"] = r.direction;
     j["message"] = r.message;
     if (!r.suggestion.empty()) j["suggestion"] = r.suggestion;
+    if (r.warn) j["warning"] = true;
     nlohmann::json metrics = nlohmann::json::object();
     for (const auto& [k, v] : r.metrics) metrics[k] = v;
     j["metrics"] = metrics;

@@ -44,6 +44,10 @@ struct Remark {
   std::string suggestion;   // for missed remarks
   // Numeric facts: bytes_moved, extra_live_bytes, trip_count, depth, ...
   std::vector<std::pair<std::string, int64_t>> metrics;
+  // Something the user asked for did not happen as asked (a --loop
+  // selector that matches no loop, a clamped depth): the tool also prints
+  // it on stderr as a warning, whether or not remarks were requested.
+  bool warn = false;
 
   Remark& Metric(std::string key, int64_t value) {
     metrics.emplace_back(std::move(key), value);
@@ -62,6 +66,8 @@ class RemarkSink {
 
   // Readable text, one remark per paragraph.
   std::string ToText() const;
+  // The remarks marked `warn`, as "warning: " lines (empty if none).
+  std::string WarningsText() const;
   // One JSON object per line.
   std::string ToJsonLines() const;
 

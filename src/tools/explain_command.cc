@@ -381,6 +381,11 @@ int DryRunPipeliner(Module& module, const ExplainCommandOptions& options,
     }
     context.options.memory_budget_bytes = *budget;
   }
+  {
+    RemarkSink selectors;
+    CheckLoopRulesMatch(module, context.options.loop_rules, selectors);
+    PrintRemarkWarnings(selectors);
+  }
   absl::StatusOr<PassPipeline> cleanup = BuildPreset("cleanup");
   if (!cleanup.ok()) return ReportStatus(cleanup.status());
   if (absl::StatusOr<bool> r = cleanup->Run(module, context); !r.ok()) {
@@ -391,6 +396,7 @@ int DryRunPipeliner(Module& module, const ExplainCommandOptions& options,
   if (absl::StatusOr<bool> r = dry_run.Run(module, context); !r.ok()) {
     return ReportStatus(r.status());
   }
+  PrintRemarkWarnings(context.remarks);
   remarks = std::move(context.remarks);
   return kExitOk;
 }
@@ -465,7 +471,8 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("!--no-pipeline", options->pipeline,
                 "Leave out the collective pipeliner's dry run");
   cmd->add_option("--loop", options->loop_rules,
-                  "Per-loop rule for the dry run, as for opt (repeatable)")
+                  absl::StrCat("Per-loop rule for the dry run, as for opt:\n",
+                               AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--memory-budget", options->memory_budget,

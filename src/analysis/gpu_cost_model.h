@@ -28,10 +28,11 @@
 //   bitcast, reshape (a bitcast under the default layouts), after-all,
 //   add-dependency, opt-barrier, partition-id, replica-id, domain,
 //   get-dimension-size, async -done halves.
-// * while: trip count (known_trip_count or inferred; 1 if unknown) times
-//   (condition + body); call: callee; conditional: the most expensive
-//   branch. A computation costs the sum of its instructions (serial compute
-//   stream, collectives synchronous, async collectives not counted).
+// * while: trip count (while_loop_analysis.h: proven, else known_trip_count;
+//   1 if unknown) times (condition + body); call: callee; conditional: the
+//   most expensive branch. A computation costs the sum of its instructions
+//   (serial compute stream, collectives synchronous, async collectives not
+//   counted).
 //
 // Collectives: CollectiveTable, keyed by kind (all-reduce, all-gather,
 // reduce-scatter), group size and buffer bytes ("full buffer": the

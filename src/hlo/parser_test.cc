@@ -13,11 +13,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hlo/clone.h"
 #include "hlo/module.h"
 #include "hlo/verifier.h"
 
@@ -157,7 +159,11 @@ TEST(DumpStyles, Default2025) {
   ASSERT_EQ(w->called_computations().size(), 2u);
   EXPECT_EQ(w->while_condition()->name(), "cond.6");
   EXPECT_EQ(w->while_body()->name(), "body.11");
-  EXPECT_EQ(w->attrs().backend_config, "{\"known_trip_count\":{\"n\":\"4\"}}");
+  // A while's config is decoded (while_backend_config.h), not kept raw.
+  EXPECT_EQ(w->attrs().backend_config, "");
+  EXPECT_EQ(w->attrs().while_config->known_trip_count(), 4);
+  EXPECT_EQ(w->attrs().while_config->Encode(),
+            "{\"known_trip_count\":{\"n\":\"4\"}}");
 
   const Instruction* fusion = Find(*m, "scale_fusion");
   EXPECT_EQ(fusion->attrs().fusion_kind, "kLoop");
@@ -288,7 +294,7 @@ TEST(DumpStyles, HeaderlessEntry) {
   EXPECT_EQ(cp->attrs().source_target_pairs,
             (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 0}}));
   EXPECT_EQ(m->entry()->root()->opcode(), Opcode::kWhile);
-  EXPECT_EQ(m->entry()->root()->attrs().backend_config,
+  EXPECT_EQ(m->entry()->root()->attrs().while_config->Encode(),
             "{\"known_trip_count\":{\"n\":\"7\"}}");
   // Shapes without layouts stay without layouts.
   EXPECT_FALSE(cp->shape().has_layout());
@@ -1219,6 +1225,35 @@ TEST(Files, PlainGzipAndErrors) {
   EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(text.status().message().find("does_not_exist.hlo"),
             std::string::npos);
+}
+
+// Every instruction records the line and column of its name; instructions
+// synthesized for a line (compact GTEs, async sugar) get that line's; clones
+// keep their original's.
+TEST(SourcePositions, RecordedByTheParserKeptByClones) {
+  constexpr char kText[] =
+      "HloModule m\n"
+      "\n"
+      "ENTRY main {\n"
+      "  %p = (f32[2], f32[2]) parameter(0)\n"
+      "    ROOT  %n = f32[2] negate(%p#1)\n"
+      "}\n";
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(kText);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Computation* entry = (*m)->entry();
+  std::map<std::string, std::pair<uint32_t, uint32_t>> at;
+  for (const auto& i : entry->instructions()) {
+    at[i->name()] = {i->source_position().line, i->source_position().column};
+  }
+  EXPECT_EQ(at["p"], std::make_pair(4u, 3u));
+  EXPECT_EQ(at["n"], std::make_pair(5u, 11u));
+  EXPECT_EQ(at["p_1"], std::make_pair(5u, 11u));  // synthesized for line 5
+  std::unique_ptr<Instruction> clone =
+      CloneInstruction(*entry->root(), "n.clone", entry->root()->operands());
+  EXPECT_EQ(clone->source_position().line, 5u);
+  EXPECT_EQ(clone->source_position().column, 11u);
+  Instruction fresh(Opcode::kAdd, "fresh", Shape());
+  EXPECT_FALSE(fresh.source_position().known());
 }
 
 }  // namespace

@@ -70,6 +70,15 @@ class Converter {
     context_.remarks.Emit(std::move(r));
   }
 
+  // The flag that keeps collectives of `op` synchronous, if any.
+  const std::string* SynchronousBy(Opcode op) const {
+    for (const auto& [sync_op, flag] :
+         context_.options.synchronous_collectives) {
+      if (sync_op == op) return &flag;
+    }
+    return nullptr;
+  }
+
   Module& module_;
   PassContext& context_;
   // Loop body -> loop path, for remarks.
@@ -217,6 +226,12 @@ absl::StatusOr<bool> Converter::Run() {
              "in-place collective-permute (slice_sizes=) left synchronous");
         continue;
       }
+      if (const std::string* flag = SynchronousBy(coll->opcode())) {
+        Emit(RemarkKind::kMissed, *coll,
+             absl::StrCat(AsAbsl(OpcodeName(coll->opcode())),
+                          " left synchronous (", *flag, ")"));
+        continue;
+      }
       const Opcode op = coll->opcode();
       const bool generic =
           op == Opcode::kReduceScatter || op == Opcode::kAllToAll;
@@ -233,6 +248,15 @@ absl::StatusOr<bool> Converter::Run() {
                   : absl::StrCat(StartName(op), "/", DoneName(op)));
       r.Metric("bytes_moved", std::max(coll->shape().ByteSize(),
                                        OperandsShape(*coll).ByteSize()));
+      // Module-size guard: start and done, and for async-start a wrapped
+      // computation (a parameter per operand and the collective).
+      if (absl::Status s = context_.size_guard.Reserve(
+              module_, *coll,
+              absl::StrCat("converting ", coll->name(), " to async"),
+              3 + coll->operand_count(), "");
+          !s.ok()) {
+        return s;
+      }
       if (absl::Status s = Convert(coll); !s.ok()) {
         return absl::InternalError(absl::StrCat("converting ", r.instruction,
                                                 " in ", c->name(), ": ",

@@ -10,12 +10,29 @@
 //
 // Pipelines are built from a comma-separated spec
 // ("inline,dce,collective-pipeliner") or a preset ("xla-gpu").
+//
+// Module-size guard. Every rewrite that adds instructions (double
+// buffering, the pipeliner's prologues, peeled iterations and sinks, the
+// collective hoist, call inlining, async conversion) first predicts how many
+// it adds and reserves them with PassContext::size_guard.Reserve; over the
+// limit (--max-module-instructions) the pipeline stops with a user error
+// located at the loop or call, before anything is built:
+//
+//   m.hlo:40:3: pass double-buffer: unrolling while loop w.15 (computation
+//   body.14) would add 393230 instructions: the module would grow from 210
+//   to 393440 instructions, over the limit of 250000 (...); raise it with
+//   --max-module-instructions=N, or leave the loop alone (...)
+//
+// Forcing `--loop=all:double-buffer=on` on a nest of depth 16 doubles it 16
+// times: without the guard that allocates gigabytes before anything fails.
 #ifndef HLOVERLAP_PASSES_PASS_H_
 #define HLOVERLAP_PASSES_PASS_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,17 +55,33 @@ struct PassOptions {
   std::vector<LoopRule> loop_rules;
   // Double buffering: by default only innermost loops containing collectives.
   bool double_buffer_default = true;
+  // Async conversion: collective kinds left synchronous, each with the flag
+  // that said so (XLA's --xla_gpu_disable_async_collectives=...).
+  std::vector<std::pair<Opcode, std::string>> synchronous_collectives;
   // Latency-hiding scheduler: async collectives in flight at once (1 as
   // XLA:GPU, 2 allowed), live-bytes limit (unset = none), the GPU preset of
   // the analytical cost model ("h100", "h200").
   int collective_in_flight_limit = 1;
   std::optional<int64_t> scheduler_memory_limit_bytes;
+  // Without an explicit limit: XLA's, (0.8 x the GPU's memory - the entry's
+  // parameter and output bytes) x this / 100
+  // (--xla_gpu_memory_limit_slop_factor).
+  std::optional<int> scheduler_memory_slop_percent;
   std::string gpu = "h200";
   // Run the verifier after every pass.
   bool verify_each = false;
+  // Module-size guard: the most instructions the module may have after a
+  // rewrite; unset: ModuleSizeGuard's default (relative to the input).
+  std::optional<int64_t> max_module_instructions;
   // Write the module after the named pass (for --dump-after).
   std::string dump_after;
   std::string dump_path;
+  // The flag that set an option, as written, keyed by the option's field
+  // name ("pipeline_all_gather", "double_buffer_default"), so remarks can
+  // say why something is off.
+  std::map<std::string, std::string> option_sources;
+  // " (SOURCE)" when option_sources has `option`, else "".
+  std::string SourceOf(std::string_view option) const;
 };
 
 // Wall time of one pass run by a PassPipeline (`hloverlap opt --time-passes`).
@@ -57,10 +90,50 @@ struct PassTiming {
   double seconds = 0;
 };
 
+// Counts the module's instructions for the module-size guard (see above).
+class ModuleSizeGuard {
+ public:
+  // The default limit: kDefaultGrowth x the instructions the pipeline
+  // started with, at least kDefaultMinimum (about 150 MB of IR). Passes
+  // that grow a module on their own (double buffering every innermost loop,
+  // depth-2 pipelining) stay far below 16x; repeated doubling of a nest
+  // does not.
+  static constexpr int64_t kDefaultGrowth = 16;
+  static constexpr int64_t kDefaultMinimum = 100'000;
+
+  // Sets the limit (`limit`: --max-module-instructions; unset: the
+  // default) and, on the first call, the input size the default is relative
+  // to (PassPipeline calls it before every pass; Reserve on its first call
+  // when nobody did).
+  void Sync(const Module& module, std::optional<int64_t> limit);
+
+  // A rewrite (`what`, e.g. "unrolling while loop w.3 (computation b)") of
+  // `at` is about to add `count` instructions (all it creates, before it
+  // removes what it replaces: the peak). OK when the module's instructions
+  // now (a sum over computations, cheap) plus `count` stay within the
+  // limit. Else a ResourceExhausted error located at `at`, saying what would
+  // be added, the module's size, the limit, how to raise it and `avoid` (how
+  // to keep the rewrite off); passes return it unchanged (IsModuleSizeLimit)
+  // so the pipeline stops before building anything.
+  absl::Status Reserve(const Module& module, const Instruction& at,
+                       std::string_view what, int64_t count,
+                       std::string_view avoid);
+
+  int64_t limit() const;
+
+ private:
+  std::optional<int64_t> explicit_limit_;
+  int64_t input_ = -1;  // instructions at the first Sync
+};
+
+// Whether `status` is ModuleSizeGuard::Reserve's refusal.
+bool IsModuleSizeLimit(const absl::Status& status);
+
 struct PassContext {
   PassOptions options;
   RemarkSink remarks;
   std::vector<PassTiming> timings;  // appended by PassPipeline::Run
+  ModuleSizeGuard size_guard;
 };
 
 class Pass {

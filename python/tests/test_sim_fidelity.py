@@ -111,6 +111,23 @@ class _FakeBench:
 
 class DeviceDryRunTest(unittest.TestCase):
 
+  def test_rounds_time_every_step_once_per_round(self):
+    sf = _load()
+    with tempfile.TemporaryDirectory() as d:
+      args = argparse.Namespace(
+          out=os.path.join(d, "out"), scratch=os.path.join(d, "scratch"),
+          budget_s=300, jobs=3, only="", no_profile=True, collectives=False,
+          rounds=3)
+      sf.device_main(args, jax=_FakeJax(), jbb=_FakeBench())
+      with open(os.path.join(args.out, "steps.json")) as f:
+        data = json.load(f)
+      self.assertEqual(data["env"]["rounds"], 3)
+      for s in data["steps"]:
+        if "error" in s:
+          continue
+        self.assertEqual(len(s["round_ms"]), 3)
+        self.assertEqual(s["step_ms"], sorted(s["round_ms"])[1])
+
   def test_writes_steps_modules_and_profiles(self):
     sf = _load()
     with tempfile.TemporaryDirectory() as d:

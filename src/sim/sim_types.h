@@ -149,6 +149,12 @@ struct SimResult {
   std::vector<std::string> unknown_trip_counts;  // loops run once
   // "while.3: KnownTripCountContradicted: ..." (while_loop_analysis.h).
   std::vector<std::string> warnings;
+  // The module is as XLA's front end emits it, not fused (no fusion, no
+  // cuBLAS GEMM custom-call, yet kernels): every op is its own kernel, so
+  // step_time_us is an upper bound, not comparable with XLA's final
+  // modules (a prediction needs XLA's final module, e.g. the JAX bridge's
+  // final_hlo()).
+  bool unfused = false;
   std::vector<SimCollective> collectives;  // in first-issue order
   // Liveness peak (bytes) and where it is reached.
   int64_t peak_memory_bytes = 0;

@@ -64,6 +64,11 @@ absl::StatusOr<SimResult> Simulate(const Module& module,
 // `result.warnings`.
 int64_t SimLoopTripCount(const Instruction& while_instr, SimResult& result);
 
+// True when `module` holds no fusion and no cuBLAS GEMM custom-call: XLA has
+// not fused it (a front-end or hloverlap output module), so every op would
+// be its own kernel (SimResult::unfused).
+bool IsUnfusedModule(const Module& module);
+
 }  // namespace hloverlap
 
 #endif  // HLOVERLAP_SIM_SIMULATOR_H_

@@ -367,7 +367,8 @@ class Simulator {
       }
       case StepKind::kWhile:
         s.trip_count = SimLoopTripCount(instr, result_);
-        s.run_condition = !KnownTripCount(instr).has_value();
+        s.run_condition =
+            !instr.attrs().while_config->known_trip_count().has_value();
         return s;
       case StepKind::kConditional: {
         double best = -1;

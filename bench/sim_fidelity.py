@@ -474,12 +474,17 @@ def fit_main(args):
   err = relative_errors(pred, measured)
   by = {s["name"]: s for s in steps}
   lines = ["| set | step | layers | d_model | seq | batch | accum | remat | "
-           "measured ms | range over rounds | predicted ms | error |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "measured ms | range over rounds | predicted ms | launch-bound | "
+           "error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
   def spread(n):  # the measured times' range (rounds, else repeats)
     r = by[n].get("round_ms") or by[n].get("step_ms_repeats") or [measured[n]]
     return min(r), max(r)
+
+  def launch_share(n):  # the predicted step's compute stream idle on launches
+    p = pred[n]
+    return p.get("launch_bound_ms", 0) / max(p["step_time_ms"], 1e-9)
 
   def in_range(n):
     lo, hi = spread(n)
@@ -489,12 +494,12 @@ def fit_main(args):
     c = by[n]["cfg"]
     lo, hi = spread(n)
     lines.append("| %s | %s | %d | %d | %d | %d | %d | %s | %.2f | "
-                 "%.2f..%.2f (%+.0f/%+.0f%%) | %.2f | %+.1f%% |" % (
+                 "%.2f..%.2f (%+.0f/%+.0f%%) | %.2f | %.0f%% | %+.1f%% |" % (
                      by[n]["set"], n, c["layers"], c["d"], c["seq"], c["mb"],
                      c["accum"], "yes" if c["remat"] else "no", measured[n],
                      lo, hi, 100 * (lo / measured[n] - 1),
                      100 * (hi / measured[n] - 1), pred[n]["step_time_ms"],
-                     100 * err[n]))
+                     100 * launch_share(n), 100 * err[n]))
 
   def summary(names, label):
     e = [abs(err[n]) for n in names]

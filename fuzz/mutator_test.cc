@@ -180,7 +180,7 @@ TEST(Mutator, SameSeedSameMutant) {
 TEST(Mutator, EveryKindAppliesAndVerifies) {
   for (MutationKind kind : AllMutationKinds()) {
     int applied = 0;
-    for (uint64_t seed = 0; seed < 100; ++seed) {
+    for (uint64_t seed = 0; seed < 50; ++seed) {
       auto m = Parse(kSeed);
       ASSERT_NE(m, nullptr);
       Rng rng(seed);
@@ -195,7 +195,7 @@ TEST(Mutator, EveryKindAppliesAndVerifies) {
       EXPECT_TRUE(ParseHloModule(PrintModule(*m)).ok())
           << MutationKindName(kind) << " seed " << seed;
     }
-    EXPECT_GT(applied, 50) << MutationKindName(kind);
+    EXPECT_GT(applied, 25) << MutationKindName(kind);
   }
 }
 
@@ -203,7 +203,7 @@ TEST(Mutator, EveryKindAppliesAndVerifies) {
 // loops (two independent implementations of HLO integer semantics).
 TEST(Mutator, ExactTripCountMatchesTheInterpreter) {
   int compared = 0;
-  for (uint64_t seed = 0; seed < 300; ++seed) {
+  for (uint64_t seed = 0; seed < 200; ++seed) {
     auto m = Parse(CountedLoop("s32", "%start = s32[] constant(0)", "1", "5"));
     ASSERT_NE(m, nullptr);
     Rng rng(seed);
@@ -213,9 +213,9 @@ TEST(Mutator, ExactTripCountMatchesTheInterpreter) {
          MutationKind::kCounterType, MutationKind::kDirection},
         3);
     ASSERT_TRUE(VerifyModule(*m).ok()) << PrintModule(*m);
-    std::optional<int64_t> exact = ExactTripCount(*FindWhile(*m), 5000);
+    std::optional<int64_t> exact = ExactTripCount(*FindWhile(*m), 600);
     interp::InterpreterOptions o;
-    o.max_while_iterations = 5000;
+    o.max_while_iterations = 600;
     absl::StatusOr<std::unique_ptr<interp::Interpreter>> in =
         interp::Interpreter::Create(*m, o);
     ASSERT_TRUE(in.ok()) << in.status();
@@ -230,7 +230,7 @@ TEST(Mutator, ExactTripCountMatchesTheInterpreter) {
     EXPECT_EQ(stats.while_iterations, *exact) << PrintModule(*m);
     ++compared;
   }
-  EXPECT_GT(compared, 150);
+  EXPECT_GT(compared, 100);
 }
 
 }  // namespace

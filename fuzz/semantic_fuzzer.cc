@@ -477,7 +477,8 @@ int RunReduceChild(const Config& cfg, const std::string& text,
 // -------------------------------------------------
 
 int RunScreenChild(const Config& cfg, const std::string& text) {
-  Stage("screen", cfg.mutant_time_limit);
+  // Seeds are small: one that runs for seconds makes slow mutants.
+  Stage("screen", std::min(cfg.mutant_time_limit, 2));
   absl::StatusOr<std::unique_ptr<Module>> m = ParseAndVerify(text, "seed.hlo");
   if (!m.ok()) {
     Send("X", "does not parse and verify");
@@ -742,6 +743,11 @@ void Fuzzer::Finish(Active& a, int status, bool killed) {
         break;
       case 'K':
         ++stats_.skipped[payload.substr(0, payload.find(':'))];
+        if (cfg_.verbose) {
+          std::printf("skipped mutant %lld (%s): %s\n",
+                      static_cast<long long>(a.index), base.seed_name.c_str(),
+                      payload.c_str());
+        }
         break;
       case 'T':
         checked = true;
@@ -830,7 +836,7 @@ void Fuzzer::WriteReproducer(const FindingRecord& f) {
   fs::create_directories(dir, ec);
   WriteFile(dir + "/mutant.hlo", text);
   std::string input = "mutant.hlo";
-  if (f.variant >= 0 && cfg_.reduce_seconds > 0) {
+  if (f.variant >= 0 && cfg_.reduce_seconds > 0 && !f.known) {
     std::string reduced = Reduce(f, text);
     if (!reduced.empty() && reduced != text) {
       WriteFile(dir + "/reduced.hlo", reduced);

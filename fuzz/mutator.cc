@@ -397,16 +397,32 @@ struct Ctx {
     c->mutable_attrs().literal = std::move(lit);
     return c;
   }
-  // Every while using `comp` as condition or body.
-  void TouchLoopsUsing(const Computation* comp) {
-    for (Instruction* w : Whiles(m)) {
-      if (w->while_condition() == comp || w->while_body() == comp) {
-        touched.insert(w);
+  // `w` and every loop nested in it: their starts may come from its state.
+  void Touch(Instruction* w) {
+    std::vector<const Computation*> todo(w->called_computations().begin(),
+                                         w->called_computations().end());
+    absl::flat_hash_set<const Computation*> seen;
+    touched.insert(w);
+    while (!todo.empty()) {
+      const Computation* comp = todo.back();
+      todo.pop_back();
+      if (comp == nullptr || !seen.insert(comp).second) continue;
+      for (const auto& i : comp->instructions()) {
+        if (i->opcode() == Opcode::kWhile) touched.insert(i.get());
+        for (const Computation* callee : i->called_computations()) {
+          todo.push_back(callee);
+        }
       }
     }
   }
+  // Every while using `comp` as condition or body.
+  void TouchLoopsUsing(const Computation* comp) {
+    for (Instruction* w : Whiles(m)) {
+      if (w->while_condition() == comp || w->while_body() == comp) Touch(w);
+    }
+  }
   void TouchLoop(const LoopView& v) {
-    touched.insert(v.loop);
+    Touch(v.loop);
     TouchLoopsUsing(v.cond);
     TouchLoopsUsing(v.body);
   }
@@ -591,7 +607,7 @@ std::optional<std::string> MutateStart(Ctx& c) {
   init->ReplaceOperandWith(v->k, s);
   c.TouchLoop(*v);
   for (Instruction* u : init->users()) {
-    if (u->opcode() == Opcode::kWhile) c.touched.insert(u);
+    if (u->opcode() == Opcode::kWhile) c.Touch(u);
   }
   return absl::StrCat("start of ", v->loop->name(), ": ", TypeName(t), " ",
                       old ? ValueString(*old, t) : std::string("?"), " -> ",
@@ -883,8 +899,10 @@ std::optional<std::string> MutateShareBody(Ctx& c) {
   std::optional<uint64_t> start =
       v.init_tuple() ? Fold(*v.init_tuple()->operand(v.k), nullptr)
                      : std::nullopt;
+  // Mostly the same start (the second loop runs as often as the first);
+  // otherwise any value, which may not terminate (skipped then).
   const uint64_t bits =
-      start && c.rng.Chance(0.6) ? *start : c.ChooseValue(v.type);
+      start && c.rng.Chance(0.75) ? *start : c.ChooseValue(v.type);
   std::string form;
   elems[v.k] = c.BuildScalar(comp, v.type, bits, before, form);
   Instruction* init = c.Add(comp, Opcode::kTuple, s, elems, before);
@@ -895,7 +913,7 @@ std::optional<std::string> MutateShareBody(Ctx& c) {
   Instruction* second = comp->AddInstruction(std::move(w2), before);
   for (Instruction* u : users) u->ReplaceOperandsWith(v.loop, second);
   if (was_root) comp->set_root(second);
-  c.touched.insert(second);
+  c.Touch(second);
   return absl::StrCat("second loop ", second->name(), " shares ",
                       v.cond->name(), "/", v.body->name(), " with ",
                       v.loop->name(), ", start ", form);
@@ -1127,7 +1145,7 @@ std::optional<std::string> MutateTupleDuplicate(Ctx& c) {
     t.tuple->ReplaceOperandWith(j, t.tuple->operand(i));
     c.TouchLoopsUsing(t.tuple->parent());
     for (Instruction* u : t.tuple->users()) {
-      if (u->opcode() == Opcode::kWhile) c.touched.insert(u);
+      if (u->opcode() == Opcode::kWhile) c.Touch(u);
     }
     return absl::StrCat(t.what, " ", t.tuple->name(), ": element ", j,
                         " := element ", i);

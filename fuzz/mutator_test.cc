@@ -199,6 +199,84 @@ TEST(Mutator, EveryKindAppliesAndVerifies) {
   }
 }
 
+// An inner loop starting from its outer loop's state, with a (true)
+// known_trip_count nothing can prove: when a mutation changes the outer
+// loop's state, the promise may no longer hold and is removed.
+constexpr char kNested[] = R"(
+HloModule nested
+
+%ic (p: (s32[], f32[2])) -> pred[] {
+  %p = (s32[], f32[2]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%ib (q: (s32[], f32[2])) -> (s32[], f32[2]) {
+  %q = (s32[], f32[2]) parameter(0)
+  %i = s32[] get-tuple-element(%q), index=0
+  %v = f32[2] get-tuple-element(%q), index=1
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %w = f32[2] add(%v, %v)
+  ROOT %t = (s32[], f32[2]) tuple(%next, %w)
+}
+
+%oc (p: (s32[], s32[], s32[], f32[2])) -> pred[] {
+  %p = (s32[], s32[], s32[], f32[2]) parameter(0)
+  %j = s32[] get-tuple-element(%p), index=0
+  %m = s32[] constant(2)
+  ROOT %lt = pred[] compare(%j, %m), direction=LT
+}
+
+%ob (q: (s32[], s32[], s32[], f32[2])) -> (s32[], s32[], s32[], f32[2]) {
+  %q = (s32[], s32[], s32[], f32[2]) parameter(0)
+  %j = s32[] get-tuple-element(%q), index=0
+  %s = s32[] get-tuple-element(%q), index=1
+  %e = s32[] get-tuple-element(%q), index=2
+  %v = f32[2] get-tuple-element(%q), index=3
+  %init = (s32[], f32[2]) tuple(%s, %v)
+  %inner = (s32[], f32[2]) while(%init), condition=%ic, body=%ib, backend_config={"known_trip_count":{"n":"3"}}
+  %r = f32[2] get-tuple-element(%inner), index=1
+  %one = s32[] constant(1)
+  %next = s32[] add(%j, %one)
+  ROOT %t = (s32[], s32[], s32[], f32[2]) tuple(%next, %s, %e, %r)
+}
+
+ENTRY %main (x: f32[2]) -> f32[2] {
+  %x = f32[2] parameter(0)
+  %zero = s32[] constant(0)
+  %five = s32[] constant(5)
+  %init = (s32[], s32[], s32[], f32[2]) tuple(%zero, %zero, %five, %x)
+  %outer = (s32[], s32[], s32[], f32[2]) while(%init), condition=%oc, body=%ob
+  ROOT %r = f32[2] get-tuple-element(%outer), index=3
+}
+)";
+
+TEST(Mutator, RemovesPromisesOfLoopsNestedInAChangedLoop) {
+  int outer_root_changes = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    auto m = Parse(kNested);
+    ASSERT_NE(m, nullptr);
+    Rng rng(seed);
+    std::optional<AppliedMutation> a =
+        ApplyMutation(*m, MutationKind::kTupleDuplicate, rng);
+    const std::string change =
+        absl::StrCat("body root ", m->FindComputation("ob")->root()->name(),
+                     ": element 1 := element 2");
+    if (!a || a->description.rfind(change, 0) != 0) continue;
+    // The inner loop now starts from 5 in the second outer iteration.
+    ++outer_root_changes;
+    const Instruction* inner = nullptr;
+    for (const auto& i : m->FindComputation("ob")->instructions()) {
+      if (i->opcode() == Opcode::kWhile) inner = i.get();
+    }
+    ASSERT_NE(inner, nullptr);
+    EXPECT_EQ(BackendConfigTripCount(*inner), std::nullopt) << a->description;
+  }
+  EXPECT_GT(outer_root_changes, 0);
+}
+
 // The fuzzer's exact count agrees with the reference interpreter on mutated
 // loops (two independent implementations of HLO integer semantics).
 TEST(Mutator, ExactTripCountMatchesTheInterpreter) {

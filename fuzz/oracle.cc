@@ -90,6 +90,11 @@ std::vector<Variant> DefaultVariants() {
   out.push_back({"xla-gpu", "", {"all:double-buffer=on"}});
   out.push_back({"xla-gpu", "", {"all:pipeline=sink"}});
   out.push_back({"", "double-buffer", {"all:double-buffer=on"}});
+  // Each loop pass twice, on its own output, then async and scheduling.
+  out.push_back({"",
+                 "collective-pipeliner,double-buffer,collective-pipeliner,"
+                 "double-buffer,async-collectives,latency-hiding-scheduler",
+                 {}});
   return out;
 }
 

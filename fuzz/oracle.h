@@ -45,8 +45,9 @@ struct Variant {
 // spaces.
 absl::StatusOr<Variant> ParseVariant(std::string_view text);
 
-// Every preset, and the --loop variants that force the loop passes:
-// deeper pipelining, sinking, double buffering of every loop.
+// Every preset, the --loop variants that force the loop passes (deeper
+// pipelining, sinking, double buffering of every loop), and the loop passes
+// run twice on their own output.
 std::vector<Variant> DefaultVariants();
 
 struct OracleOptions {

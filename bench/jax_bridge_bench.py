@@ -1,45 +1,53 @@
 #!/usr/bin/env python3
-"""Real-GPU benchmark of the JAX bridge (python/hloverlap) on 2 x H200.
+"""Real-GPU benchmark of the JAX bridge (python/hloverlap).
 
 For the perf configuration (ANCHORS §1a: 8 layers, d_model 2048, 1 x 1024
 tokens per GPU per microbatch, 4 microbatches) and the seed-size
 configuration (§1b: 4 x 1024 tokens per GPU per microbatch) it measures, in
-one process, median step times (>= 8 timed steps after 2 warm-up steps) of:
+one run, median step times (>= 10 timed steps after 2 warm-up steps) of
+FSDP written both ways, with shard_map (explicit collectives) and with jit
+shardings (GSPMD, prefixed gspmd_):
 
-  xla_off       jax.jit, every XLA overlap feature off (hloverlap.xla.OFF_XLA_OPTIONS)
+  xla_off       jax.jit, every XLA overlap feature off (group off)
   xla_seed      jax.jit with the seed's flags: XLA's collective pipelining,
-                double buffering, latency hiding scheduler (SEED_XLA_OPTIONS)
+                double buffering, latency hiding scheduler (group seed)
   xla_lhs       jax.jit with the bridge's XLA options but without hloverlap
-                (latency hiding scheduler on, XLA's pipelining off)
-  hloverlap     hloverlap.jax.jit: hloverlap --preset=pipeline on JAX's
-                lowering, then XLA with BRIDGE_XLA_OPTIONS (route ANCHORS §4)
-  compute_only  the same per-GPU work on 1 GPU, no collectives (OFF options)
-  comm_only     the same all-gathers / reduce-scatters, no compute (OFF options)
+                (latency hiding scheduler on, XLA's pipelining off; group
+                bridge)
+  hloverlap     hloverlap.jax.jit (group bridge): shard_map programs through
+                JAX's lowering (ANCHORS §4), GSPMD ones through XLA's
+                partitioned module (§4b); the bridge picks the route
+  compute_only  the same per-GPU work on 1 GPU, no collectives: compiled in
+                EVERY group with that group's options -- the bound each
+                step of the group is reported against (x bound; ANCHORS §1c:
+                the bound depends on the options, 41.6-51.5 ms for perf)
+  comm_only     the same all-gathers / reduce-scatters, no compute (group off)
 
-for FSDP written with shard_map (explicit collectives) and, for reference,
-with jit shardings (GSPMD). XLA's xla_gpu_enable_pipelined_* flags exist only
-as XLA_FLAGS in jaxlib 0.11.2 (per-compile overrides answer "No such compile
-option"), so `full` runs one child process per XLA_FLAGS setting (groups
-off / seed / bridge, see GROUP_FLAGS); other XLA options are per-compile
-overrides. All groups are one invocation ("one run"); results are merged in
-DIR/results.json and DIR/table.md.
+XLA's xla_gpu_enable_pipelined_* flags exist only as XLA_FLAGS in jaxlib
+0.11.2 (per-compile overrides answer "No such compile option"), so every
+group runs in its own child process with its XLA_FLAGS (GROUP_FLAGS) and
+its per-compile options (GROUP_COMPILE_OPTIONS); both are written into every
+record and under the table. Results are merged in DIR/results.json and
+DIR/table.md.
 
 Correctness: one training step of every 2-GPU variant from the same inputs,
 outputs (loss and updated weights) compared bit for bit with jax.jit (XLA
-defaults) of the same function, and with xla_lhs (same XLA options as the
+defaults) of the same program, and with xla_lhs (same XLA options as the
 bridge, without hloverlap's rewrite).
 
 Usage (device machine, repository root):
   HLOVERLAP_BIN=.device/bridge/hloverlap python3 bench/jax_bridge_bench.py full --out DIR
-  ... --what '{"extra_bridge": [{"name": N, "configs": ["perf"], "options": {...}}]}'
+                           # 2 GPUs: every variant, both configurations
+  ... bound --out DIR      # 1 GPU: only the compute-only bound, in every
+                           # group and in two more (XLA defaults; the
+                           # bridge's options with command buffers on)
+  ... --what '{"extra_bridge": [{"name": N, "configs": ["perf"],
+               "modes": ["shardmap"], "options": {...}}]}'
                            # more hloverlap.Options variants (docs/BENCHMARKS.md)
-  ... probe --out DIR      # quick: small-model correctness, route variants
-                           # (its in-process XLA pipelining numbers are not
-                           # valid: see above)
+  ... probe --out DIR      # quick: small-model bridge checks, both routes
 Results: DIR/results.json (one record per variant), DIR/table.md.
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -231,8 +239,6 @@ def compare(a, b):
     worst = max(worst, float(d.max()))
     worst_rel = max(worst_rel, float((d / (np.abs(y.astype(np.float32)) +
                                            1e-30)).max()))
-    ndiff = int((x.view(np.uint16) != y.view(np.uint16)).sum()) if \
-        x.dtype.itemsize == 2 else None
   return dict(bit_identical=bool(eq), max_abs_diff=worst,
               max_rel_diff=worst_rel, loss_a=float(la), loss_b=float(lb))
 
@@ -287,12 +293,14 @@ def variant(cfg_name, cfg, name, iters, ref=None, ref2=None, save=None,
       rec["xla_options"] = "defaults" if not xla_options else xla_options
       text = compiled_text(call) if save else None
     else:
-      f = hjax.jit(fn, options=options, **jk)
+      f = hjax.jit(fn, options=options, fallback=None, **jk)
       t0 = time.perf_counter()
       bc = f.compile_for(params, x)
       cs = time.perf_counter() - t0
       call = bc
       rec["remarks"] = bc.remark_counts()
+      rec.update(route=bc.route, stage=bc.stage, timings=bc.timings,
+                 aliases=bc.aliases)
       rec["hloverlap_s"] = round(bc.opt_result.seconds, 3) if bc.opt_result \
           else None
       rec["route_fixes"] = bc.fixes
@@ -361,7 +369,11 @@ SMALL = dict(layers=4, d=256, heads=4, seq=64, mb=2, accum=4,
 # --- variant groups: one child process per XLA_FLAGS setting ---------------
 # XLA's collective pipelining (xla_gpu_enable_pipelined_*) cannot be set per
 # compile in jaxlib 0.11.2 ("No such compile option"), so the groups that
-# need it on or off run in their own process with XLA_FLAGS.
+# need it on or off run in their own process with XLA_FLAGS. Every group
+# also compiles the compute-only step (the same per-GPU work on one GPU, no
+# collectives) with exactly its own options, process flags and per-compile
+# options alike: that is the bound its step times are measured against
+# (ANCHORS §1c).
 CB = ["--xla_gpu_enable_command_buffer="]
 SEED_FLAGS = CB + [  # the seed's flags that XLA 0.11.2 accepts
     "--xla_gpu_enable_triton_gemm=false",
@@ -385,9 +397,23 @@ BRIDGE_FLAGS = CB + [  # XLA's pipelining off for the whole process
     "--xla_gpu_enable_pipelined_reduce_scatter=false",
     "--xla_gpu_enable_pipelined_all_reduce=false",
     "--xla_gpu_enable_while_loop_double_buffering=false"]
-GROUP_FLAGS = {"off": OFF_FLAGS, "seed": SEED_FLAGS, "bridge": BRIDGE_FLAGS}
+GROUP_FLAGS = {"off": OFF_FLAGS, "seed": SEED_FLAGS, "bridge": BRIDGE_FLAGS,
+               "default": [], "bridge_cb_on": BRIDGE_FLAGS[1:]}
+# The per-compile options of each group's jax.jit steps (the bridge group's
+# hloverlap steps use the same: hloverlap.xla.BRIDGE_XLA_OPTIONS).
+GROUP_COMPILE_OPTIONS = {"off": None, "seed": None,
+                         "bridge": X.BRIDGE_XLA_OPTIONS, "default": None,
+                         "bridge_cb_on": X.BRIDGE_XLA_OPTIONS}
+GROUPS_FULL = ("bridge", "seed", "off")
+GROUPS_BOUND = ("off", "default", "seed", "bridge", "bridge_cb_on")
 CONFIGS = {"perf": PERF, "seed": SEED, "small": SMALL}
 SCRATCH = "/tmp/jbb"
+
+
+def group_options(group):
+  """What a group's steps are compiled with, stated in every record."""
+  return dict(xla_flags=" ".join(GROUP_FLAGS[group]) or "(none)",
+              per_compile=GROUP_COMPILE_OPTIONS[group] or "(none)")
 
 
 def digest(out, path):
@@ -405,12 +431,16 @@ def digest(out, path):
 def child_group(cfg_name, group, iters, opts, what):
   base = CONFIGS[cfg_name]
   sm = dict(base, mode="shardmap")
+  gs = dict(base, mode="gspmd")
   perf = cfg_name == "perf"
+  copts = GROUP_COMPILE_OPTIONS[group]
   os.makedirs(SCRATCH, exist_ok=True)
 
   def run(name, cfg, **kw):
     rec = variant(cfg_name, cfg, name, iters, ref=kw.pop("ref", None),
-                  ref2=kw.pop("ref2", None), keep_out=True, **kw)
+                  ref2=kw.pop("ref2", None), keep_out=cfg.get("ndev") != 1,
+                  extra=dict(kw.pop("extra", {}), group=group,
+                             options=group_options(group)), **kw)
     out = rec.pop("_out", None)
     if out is not None:
       RECORDS[-1]["digest"] = digest(out, os.path.join(
@@ -418,43 +448,46 @@ def child_group(cfg_name, group, iters, opts, what):
       log_update()
     return rec
 
+  # The bound: the same per-GPU work on one GPU, the group's options.
+  run("compute_only", dict(gs, ndev=1), xla_options=copts)
+  if what.get("bound_only"):
+    return
   if group == "off":
-    run("xla_off", sm, xla_options=None)
-    run("compute_only", dict(base, mode="gspmd", ndev=1))
-    run("comm_only", dict(sm, par="comm"))
-    if perf:
-      run("gspmd_xla_off", dict(base, mode="gspmd"))
+    run("xla_off", sm, xla_options=copts)
+    run("comm_only", dict(sm, par="comm"), xla_options=copts)
+    run("gspmd_xla_off", gs, xla_options=copts)
   elif group == "seed":
-    run("xla_seed", sm, save=cfg_name + ".xla_seed")
+    run("xla_seed", sm, save=cfg_name + ".xla_seed", xla_options=copts)
+    run("gspmd_xla_seed", gs, xla_options=copts)
     if perf:
-      run("gspmd_xla_seed", dict(base, mode="gspmd"))
-      run("hoisted_program_xla_seed", dict(sm, hoist=True))
+      run("hoisted_program_xla_seed", dict(sm, hoist=True), xla_options=copts)
   elif group == "bridge":
-    ref = reference(sm)
-    ref_lhs = reference(sm, X.BRIDGE_XLA_OPTIONS)
-    RECORDS.append(dict(config=cfg_name, variant="jit_default",
-                        digest=digest(ref, os.path.join(
-                            SCRATCH, "%s.jit_default.npz" % cfg_name))))
-    log_update()
-    run("xla_lhs", sm, xla_options=X.BRIDGE_XLA_OPTIONS, ref=ref)
-    run("hloverlap", sm, save=cfg_name + ".hloverlap", kind="bridge",
-        options=opts, ref=ref, ref2=ref_lhs)
-    for extra in what.get("extra_bridge", []):
-      if cfg_name not in extra.get("configs", ["perf", "seed"]):
-        continue
-      run("hloverlap_" + extra["name"], sm, kind="bridge",
-          options=opts.replace(**extra["options"]), ref=ref, ref2=ref_lhs)
+    for mode, cfg in (("shardmap", sm), ("gspmd", gs)):
+      pre = "" if mode == "shardmap" else "gspmd_"
+      ref = reference(cfg)
+      ref_lhs = reference(cfg, copts)
+      RECORDS.append(dict(config=cfg_name, variant=pre + "jit_default",
+                          mode=mode, digest=digest(ref, os.path.join(
+                              SCRATCH, "%s.%sjit_default.npz" % (
+                                  cfg_name, pre)))))
+      log_update()
+      run(pre + "xla_lhs", cfg, xla_options=copts, ref=ref)
+      run(pre + "hloverlap", cfg, save=cfg_name + "." + pre + "hloverlap",
+          kind="bridge", options=opts, ref=ref, ref2=ref_lhs)
+      for extra in what.get("extra_bridge", []):
+        if cfg_name not in extra.get("configs", ["perf", "seed"]) or \
+            mode not in extra.get("modes", ["shardmap", "gspmd"]):
+          continue
+        run(pre + "hloverlap_" + extra["name"], cfg, kind="bridge",
+            options=opts.replace(**extra["options"]), ref=ref, ref2=ref_lhs)
     if perf and what.get("autotune0", True):
       # numerics: the same pair with GEMM autotuning off (default algorithms)
-      at0 = dict(X.BRIDGE_XLA_OPTIONS, xla_gpu_autotune_level=0)
+      at0 = dict(copts, xla_gpu_autotune_level=0)
       ref_at0 = reference(sm, at0)
       run("hloverlap_autotune0", sm, kind="bridge", iters_override=0,
           options=opts.replace(xla_options={"xla_gpu_autotune_level": 0}),
           ref=ref_at0, extra={"note": "vs_jit_default here: jax.jit with "
                               "the bridge's XLA options + autotune level 0"})
-    if perf and what.get("gspmd_bridge", True):
-      run("gspmd_hloverlap", dict(base, mode="gspmd"), kind="bridge",
-          options=opts)
 
 
 def log_update():
@@ -463,222 +496,128 @@ def log_update():
               f, indent=1, default=str)
 
 
-def parent(cfg_names, iters, args):
+def parent(cfg_names, iters, args, groups=GROUPS_FULL):
   import subprocess
   for cfg_name in cfg_names:
-    for group in ("bridge", "seed", "off"):
+    for group in groups:
       env = dict(os.environ, XLA_FLAGS=" ".join(GROUP_FLAGS[group]))
+      what = dict(args.what_json, bound_only=args.what == "bound")
       cmd = [sys.executable, __file__, "child", "--cfg", cfg_name, "--group",
              group, "--iters", str(iters), "--out", OUT,
-             "--what", json.dumps(args.what_json)]
+             "--what", json.dumps(what)]
       for l in args.loop:
         cmd += ["--loop", l]
       if args.memory_budget:
         cmd += ["--memory-budget", args.memory_budget]
       t0 = time.time()
-      r = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                         timeout=args.child_timeout)
+      try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                           timeout=args.child_timeout)
+        rc, tail = r.returncode, r.stderr[-1500:] if r.returncode else ""
+      except subprocess.TimeoutExpired as e:
+        rc, tail = "timeout", str(e.stderr or "")[-1500:]
       recs = []
       p = os.path.join(OUT, "child.%s.%s.json" % (cfg_name, group))
       if os.path.exists(p):
         recs = json.load(open(p))
       RECORDS.extend(recs)
-      log(dict(config=cfg_name, variant="_group_" + group, rc=r.returncode,
+      log(dict(config=cfg_name, variant="_group_" + group, rc=rc,
                wall_s=round(time.time() - t0, 1),
-               xla_flags=env["XLA_FLAGS"],
-               stderr_tail=r.stderr[-1500:] if r.returncode else ""))
+               xla_flags=env["XLA_FLAGS"], stderr_tail=tail))
     cross_compare(cfg_name)
+  attach_bounds()
   table()
 
 
 def cross_compare(cfg_name):
-  """Every 2-GPU variant's one-step outputs vs jit_default (bitwise, sampled
-  differences) across processes."""
-  ref_p = os.path.join(SCRATCH, "%s.jit_default.npz" % cfg_name)
-  refd = [r for r in RECORDS if r.get("config") == cfg_name and
-          r.get("variant") == "jit_default" and "digest" in r]
-  if not os.path.exists(ref_p) or not refd:
-    return
-  ref = np.load(ref_p)
-  rsha = refd[-1]["digest"]["sha1"]
+  """Every 2-GPU variant's one-step outputs vs jax.jit with XLA's defaults
+  of the same program (shard_map or GSPMD), bitwise and by sampled
+  differences, across processes."""
+  for mode, pre in (("shardmap", ""), ("gspmd", "gspmd_")):
+    ref_p = os.path.join(SCRATCH, "%s.%sjit_default.npz" % (cfg_name, pre))
+    refd = [r for r in RECORDS if r.get("config") == cfg_name and
+            r.get("variant") == pre + "jit_default" and "digest" in r]
+    if not os.path.exists(ref_p) or not refd:
+      continue
+    ref = np.load(ref_p)
+    rsha = refd[-1]["digest"]["sha1"]
+    for r in RECORDS:
+      if r.get("config") != cfg_name or "digest" not in r or \
+          r.get("variant", "").endswith("jit_default") or \
+          r.get("ndev") == 1 or r.get("par") == "comm" or \
+          r.get("mode") != mode:
+        continue
+      p = os.path.join(SCRATCH, "%s.%s.npz" % (cfg_name, r["variant"]))
+      if not os.path.exists(p):
+        continue
+      d = np.load(p)
+      same = r["digest"]["sha1"] == rsha
+      diffs = {k: float(np.max(np.abs(d[k] - ref[k]))) for k in ref.files
+               if k in d.files}
+      r["vs_jit_default_cross"] = dict(
+          bit_identical=same, sampled_max_abs_diff=max(diffs.values()),
+          loss=float(d["loss"]), ref_loss=float(ref["loss"]))
+  log_update()
+
+
+def attach_bounds():
+  """bound_ms / x_bound: each step against the compute-only step of its
+  own config compiled with its own group's options."""
+  bounds = {(r["config"], r.get("group")): r["step_ms_med"] for r in RECORDS
+            if r.get("variant") == "compute_only" and "step_ms_med" in r}
   for r in RECORDS:
-    if r.get("config") != cfg_name or "digest" not in r or \
-        r.get("variant") == "jit_default" or r.get("ndev") == 1 or \
-        r.get("par") == "comm":
-      continue
-    p = os.path.join(SCRATCH, "%s.%s.npz" % (cfg_name, r["variant"]))
-    if not os.path.exists(p):
-      continue
-    d = np.load(p)
-    same = r["digest"]["sha1"] == rsha
-    diffs = {k: float(np.max(np.abs(d[k] - ref[k]))) for k in ref.files
-             if k in d.files}
-    r["vs_jit_default_cross"] = dict(
-        bit_identical=same, sampled_max_abs_diff=max(diffs.values()),
-        loss=float(d["loss"]), ref_loss=float(ref["loss"]))
+    b = bounds.get((r.get("config"), r.get("group")))
+    if b and "step_ms_med" in r:
+      r["bound_ms"] = b
+      r["x_bound"] = round(r["step_ms_med"] / b, 3)
   log_update()
 
 
 def table():
   rows = [r for r in RECORDS if "step_ms_med" in r]
-  lines = ["| config | variant | sharding | step ms (median) | min | "
-           "bit-identical to jax.jit |", "|---|---|---|---|---|---|"]
+  lines = ["| config | variant | sharding | XLA options (group) | step ms "
+           "(median) | compute-only ms, same options | x bound | "
+           "bit-identical to jax.jit |", "|---|---|---|---|---|---|---|---|"]
   for r in rows:
     c = r.get("vs_jit_default_cross") or r.get("vs_jit_default") or {}
-    lines.append("| %s | %s | %s | %.1f | %.1f | %s |" % (
-        r["config"], r["variant"], r.get("mode"), r["step_ms_med"],
-        r["step_ms_min"], c.get("bit_identical", "")))
+    lines.append("| %s | %s | %s | %s | %.1f | %s | %s | %s |" % (
+        r["config"], r["variant"], r.get("mode"), r.get("group"),
+        r["step_ms_med"], r.get("bound_ms", ""), r.get("x_bound", ""),
+        c.get("bit_identical", "")))
+  lines += ["", "Groups (the options of both sides of every x bound):"]
+  for g in GROUP_FLAGS:
+    o = group_options(g)
+    lines.append("- %s: XLA_FLAGS `%s`; per-compile: %s" % (
+        g, o["xla_flags"], "none" if isinstance(o["per_compile"], str) else
+        ", ".join("%s=%s" % kv for kv in o["per_compile"].items())))
   with open(os.path.join(OUT, "table.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
   print("\n".join(lines))
 
 
-# --- GSPMD: XLA's partitioned module back through the route ---------------
-def strip_shardings(text):
-  out, i = [], 0
-  for m in re.finditer(r", sharding=\{", text):
-    pass
-  res = []
-  pos = 0
-  while True:
-    j = text.find(", sharding={", pos)
-    if j < 0:
-      res.append(text[pos:])
-      break
-    res.append(text[pos:j])
-    k = j + len(", sharding=")
-    depth = 0
-    while k < len(text):
-      if text[k] == "{":
-        depth += 1
-      elif text[k] == "}":
-        depth -= 1
-        if depth == 0:
-          k += 1
-          break
-      k += 1
-    pos = k
-  return "".join(res)
-
-
-def gspmd_partitioned_route(cfg, opts):
-  """Compile a GSPMD step, take XLA's module after SPMD partitioning, run it
-  (optionally through hloverlap) as an already-partitioned program."""
-  rec = dict(config="small", variant="gspmd_partitioned_route")
-  try:
-    fn, jk, params, x = build(cfg)
-    d = os.path.join(OUT, "gspmd_dump")
-    lowered = jax.jit(fn, **jk).lower(params, x)
-    ref_c = lowered.compile(compiler_options={
-        "xla_dump_to": d, "xla_dump_hlo_pass_re": "spmd-partitioning"})
-    ref = one_step(ref_c, params, x)
-    files = sorted(glob.glob(d + "/*spmd*"))
-    rec["dump_files"] = [os.path.basename(f) for f in files][:8]
-    after = [f for f in files if "after" in f and "spmd" in f]
-    txt = open(after[-1]).read()
-    attempts = {}
-    for label, t in [("plain", txt)]:
-      t2 = strip_shardings(t)
-      t2, fixes = hloverlap.text.make_route_legal(t2)
-      t2 = t2.replace("partition-id()", "replica-id()")
-      variants = {"xla_text": t2}
-      try:
-        r = hloverlap.run_opt(t2, opts)
-        variants["hloverlap"] = hloverlap.text.make_route_legal(r.text)[0]
-        attempts["hloverlap_remarks"] = hloverlap.binary.summarize_remarks(r.remarks)
-      except Exception as e:  # noqa
-        attempts["hloverlap_error"] = repr(e)[:800]
-      for vname, vt in variants.items():
-        for reps, parts, spmd in [(2, 1, False), (1, 2, False)]:
-          key = "%s_r%d_p%d" % (vname, reps, parts)
-          try:
-            from jax._src.lib import xla_client as xc
-            from jax._src import xla_bridge
-            devs = jax.devices()[:2]
-            stable = hjax.hlo_text_to_stablehlo(vt)
-            co = xc.CompileOptions()
-            eb = co.executable_build_options
-            eb.num_replicas, eb.num_partitions = reps, parts
-            eb.use_spmd_partitioning = spmd
-            eb.device_assignment = xc.DeviceAssignment.create(
-                np.array([dv.id for dv in devs]).reshape(reps, parts))
-            co.env_option_overrides = X.overrides_list(X.BRIDGE_XLA_OPTIONS)
-            exe = xla_bridge.get_backend().compile_and_load(
-                stable, xc.DeviceList(tuple(devs)), co)
-            flat = jax.tree.leaves((copy_tree(params), x))
-            res = exe.execute_sharded(flat)
-            outs = res.disassemble_into_single_device_arrays()
-            loss = [float(np.asarray(o)) for o in outs[0]]
-            rp = jax.tree.leaves(ref[1])
-            eq = all(np.asarray(outs[1 + i][0]).tobytes() ==
-                     np.ascontiguousarray(np.asarray(rp[i])[:, : rp[i].shape[1] // 2]).tobytes()
-                     for i in range(len(rp)))
-            attempts[key] = dict(ok=True, loss=loss, ref_loss=float(ref[0]),
-                                 device0_params_bit_identical=eq)
-          except Exception as e:  # noqa
-            attempts[key] = dict(ok=False, error=repr(e)[:600])
-    rec["attempts"] = attempts
-  except Exception as e:  # noqa
-    rec["error"] = repr(e)[:1500]
-    rec["traceback"] = traceback.format_exc()[-2000:]
-  log(rec)
-
-
 def probe(opts):
-  log(dict(variant="_env", jax=jax.__version__, devices=[str(d) for d in jax.devices()],
+  """Quick: small-model shard_map and GSPMD steps through the bridge,
+  compared with jax.jit (in-process XLA pipelining numbers are not valid:
+  see the module comment)."""
+  log(dict(variant="_env", jax=jax.__version__,
+           devices=[str(d) for d in jax.devices()],
            xla_flags=os.environ.get("XLA_FLAGS"),
            shardy=getattr(jax.config, "jax_use_shardy_partitioner", None),
            hloverlap_bin=hloverlap.find_binary()))
-  sm = SMALL
-  ref = reference(sm)
-  ref_lhs = reference(sm, X.BRIDGE_XLA_OPTIONS)
-  log(dict(config="small", variant="_refs", lhs_vs_default=compare(ref_lhs, ref)))
-  for shardy in (None, True, False):
-    rec = dict(config="small", variant="hloverlap_route", use_shardy=shardy)
-    try:
-      fn, jk, params, x = build(sm)
-      f = hjax.jit(fn, options=opts, use_shardy=shardy, **jk)
-      bc = f.compile_for(params, x)
-      rec["remarks"] = bc.remark_counts()
-      p = copy_tree(params)
-      l, p2 = f(p, x)
-      rec["donated_input_deleted"] = bool(p["wo"].is_deleted())
-      rec["sharding_source"] = bc.sharding_source
-      rec["out_shardings"] = [str(a.sharding) for a in jax.tree.leaves((l, p2))][:2]
-      out = (np.asarray(l), {k: np.asarray(v) for k, v in p2.items()})
-      rec["vs_jit_default"] = compare(out, ref)
-      rec["vs_xla_lhs"] = compare(out, ref_lhs)
-      # unchanged JAX text through the same route (route check without hloverlap)
-      f0 = hjax.jit(fn, options=hloverlap.Options(preset=None, passes=""),
-                    use_shardy=shardy, **jk)
-      out0 = one_step(f0, params, x)
-      rec["route_only_vs_xla_lhs"] = compare(out0, ref_lhs)
-    except Exception as e:  # noqa
-      rec["error"] = repr(e)[:1500]
-      rec["traceback"] = traceback.format_exc()[-2500:]
-    log(rec)
-    if "error" not in rec:
-      break
-  gspmd_partitioned_route(dict(SMALL, mode="gspmd"), opts)
-  # early perf read on the perf configuration
-  pref = reference(PERF)
-  variant("perf", PERF, "hloverlap", 8, pref, save="perf.hloverlap",
-          kind="bridge", options=opts)
-  variant("perf", PERF, "xla_seed", 8, pref, xla_options=X.SEED_XLA_OPTIONS)
-  # what hoisting the (loop-invariant) weight all-gathers out of the
-  # accumulation loop would give
-  variant("perf", dict(PERF, hoist=True), "hoisted_xla_seed", 8, pref,
-          xla_options=X.SEED_XLA_OPTIONS)
-  variant("perf", dict(PERF, hoist=True), "hoisted_hloverlap", 8, pref,
-          kind="bridge", options=opts)
-  variant("perf", dict(PERF, mode="gspmd", ndev=1), "compute_only", 8,
-          xla_options=X.OFF_XLA_OPTIONS)
+  for mode in ("shardmap", "gspmd"):
+    cfg = dict(SMALL, mode=mode)
+    ref = reference(cfg)
+    variant("small", cfg, "hloverlap_" + mode, 4, ref, kind="bridge",
+            options=opts)
+    variant("small", cfg, "route_only_" + mode, 4, ref, kind="bridge",
+            options=opts.replace(preset=None))
 
 
 def main():
   global OUT
   ap = argparse.ArgumentParser()
-  ap.add_argument("what", choices=["probe", "full", "perf", "seed", "child"])
+  ap.add_argument("what", choices=["probe", "full", "perf", "seed", "bound",
+                                   "child"])
   ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
   ap.add_argument("--iters", type=int, default=10)
   ap.add_argument("--cfg", default=None)
@@ -704,8 +643,10 @@ def main():
     log(dict(variant="_env", jax=jax.__version__,
              devices=[str(d) for d in jax.devices()], loops=args.loop,
              hloverlap_bin=hloverlap.find_binary()))
-    cfgs = {"full": ["perf", "seed"], "perf": ["perf"], "seed": ["seed"]}
-    parent(cfgs[args.what], args.iters, args)
+    cfgs = {"full": ["perf", "seed"], "perf": ["perf"], "seed": ["seed"],
+            "bound": ["perf", "seed"]}
+    parent(cfgs[args.what], args.iters, args,
+           GROUPS_BOUND if args.what == "bound" else GROUPS_FULL)
   log(dict(variant="_done", wall_s=round(time.time() - t0, 1),
            xla_options_unknown_to_this_xla=sorted(DROPPED)))
 

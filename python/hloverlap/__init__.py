@@ -16,6 +16,8 @@ Modules:
   binary   -- finding and running the binary (`run_opt`);
   text     -- HLO text handling (route legality, header facts, remarks);
   xla      -- XLA compile-option overrides (XLA's own pipelining off);
+  gspmd    -- the GSPMD route: XLA's dump stages, the partitioning passes;
+  errors   -- BridgeError / BridgeFallbackWarning (name the user's code);
   jax      -- the JAX entry points (`jit`, `compile`); imports jax lazily.
 """
 
@@ -24,9 +26,13 @@ from hloverlap.binary import (HloverlapError, BinaryNotFoundError, find_binary,
                               run_opt, OptResult)
 from hloverlap import text
 from hloverlap import xla
+from hloverlap import gspmd
+from hloverlap import errors
+from hloverlap.errors import BridgeError, BridgeFallbackWarning
 
 __all__ = [
     "Options", "OptionsError", "HloverlapError", "BinaryNotFoundError",
-    "find_binary", "run_opt", "OptResult", "text", "xla",
+    "find_binary", "run_opt", "OptResult", "text", "xla", "gspmd", "errors",
+    "BridgeError", "BridgeFallbackWarning",
 ]
 __version__ = "0.1.0"

@@ -1,10 +1,11 @@
-"""JAX entry points: run hloverlap on a JAX lowering, compile the result with
-XLA, call it on jax.Arrays.
+"""JAX entry points: run hloverlap on a JAX training step, compile the
+result with XLA, call it on jax.Arrays -- for shard_map and GSPMD programs.
 
     import hloverlap
     import hloverlap.jax as hjax
 
-    step = hjax.jit(train_step, donate_argnums=(0,),
+    step = hjax.jit(train_step, in_shardings=..., out_shardings=...,
+                    donate_argnums=(0,),
                     options=hloverlap.Options(
                         loops=["op_name~fori_loop:pipeline=off"],
                         memory_budget="4GiB", remarks="remarks.json"))
@@ -14,47 +15,64 @@ XLA, call it on jax.Arrays.
     compiled = hjax.compile(jax.jit(f).lower(*args), options)
     out = compiled(*args)
 
-What happens (the route of ../shared/docs/ANCHORS.md §4):
-  1. `lowered.as_text(dialect="hlo")` -- JAX's lowering (shard_map programs
-     carry their collectives explicitly here);
-  2. `hloverlap opt --preset=pipeline ...` (hloverlap.binary.run_opt);
-  3. `hloverlap.text.make_route_legal` (copy -> reshape, if any);
-  4. `jaxlib._hlo.hlo_module_from_text` -> HloModuleProto ->
-     `mlir.hlo_to_stablehlo` -> `backend.compile_and_load` with
-     num_partitions = #devices, SPMD partitioning on, and
-     `hloverlap.xla.BRIDGE_XLA_OPTIONS` (XLA's collective pipelining off,
-     its latency hiding scheduler on) as per-compile option overrides;
-  5. calls: `execute_sharded` on the flattened jax.Arrays, outputs
-     reassembled into jax.Arrays with the lowering's output pytree.
+Two routes; the bridge picks one from JAX's lowering
+(hloverlap.text.detect_route), the caller does not:
 
-Donation: the lowering's buffer donors stay in the module, but
-`execute_sharded` does not consume the caller's arrays (measured on jaxlib
-0.11.2: a donated input is still valid after the call), so memory use is
-that of jax.jit without donation. Arguments must be jax.Arrays laid out as
-jax.jit would lay them out (pass `in_shardings` to `jit` to have them
-placed). `use_shardy` defaults to JAX's `jax_use_shardy_partitioner` (JAX
-0.11 lowers shard_map for Shardy; XLA's GSPMD partitioner rejects that text).
+  shard_map (ANCHORS §4): the collectives are explicit in JAX's lowering.
+    1. `lowered.as_text(dialect="hlo")`;
+    2. `hloverlap opt --preset=... --no-xla-flags-env` (binary.run_opt);
+    3. `text.make_route_legal` (copy -> reshape), donors -> aliases;
+    4. `jaxlib._hlo.hlo_module_from_text` -> HloModuleProto ->
+       `mlir.hlo_to_stablehlo` -> `backend.compile_and_load` with
+       num_partitions = #devices, SPMD partitioning on, and
+       `hloverlap.xla.BRIDGE_XLA_OPTIONS` as per-compile overrides.
+  gspmd (ANCHORS §4b, hloverlap.gspmd): jit shardings only, so XLA's SPMD
+    partitioner creates the collectives.
+    1. `lowered.compile(...)` once, as jax.jit would (same XLA options),
+       dumping XLA's partitioned module; that executable is also the
+       fallback and gives jit's input and output shardings;
+    2. the module before XLA's collective pipeliner (gspmd.pick_stage),
+       shardings stripped;
+    3.-4. as above, compiled with the partitioning passes disabled
+       (gspmd.DISABLE_PARTITIONING).
 
-Coverage: shard_map programs (explicit collectives in JAX's lowering). GSPMD
-programs (shardings on jax.jit only) get no collectives until XLA's SPMD
-partitioner runs, so there is nothing to pipeline in the lowering, and their
-lowering does not compile through this route either (RET_CHECK "Unexpected
-custom call named 'xla.sdy.*' in the XLA partitioner" on
-xla.sdy.FuncResultSharding, jaxlib 0.11.2); see docs/BENCHMARKS.md.
+Calls: `execute_sharded` on the flattened jax.Arrays (placed on jit's input
+shardings where jit knows them), outputs reassembled into jax.Arrays with
+jit's output shardings and the lowering's output pytree. Donation: the
+module's input/output aliases are kept, and buffer donors are turned into
+aliases where shapes (and, before partitioning, Shardy shardings) match, as
+XLA would; an aliased donated input is consumed as by jax.jit.
+
+Errors (hloverlap.errors): a stage that fails raises BridgeError naming the
+user's function (file:line), the stage, the user's line the failing
+instruction came from, and the folder with the files for a report; with
+fallback="jit" (the default) the bridge warns (BridgeFallbackWarning,
+saying what was lost) and runs jax.jit's compile of the step instead.
+`use_shardy` defaults to JAX's `jax_use_shardy_partitioner`.
 """
 
+import contextlib
+import json
 import os
+import re
+import shutil
+import tempfile
 import time
+import traceback
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from hloverlap import gspmd
 from hloverlap import text as hlo
 from hloverlap import xla as xla_opts
 from hloverlap.binary import OptResult, run_opt, summarize_remarks
+from hloverlap.errors import (BridgeError, BridgeFallbackWarning, UserSite,
+                              source_hint)
 from hloverlap.options import Options, as_options
 
 __all__ = ["jit", "compile", "hlo_text_of", "compile_hlo_text",
-           "BridgeCompiled", "BridgeJitted"]
+           "BridgeCompiled", "FallbackCompiled", "BridgeJitted",
+           "BridgeError", "BridgeFallbackWarning"]
 
 
 def _jax():
@@ -115,20 +133,28 @@ def compile_hlo_text(text: str, devices: Sequence[Any],
                      xla_options: Optional[Dict[str, object]] = None,
                      use_shardy: Optional[bool] = None,
                      dropped: Optional[List[str]] = None):
-  """Compiles a (pre-partitioning) HLO module text for `devices` (route §4).
+  """Compiles an HLO module text for `devices` (routes §4 / §4b).
 
   Returns jaxlib's LoadedExecutable. XLA options this XLA does not know are
-  dropped (listed in `dropped`), see xla.compile_dropping_unknown.
+  dropped (listed in `dropped`), see xla.compile_dropping_unknown. For a
+  partitioned module pass gspmd.disable_partitioning(xla_options).
   """
+  return compile_stablehlo(hlo_text_to_stablehlo(text), devices, xla_options,
+                           use_shardy, dropped)
+
+
+def compile_stablehlo(stable, devices: Sequence[Any],
+                      xla_options: Optional[Dict[str, object]] = None,
+                      use_shardy: Optional[bool] = None,
+                      dropped: Optional[List[str]] = None):
   return xla_opts.compile_dropping_unknown(
-      lambda o: _compile_hlo_text(text, devices, o, use_shardy),
+      lambda o: _compile_stablehlo(stable, devices, o, use_shardy),
       xla_options or {}, dropped)
 
 
-def _compile_hlo_text(text, devices, xla_options, use_shardy):
+def _compile_stablehlo(stable, devices, xla_options, use_shardy):
   import numpy as np  # pylint: disable=g-import-not-at-top
   _, _, xc, get_backend = _xla_modules()
-  stable = hlo_text_to_stablehlo(text)
   opts = xc.CompileOptions()
   eb = opts.executable_build_options
   n = len(devices)
@@ -180,38 +206,46 @@ def _kept_var_idx(lowered) -> Optional[Sequence[int]]:
   return sorted(kept) if kept is not None else None
 
 
-def _entry_param_count(text: str) -> Optional[int]:
-  layout = hlo.header_attribute(text, "entry_computation_layout")
-  if not layout:
+
+def _leaves(tree) -> Optional[List[Any]]:
+  if tree is None:
     return None
-  # {(p0, p1, ...)->result}: count top-level commas of the parameter list.
-  inner = layout[1:-1]
-  if not inner.startswith("("):
-    return None
-  depth, count, i, empty = 0, 0, 0, True
-  for i, c in enumerate(inner):
-    if c in "([{":
-      depth += 1
-      if depth == 2:
-        empty = False
-    elif c in ")]}":
-      depth -= 1
-      if depth == 0:
-        break
-    elif depth == 1:
-      if c == ",":
-        count += 1
-      elif not c.isspace():
-        empty = False
-  return 0 if empty else count + 1
+  try:
+    return list(_jax().tree_util.tree_leaves(
+        tree, is_leaf=lambda x: x is None))
+  except TypeError:  # a tree_leaves without is_leaf
+    return list(_jax().tree_util.tree_leaves(tree))
+
+
+def _same_sharding(a, b, ndim: int) -> bool:
+  if a is b or a == b:
+    return True
+  try:
+    return bool(a.is_equivalent_to(b, ndim))
+  except Exception:  # pylint: disable=broad-except
+    return False
 
 
 class BridgeCompiled:
-  """A compiled function: call it like the jax.jit function (dynamic args)."""
+  """A compiled step: call it like the jax.jit function (dynamic args).
+
+  route: "shard_map" or "gspmd" (route_reason says why); stage: the XLA
+  dump stage hloverlap worked on (gspmd), else None; hlo_before /
+  hlo_after: hloverlap's input and output; lowering_text: JAX's lowering;
+  timings: seconds per stage (jit_compile_s is the GSPMD route's jax.jit
+  compile that dumps XLA's partitioned module).
+  """
 
   def __init__(self, executable, lowered, devices, opt: Optional[OptResult],
                hlo_before: str, hlo_after: str, xla_options: Dict[str, object],
-               fixes: List[str], compile_seconds: float):
+               fixes: List[str], compile_seconds: float, *,
+               route: str = "shard_map", route_reason: str = "",
+               stage: Optional[str] = None, lowering_text: Optional[str] = None,
+               in_shardings: Optional[List[Any]] = None,
+               out_shardings: Optional[List[Any]] = None,
+               aliases: Sequence[Tuple[int, int]] = (),
+               timings: Optional[Dict[str, float]] = None,
+               keep_dir: Optional[str] = None):
     self.executable = executable
     self.lowered = lowered
     self.devices = list(devices)
@@ -219,18 +253,39 @@ class BridgeCompiled:
     self.remarks = list(opt.remarks) if opt is not None else []
     self.hlo_before = hlo_before
     self.hlo_after = hlo_after
+    self.lowering_text = lowering_text
     self.xla_options = dict(xla_options)
     self.fixes = list(fixes)
     self.compile_seconds = compile_seconds
+    self.route = route
+    self.route_reason = route_reason
+    self.stage = stage
+    self.aliases = list(aliases)
+    self.timings = dict(timings or {})
+    self.keep_dir = keep_dir
+    self.error = None
+    self.dropped_xla_options: List[str] = []
+    self.use_shardy = None
     self.in_tree = lowered.in_tree
     self.out_tree = lowered.out_tree
     self._kept = _kept_var_idx(lowered)
     self._out_info = _jax().tree_util.tree_leaves(lowered.out_info)
-    self._out_shardings = None  # resolved on the first call
-    self.sharding_source = None  # how output shardings were found
+    self._in_shardings = in_shardings
+    self._out_shardings = out_shardings  # else resolved on the first call
+    self.sharding_source = "jit-compile" if out_shardings else None
 
   def remark_counts(self) -> Dict[str, int]:
     return summarize_remarks(self.remarks)
+
+  def summary(self) -> Dict[str, Any]:
+    """What the compile did, as JSON-able values (also in bridge.json)."""
+    return dict(route=self.route, route_reason=self.route_reason,
+                stage=self.stage, remarks=self.remark_counts(),
+                fixes=len(self.fixes), aliases=self.aliases,
+                dropped_xla_options=self.dropped_xla_options,
+                xla_options=self.xla_options, timings=self.timings,
+                hloverlap_args=self.opt_result.args[1:]
+                if self.opt_result else None)
 
   # -- outputs --------------------------------------------------------------
   def _resolve_out_shardings(self, per_out) -> List[Any]:
@@ -281,6 +336,24 @@ class BridgeCompiled:
     return list(_jax().tree_util.tree_leaves(
         self.lowered.compile().output_shardings))
 
+  def _place(self, leaves):
+    """Non-Arrays onto devices; Arrays onto jit's input sharding where it
+    is known and they are not on it (jax.jit would reshard or refuse)."""
+    jax = _jax()
+    shs = self._in_shardings
+    if shs is not None and len(shs) != len(leaves):
+      shs = None
+    out = []
+    for i, x in enumerate(leaves):
+      s = shs[i] if shs is not None else None
+      if not isinstance(x, jax.Array):
+        x = jax.device_put(x, s) if s is not None else jax.device_put(x)
+      elif s is not None and not _same_sharding(
+          getattr(x, "sharding", None), s, len(getattr(x, "shape", ()))):
+        x = jax.device_put(x, s)
+      out.append(x)
+    return out
+
   def __call__(self, *args, **kwargs):
     jax = _jax()
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
@@ -291,8 +364,7 @@ class BridgeCompiled:
           "lowered {}".format(tree, self.in_tree))
     if self._kept is not None and len(self._kept) != len(leaves):
       leaves = [leaves[i] for i in self._kept]
-    leaves = [x if isinstance(x, jax.Array) else jax.device_put(x)
-              for x in leaves]
+    leaves = self._place(leaves)
     results = self.executable.execute_sharded(leaves)
     per_out = results.disassemble_into_single_device_arrays()
     if self._out_shardings is None:
@@ -304,20 +376,120 @@ class BridgeCompiled:
     return jax.tree_util.tree_unflatten(self.out_tree, outs)
 
 
+class FallbackCompiled:
+  """jax.jit's own compile of the step, used when the bridge failed
+  (`error` is the BridgeError; the warning said what was lost)."""
+
+  route = "jax.jit"
+
+  def __init__(self, compiled, error: BridgeError, xla_options, seconds):
+    self.compiled = compiled
+    self.error = error
+    self.xla_options = dict(xla_options)
+    self.compile_seconds = seconds
+    self.remarks: List[dict] = []
+    self.opt_result = None
+    self.stage = None
+    self.keep_dir = error.keep_dir
+    self.timings = {"total_s": seconds}
+
+  def remark_counts(self) -> Dict[str, int]:
+    return {}
+
+  def summary(self) -> Dict[str, Any]:
+    return dict(route=self.route, failed_stage=self.error.stage,
+                error=str(self.error), timings=self.timings)
+
+  def __call__(self, *args, **kwargs):
+    return self.compiled(*args, **kwargs)
+
+
+# --- one compile ------------------------------------------------------------
+class _StageFailed(Exception):
+
+  def __init__(self, stage: str, cause: BaseException,
+               module_text: Optional[str] = None,
+               module_path: Optional[str] = None, fallback=None):
+    super().__init__(stage)
+    self.stage = stage
+    self.cause = cause
+    self.module_text = module_text
+    self.module_path = module_path
+    self.fallback = fallback  # an already compiled jax.jit executable
+
+
+@contextlib.contextmanager
+def _stage(name: str, module_text: Optional[str] = None,
+           module_path: Optional[str] = None, fallback=None):
+  try:
+    yield
+  except _StageFailed:
+    raise
+  except Exception as e:  # pylint: disable=broad-except
+    raise _StageFailed(name, e, module_text, module_path, fallback) from e
+
+
+@contextlib.contextmanager
+def _without_persistent_cache():
+  """A persistent-cache hit would compile nothing, hence dump nothing."""
+  cfg = getattr(_jax(), "config", None)
+  old = None
+  try:
+    if getattr(cfg, "jax_compilation_cache_dir", None):
+      old = cfg.jax_enable_compilation_cache
+      cfg.update("jax_enable_compilation_cache", False)
+  except Exception:  # pylint: disable=broad-except
+    old = None
+  try:
+    yield
+  finally:
+    if old is not None:
+      try:
+        cfg.update("jax_enable_compilation_cache", old)
+      except Exception:  # pylint: disable=broad-except
+        pass
+
+
+def _jit_compile(lowered, xla_options, dropped=None):
+  return xla_opts.compile_dropping_unknown(
+      lambda o: lowered.compile(compiler_options=o), xla_options, dropped)
+
+
+def _write(path: str, text: str) -> None:
+  with open(path, "w") as f:
+    f.write(text)
+
+
+def _what_is_lost(opts: Options) -> str:
+  what = ("--passes=" + opts.passes_arg() if opts.passes_arg() is not None
+          else "--preset=" + str(opts.preset))
+  return ("hloverlap's rewrites ({}: hoisted / pipelined collectives); the "
+          "step is compiled by XLA alone, with the same XLA options "
+          "(its latency hiding scheduler, its own collective pipelining "
+          "as XLA_FLAGS set it)".format(what))
+
+
 def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=redefined-builtin
             use_shardy: Optional[bool] = None,
             allow_xla_pipelining: bool = False,
-            on_error: str = "raise") -> BridgeCompiled:
+            fallback: Optional[str] = "jit", fn: Optional[Callable] = None,
+            route: str = "auto"):
   """hloverlap + XLA compile of a jax.stages.Lowered (see module comment).
 
-  options: hloverlap.Options or a dict of its fields. donate=False drops the
-  lowering's buffer donation. on_error="xla" compiles JAX's own text through
-  the same route (XLA without its pipelining) when hloverlap fails, with a
-  warning, instead of raising.
+  options: hloverlap.Options or a dict of its fields. donate=False drops
+  the module's buffer donation. fallback="jit": when a stage fails, warn
+  and return jax.jit's compile of the lowering (a FallbackCompiled);
+  fallback=None: raise BridgeError. fn: the user's function (named in
+  errors). route: "auto" (detect), "shard_map" or "gspmd".
   """
+  if fallback not in (None, "jit"):
+    raise ValueError("fallback must be 'jit' or None, not {!r}".format(
+        fallback))
   opts = as_options(options)
+  opts.validate()
   t0 = time.perf_counter()
   before = hlo_text_of(lowered)
+  site = UserSite.of(fn, before)
   xla_options = xla_opts.bridge_options(opts.xla_options,
                                         allow_xla_pipelining)
   if not allow_xla_pipelining:
@@ -330,36 +502,146 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
           "allow_xla_pipelining=True".format(", ".join(on)))
   if use_shardy is None:
     use_shardy = jax_uses_shardy()
-  try:
-    opt = run_opt(before, opts)
-    after = opt.text
-  except Exception as e:  # pylint: disable=broad-except
-    if on_error != "xla":
-      raise
-    warnings.warn("hloverlap failed, compiling JAX's text unchanged: {}"
-                  .format(e))
-    opt, after = None, before
-  fixes: List[str] = []
-  if opts.route_fixups:
-    after, fixes = hlo.make_route_legal(after)
-  if not donate:
-    after = hlo.strip_buffer_donor(after)
-  if opts.keep_dir:
-    with open(os.path.join(opts.keep_dir, "after_route.hlo"), "w") as f:
-      f.write(after)
   devices = _devices_of(lowered, before)
-  dropped: List[str] = []
-  exe = compile_hlo_text(after, devices, xla_options, use_shardy=use_shardy,
-                         dropped=dropped)
-  for k in dropped:
-    xla_options.pop(k, None)
-  c = BridgeCompiled(exe, lowered, devices, opt, before, after, xla_options,
-                     fixes, time.perf_counter() - t0)
-  c.dropped_xla_options = dropped
+  if route == "auto":
+    decision = hlo.detect_route(before, len(devices))
+  elif route in ("shard_map", "gspmd"):
+    decision = hlo.RouteDecision(route, "chosen by the caller")
+  else:
+    raise ValueError("route must be 'auto', 'shard_map' or 'gspmd'")
+  work = opts.keep_dir or tempfile.mkdtemp(prefix="hloverlap-{}-".format(
+      re.sub(r"[^\w.-]+", "_", site.name)[:40]))
+  os.makedirs(work, exist_ok=True)
+  record: Dict[str, Any] = dict(function=str(site), route=decision.route,
+                                route_reason=decision.reason,
+                                devices=len(devices))
+  state: Dict[str, Any] = {}
+  try:
+    c = _compile_route(lowered, before, decision, opts, xla_options,
+                       devices, use_shardy, donate, work, state)
+  except _StageFailed as f:
+    hint = source_hint(str(f.cause), f.module_text, f.module_path)
+    err = BridgeError(site, f.stage, "{}: {}".format(
+        type(f.cause).__name__, f.cause), decision.route,
+                      state.get("route_detail"), work, hint)
+    record.update(failed_stage=f.stage, error=str(err),
+                  traceback=traceback.format_exception(
+                      type(f.cause), f.cause, f.cause.__traceback__)[-12:])
+    _write(os.path.join(work, "bridge.json"),
+           json.dumps(record, indent=1, default=str))
+    if fallback is None:
+      raise err from f.cause
+    t1 = time.perf_counter()
+    fb = f.fallback
+    if fb is None:
+      try:
+        fb = _jit_compile(lowered, xla_options)
+      except Exception as e2:  # pylint: disable=broad-except
+        raise BridgeError(site, f.stage, "{}\n(and jax.jit's own compile, "
+                          "the fallback, failed too: {})".format(
+                              err.cause, e2), decision.route,
+                          state.get("route_detail"), work, hint) from e2
+    warnings.warn(err.fallback_message(_what_is_lost(opts)),
+                  BridgeFallbackWarning, stacklevel=3)
+    return FallbackCompiled(fb, err, xla_options,
+                            time.perf_counter() - t1 +
+                            state.get("jit_compile_s", 0.0))
+  c.compile_seconds = time.perf_counter() - t0
+  c.timings["total_s"] = round(c.compile_seconds, 3)
   c.use_shardy = use_shardy
+  c.keep_dir = opts.keep_dir
+  if opts.keep_dir:
+    record.update(c.summary())
+    _write(os.path.join(work, "bridge.json"),
+           json.dumps(record, indent=1, default=str))
+  else:
+    shutil.rmtree(work, ignore_errors=True)
   return c
 
 
+def _compile_route(lowered, jax_text, decision, opts, xla_options, devices,
+                   use_shardy, donate, work, state) -> BridgeCompiled:
+  timings: Dict[str, float] = {}
+  stage_label, jit_exe, fb = None, None, None
+  in_shardings = out_shardings = None
+  route_opts = dict(xla_options)
+  dropped: List[str] = []
+  if decision.route == "gspmd":
+    dump_dir = os.path.join(work, "xla_dump")
+    shutil.rmtree(dump_dir, ignore_errors=True)
+    t = time.perf_counter()
+    with _stage("dump"):
+      with _without_persistent_cache():
+        jit_exe = _jit_compile(lowered, dict(xla_options,
+                                             **gspmd.dump_options(dump_dir)),
+                               dropped)
+    timings["jit_compile_s"] = round(time.perf_counter() - t, 3)
+    state["jit_compile_s"] = timings["jit_compile_s"]
+    fb = jit_exe
+    with _stage("dump", fallback=fb):
+      files = gspmd.dump_files(dump_dir, hlo.module_name(jax_text))
+      try:
+        stage = gspmd.pick_stage(files, len(devices))
+      except gspmd.StageNotFound as e:
+        names = sorted(os.listdir(dump_dir)) if os.path.isdir(dump_dir) \
+            else []
+        raise gspmd.StageNotFound("{} [dump files: {}]".format(
+            e, ", ".join(names[:8]) or "none")) from None
+      stage_label = stage.label
+      state["route_detail"] = "XLA's partitioned module, dump stage " + \
+          stage.label
+      with open(stage.path) as f:
+        partitioned = f.read()
+      _write(os.path.join(work, "partitioned.hlo"), partitioned)
+      in_shardings = _leaves(getattr(jit_exe, "input_shardings", None))
+      out_shardings = _leaves(getattr(jit_exe, "output_shardings", None))
+    hlo_in = hlo.strip_shardings(partitioned)
+    route_opts = gspmd.disable_partitioning(
+        {k: v for k, v in xla_options.items() if k not in dropped})
+  else:
+    hlo_in = jax_text
+  in_path = os.path.join(work, "before.hlo")
+  t = time.perf_counter()
+  with _stage("hloverlap", hlo_in, in_path, fb):
+    opt = run_opt(hlo_in, opts.replace(keep_dir=work))
+  timings["hloverlap_s"] = round(time.perf_counter() - t, 3)
+  after = opt.text
+  out_path = os.path.join(work, "after.hlo")
+  t = time.perf_counter()
+  fixes: List[str] = []
+  aliases: List[Tuple[int, int]] = []
+  with _stage("route-fixups", after, out_path, fb):
+    if opts.route_fixups:
+      after, fixes = hlo.make_route_legal(after)
+    if not donate:
+      after = hlo.strip_buffer_donor(after)
+    elif decision.route == "gspmd":
+      after, aliases = hlo.donors_to_aliases(after)
+    else:
+      after, aliases = hlo.donors_to_aliases(
+          after, *hlo.shard_map_sharding_keys(after))
+  route_path = os.path.join(work, "after_route.hlo")
+  _write(route_path, after)
+  with _stage("stablehlo", after, route_path, fb):
+    stable = hlo_text_to_stablehlo(after)
+  timings["prepare_s"] = round(time.perf_counter() - t, 3)
+  t = time.perf_counter()
+  with _stage("xla-compile", after, route_path, fb):
+    exe = compile_stablehlo(stable, devices, route_opts, use_shardy, dropped)
+  timings["xla_compile_s"] = round(time.perf_counter() - t, 3)
+  for k in dropped:
+    route_opts.pop(k, None)
+  c = BridgeCompiled(exe, lowered, devices, opt, hlo_in, after, route_opts,
+                     fixes, 0.0, route=decision.route,
+                     route_reason=decision.reason, stage=stage_label,
+                     lowering_text=jax_text, in_shardings=in_shardings,
+                     out_shardings=out_shardings, aliases=aliases,
+                     timings=timings)
+  c.dropped_xla_options = sorted(set(dropped))
+  return c
+
+
+# --- jit ----------------------------------------------------------------------
 def _normalize_static(static_argnums, nargs: int) -> Tuple[int, ...]:
   if static_argnums is None:
     return ()
@@ -369,7 +651,13 @@ def _normalize_static(static_argnums, nargs: int) -> Tuple[int, ...]:
 
 
 class BridgeJitted:
-  """What `jit` returns: call it like the jax.jit function."""
+  """What `jit` returns: call it like the jax.jit function.
+
+  One compile per argument signature (static arguments, pytree structure,
+  and each leaf's shape, dtype, sharding and weak type), as jax.jit;
+  `compiles` counts them, `last` is the latest compiled step (a
+  BridgeCompiled, or a FallbackCompiled after a fallback).
+  """
 
   def __init__(self, fn: Callable, options, jit_kwargs: Dict[str, Any],
                compile_kwargs: Dict[str, Any]):
@@ -379,8 +667,15 @@ class BridgeJitted:
     self.jit_kwargs.setdefault("keep_unused", True)
     self.compile_kwargs = dict(compile_kwargs)
     self._jitted = _jax().jit(fn, **self.jit_kwargs)
-    self._cache: Dict[Any, BridgeCompiled] = {}
-    self.last: Optional[BridgeCompiled] = None
+    self._cache: Dict[Any, Any] = {}
+    self.last = None
+    self.compiles = 0
+    try:
+      self.__wrapped__ = fn
+      self.__name__ = getattr(fn, "__name__", "step")
+      self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+    except Exception:  # pylint: disable=broad-except
+      pass
 
   def lower(self, *args, **kwargs):
     return self._jitted.lower(*args, **kwargs)
@@ -406,18 +701,20 @@ class BridgeJitted:
         sig.append((tuple(x.shape), str(x.dtype), x.sharding,
                     bool(getattr(x, "weak_type", False))))
       elif hasattr(x, "shape") and hasattr(x, "dtype"):
-        sig.append((tuple(x.shape), str(x.dtype)))
+        sig.append((tuple(x.shape), str(x.dtype),
+                    getattr(x, "sharding", None)))
       else:
         sig.append(type(x))
     return (static_key, tree, tuple(sig))
 
-  def compile_for(self, *args, **kwargs) -> BridgeCompiled:
+  def compile_for(self, *args, **kwargs):
     dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
     key = self._key(dyn_args, dyn_kwargs, static_key)
     c = self._cache.get(key)
     if c is None:
-      c = compile(self.lower(*args, **kwargs), self.options,
+      c = compile(self.lower(*args, **kwargs), self.options, fn=self.fn,
                   **self.compile_kwargs)
+      self.compiles += 1
       self._cache[key] = c
     self.last = c
     return c
@@ -430,14 +727,17 @@ class BridgeJitted:
 
 def jit(fn: Callable, *, options=None, donate: bool = True,
         use_shardy: Optional[bool] = None, allow_xla_pipelining: bool = False,
-        on_error: str = "raise", **jit_kwargs) -> BridgeJitted:
+        fallback: Optional[str] = "jit", **jit_kwargs) -> BridgeJitted:
   """Like jax.jit(fn, **jit_kwargs), compiled through hloverlap.
 
   jit_kwargs go to jax.jit (in_shardings, out_shardings, static_argnums,
   static_argnames, donate_argnums, ...); keep_unused defaults to True so the
   executable's parameters are exactly the flattened dynamic arguments.
+  shard_map and GSPMD programs alike (the route is detected). fallback:
+  "jit" (warn and run jax.jit's compile when a stage fails) or None (raise
+  hloverlap.errors.BridgeError).
   """
   return BridgeJitted(fn, options, jit_kwargs,
                       dict(donate=donate, use_shardy=use_shardy,
                            allow_xla_pipelining=allow_xla_pipelining,
-                           on_error=on_error))
+                           fallback=fallback))

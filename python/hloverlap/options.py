@@ -45,6 +45,11 @@ class Options:
   # Directory to keep the HLO before/after hloverlap (debugging); None = temp.
   keep_dir: Optional[str] = None
   timeout_s: Optional[float] = 600.0
+  # False: hloverlap ignores the process's XLA_FLAGS (--no-xla-flags-env),
+  # so what it does is what these Options say. (A process whose XLA_FLAGS
+  # switches XLA's pipelining off would otherwise switch hloverlap's off
+  # too, silently: 0 collectives pipelined.)
+  xla_flags_env: bool = False
 
   def loop_rules(self) -> List[str]:
     """The `--loop` values, in order, validated."""
@@ -123,6 +128,8 @@ class Options:
       args.append("--remarks-format=" + fmt)
     if not self.verify:
       args.append("--no-verify")
+    if not self.xla_flags_env:
+      args.append("--no-xla-flags-env")
     args.extend(self.extra_args)
     return args
 

@@ -20,6 +20,7 @@ start/done pairs, tuple-shaped copies) is reported; such modules are not
 inputs of the bridge (feed it JAX's lowering).
 """
 
+import os
 import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -258,3 +259,418 @@ def strip_buffer_donor(text: str) -> str:
       new = new.replace(", {}={}".format(key, v), "").replace(
           " {}={},".format(key, v), "")
   return text.replace(h, new, 1)
+
+
+def strip_shardings(text: str) -> str:
+  """Drops every `, sharding={...}` attribute (balanced braces).
+
+  The GSPMD route compiles XLA's partitioned module with the partitioning
+  passes off; its shardings (Shardy's named ones included) are then only
+  annotations that nothing downstream needs.
+  """
+  out, pos, pat = [], 0, ", sharding={"
+  while True:
+    j = text.find(pat, pos)
+    if j < 0:
+      out.append(text[pos:])
+      return "".join(out)
+    out.append(text[pos:j])
+    k, depth = j + len(pat) - 1, 0
+    while k < len(text):
+      if text[k] == "{":
+        depth += 1
+      elif text[k] == "}":
+        depth -= 1
+        if depth == 0:
+          k += 1
+          break
+      k += 1
+    pos = k
+
+
+def split_top_level(s: str, sep: str = ",") -> List[str]:
+  """Splits at `sep` outside (), [], {}, <> and /*comments*/; strips parts."""
+  parts, depth, cur, i = [], 0, [], 0
+  while i < len(s):
+    c = s[i]
+    if c == "/" and s.startswith("/*", i):
+      j = s.find("*/", i + 2)
+      i = len(s) if j < 0 else j + 2
+      continue
+    if c in "([{<":
+      depth += 1
+    elif c in ")]}>":
+      depth -= 1
+    if c == sep and depth == 0:
+      parts.append("".join(cur).strip())
+      cur = []
+    else:
+      cur.append(c)
+    i += 1
+  if "".join(cur).strip():
+    parts.append("".join(cur).strip())
+  return parts
+
+
+def entry_layout(text: str) -> Optional[Tuple[List[str], List[str], bool]]:
+  """(parameter shapes, result shapes, result_is_tuple) of the header's
+  entry_computation_layout, or None."""
+  layout = header_attribute(text, "entry_computation_layout")
+  if not layout or not layout.startswith("{") or "->" not in layout:
+    return None
+  inner = layout[1:-1]
+  depth, arrow = 0, -1
+  for i, c in enumerate(inner):
+    if c in "([{":
+      depth += 1
+    elif c in ")]}":
+      depth -= 1
+    elif c == "-" and depth == 0 and inner.startswith("->", i):
+      arrow = i
+      break
+  if arrow < 0:
+    return None
+  params_s, result_s = inner[:arrow].strip(), inner[arrow + 2:].strip()
+  if not (params_s.startswith("(") and params_s.endswith(")")):
+    return None
+  params = split_top_level(params_s[1:-1])
+  if result_s.startswith("(") and result_s.endswith(")"):
+    return params, split_top_level(result_s[1:-1]), True
+  return params, [result_s], False
+
+
+def entry_instructions(text: str) -> List[Instruction]:
+  """The instructions of the ENTRY computation, in order."""
+  out, inside = [], False
+  for line in text.split("\n"):
+    if not inside:
+      if line.startswith("ENTRY"):
+        inside = True
+      continue
+    if line.startswith("}"):
+      break
+    inst = parse_instruction(line)
+    if inst is not None:
+      out.append(inst)
+  return out
+
+
+def attribute(rest: str, key: str) -> Optional[str]:
+  """The raw value of `key=` in an instruction's attribute text (balanced
+  braces/quotes), or None."""
+  m = re.search(r"[,\s{]" + re.escape(key) + r"=", rest)
+  if not m:
+    return None
+  i = m.end()
+  if i < len(rest) and rest[i] == '"':
+    j = i + 1
+    while j < len(rest):
+      if rest[j] == "\\":
+        j += 2
+        continue
+      if rest[j] == '"':
+        return rest[i + 1:j]
+      j += 1
+    return None
+  if i < len(rest) and rest[i] == "{":
+    depth = 0
+    for j in range(i, len(rest)):
+      if rest[j] == "{":
+        depth += 1
+      elif rest[j] == "}":
+        depth -= 1
+        if depth == 0:
+          return rest[i:j + 1]
+    return None
+  m2 = re.match(r"[^,\s}]+", rest[i:])
+  return m2.group(0) if m2 else None
+
+
+def _operands(inst: Instruction) -> List[str]:
+  """Operand names of an instruction (the first parenthesized list)."""
+  depth = 0
+  for j, c in enumerate(inst.rest):
+    if c == "(":
+      depth += 1
+    elif c == ")":
+      depth -= 1
+      if depth == 0:
+        inner = inst.rest[1:j]
+        return [o.split()[-1].lstrip("%") for o in split_top_level(inner)
+                if o.strip()]
+  return []
+
+
+# --- which route a JAX lowering takes -------------------------------------
+# Custom-calls JAX wraps a shard_map body in (Shardy spellings first, then
+# the GSPMD ones of older JAX).
+_SHARD_MAP_GLUE_TARGETS = ("xla.sdy.GlobalToLocalShape",
+                           "xla.sdy.LocalToGlobalShape",
+                           "SPMDFullToShardShape", "SPMDShardToFullShape",
+                           "Sharding", "xla.sdy.FuncResultSharding")
+_MANUAL_BODY = re.compile(r"manual_computation_body|shmap_body|shard_map")
+
+
+class RouteDecision(NamedTuple):
+  route: str  # "shard_map" or "gspmd"
+  reason: str
+
+
+def detect_route(text: str, num_devices: int) -> RouteDecision:
+  """The route for a JAX lowering (pre-partitioning text).
+
+  shard_map: every instruction of ENTRY is glue around shard_map bodies
+    (parameters, constants, tuples, the GlobalToLocalShape /
+    LocalToGlobalShape custom-calls, calls of the manual bodies) and the
+    bodies are manual over every mesh axis of size > 1: the collectives are
+    explicit in this text, hloverlap works on it, XLA partitions nothing
+    but the glue.
+  gspmd: anything else on more than one device (jit shardings: XLA's SPMD
+    partitioner creates the collectives, so hloverlap must work on XLA's
+    partitioned module).
+  One device: shard_map route (nothing to partition).
+  """
+  if num_devices <= 1:
+    return RouteDecision("shard_map", "one device: nothing to partition")
+  entry = entry_instructions(text)
+  if not entry:
+    return RouteDecision("gspmd", "no ENTRY computation found in the "
+                         "lowering; assuming jit shardings")
+  bodies, manual_axes = 0, set()
+  for inst in entry:
+    op = inst.opcode
+    if op in ("parameter", "constant", "tuple", "get-tuple-element"):
+      continue
+    if op == "custom-call":
+      target = attribute(inst.rest, "custom_call_target")
+      if target in _SHARD_MAP_GLUE_TARGETS:
+        axes = attribute(inst.rest, "xla.sdy.manual_axes")
+        if axes:
+          manual_axes.update(re.findall(r'\\?"([^"\\]+)\\?"', axes))
+        continue
+      return RouteDecision("gspmd", "ENTRY has custom-call {} outside a "
+                           "shard_map body".format(target))
+    if op == "call" and _MANUAL_BODY.search(
+        attribute(inst.rest, "to_apply") or ""):
+      bodies += 1
+      continue
+    return RouteDecision("gspmd", "ENTRY computes outside shard_map "
+                         "bodies ({} {})".format(op, inst.name))
+  if not bodies:
+    return RouteDecision("gspmd", "no shard_map body in ENTRY")
+  auto = sorted(a for a, n in sdy_mesh_axes(text).items()
+                if n > 1 and manual_axes and a not in manual_axes)
+  if auto:
+    return RouteDecision("gspmd", "shard_map is manual over part of the "
+                         "mesh only (automatic axes: {})".format(
+                             ", ".join(auto)))
+  return RouteDecision("shard_map", "every ENTRY instruction is shard_map "
+                       "glue ({} manual bod{})".format(
+                           bodies, "y" if bodies == 1 else "ies"))
+
+
+# --- donation: buffer donors -> input/output aliases -----------------------
+def _header_entries(value: Optional[str], pattern: str) -> List[Tuple]:
+  return [tuple(m) for m in re.findall(pattern, value or "")]
+
+
+def _set_header_attribute(text: str, key: str, value: Optional[str]) -> str:
+  """Sets (value) or drops (None) `key=` in the HloModule line."""
+  h = _header(text)
+  if not h:
+    return text
+  old = header_attribute(h, key)
+  new = h
+  if old is not None:
+    new = new.replace(", {}={}".format(key, old), "", 1)
+  if value is not None:
+    m = re.match(r"HloModule\s+[^\s,]+", new)
+    new = new[:m.end()] + ", {}={}".format(key, value) + new[m.end():]
+  return text.replace(h, new, 1)
+
+
+def donors_to_aliases(text: str, out_key=None,
+                      param_key=None) -> Tuple[str, List[Tuple[int, int]]]:
+  """Turns top-level `buffer_donor` parameters into `input_output_alias`
+  entries (may-alias) with an output of the same shape and layout, each
+  output at most once, in order; returns (text, [(output, parameter)]).
+
+  This is what XLA itself does with donors of a per-device module before
+  buffer assignment; the bridge does it in the text because the StableHLO
+  import keeps aliases but not donors. For a module before partitioning,
+  `out_key(j)` / `param_key(p)` must also agree (the shardings: an alias
+  needs the same per-device shape); None there means "unknown, do not
+  alias".
+  """
+  donors = _header_entries(header_attribute(text, "buffer_donor"),
+                           r"\(\s*(\d+)\s*,\s*\{([^}]*)\}\s*\)")
+  layout = entry_layout(text)
+  if not donors or layout is None:
+    return text, []
+  params, results, is_tuple = layout
+  existing = header_attribute(text, "input_output_alias")
+  used_out = {int(m[0]) if m[0] else -1 for m in _header_entries(
+      existing, r"\{(\d*)\}\s*:\s*\(\s*(\d+)")}
+  added, kept = [], []
+  for p_s, idx in donors:
+    p = int(p_s)
+    match = None
+    if not idx.strip() and p < len(params):
+      for j, r in enumerate(results):
+        key = j if is_tuple else -1
+        if key in used_out or r != params[p]:
+          continue
+        if out_key is not None or param_key is not None:
+          a = out_key(j) if out_key else None
+          b = param_key(p) if param_key else None
+          if a is None or a != b:
+            continue
+        match = key
+        break
+    if match is None:
+      kept.append((p_s, idx))
+      continue
+    used_out.add(match)
+    added.append((match, p))
+  if not added:
+    return text, []
+  entries = [] if not existing else [
+      e for e in split_top_level(existing.strip()[1:-1]) if e]
+  entries += ["{{{}}}: ({}, {{}}, may-alias)".format(
+      "" if j < 0 else j, p) for j, p in added]
+  text = _set_header_attribute(
+      text, "buffer_donor", "{ " + ", ".join(
+          "({}, {{{}}})".format(p, i) for p, i in kept) + " }"
+      if kept else None)
+  text = _set_header_attribute(text, "input_output_alias",
+                               "{ " + ", ".join(entries) + " }")
+  return text, added
+
+
+def _sdy_value(s: Optional[str]) -> Optional[str]:
+  """`<@mesh, [...]>` of a Shardy sharding attribute, whitespace-free."""
+  if not s:
+    return None
+  s = s.replace("\\\"", "\"").replace(" ", "")
+  if s.startswith("#sdy.sharding<"):
+    s = s[len("#sdy.sharding"):]
+  return s
+
+
+def _sdy_per_value(s: Optional[str]) -> List[Optional[str]]:
+  s = (s or "").replace("\\\"", "\"")
+  m = re.match(r"\s*#sdy\.sharding_per_value<\[(.*)\]>\s*$", s, re.S)
+  if not m:
+    return []
+  return [_sdy_value(p) for p in split_top_level(m.group(1))]
+
+
+def shard_map_sharding_keys(text: str):
+  """(out_key, param_key) for donors_to_aliases on a shard_map lowering:
+  the Shardy sharding of each ENTRY parameter and of each result that comes
+  straight from a LocalToGlobalShape custom-call."""
+  entry = entry_instructions(text)
+  by_name = {i.name: i for i in entry}
+  params = {}
+  for inst in entry:
+    if inst.opcode == "parameter":
+      m = re.match(r"\(\s*(\d+)\s*\)", inst.rest)
+      if m:
+        params[int(m.group(1))] = _sdy_value(
+            attribute(inst.rest, "xla.sdy.sharding"))
+  root = next((i for i in entry if i.is_root), None)
+  outs: Dict[int, Optional[str]] = {}
+  if root is not None and root.opcode == "tuple":
+    for j, name in enumerate(_operands(root)):
+      g = by_name.get(name)
+      if g is None or g.opcode != "get-tuple-element":
+        continue
+      src = _operands(g)
+      idx = attribute(g.rest, "index")
+      c = by_name.get(src[0]) if src else None
+      if c is None or idx is None or c.opcode != "custom-call" or \
+          attribute(c.rest, "custom_call_target") != \
+          "xla.sdy.LocalToGlobalShape":
+        continue
+      per = _sdy_per_value(attribute(c.rest, "xla.sdy.out_shardings"))
+      if int(idx) < len(per):
+        outs[j] = per[int(idx)]
+  return outs.get, params.get
+
+
+# --- pointing at the user's code -------------------------------------------
+def referenced_lines(message: str, path: Optional[str] = None) -> List[int]:
+  """Line numbers of `PATH:LINE:COL` references in a diagnostic (any path
+  when `path` is None, else only that file's basename)."""
+  out = []
+  for m in re.finditer(r"([^\s:'\"]*):(\d+):(\d+)", message or ""):
+    if path is None or os.path.basename(m.group(1)) == \
+        os.path.basename(path):
+      out.append(int(m.group(2)))
+  return out
+
+
+def referenced_names(message: str) -> List[str]:
+  """Instruction-like names a diagnostic mentions (`%name`, 'name',
+  "name")."""
+  names = re.findall(r"%([A-Za-z_][\w.\-]*)", message or "")
+  names += re.findall(r"['\"]([A-Za-z_][\w.\-]*\.\d+[\w.\-]*)['\"]",
+                      message or "")
+  return [n.rstrip(".") for n in names]
+
+
+def _tables(text: str) -> Dict[str, Dict[int, str]]:
+  """XLA's dump tables (FileNames, FunctionNames, FileLocations,
+  StackFrames): {table: {id: raw value}}."""
+  tables: Dict[str, Dict[int, str]] = {}
+  cur = None
+  for line in text.split("\n"):
+    if line.startswith(("ENTRY", "%")) or line.startswith("HloModule"):
+      if line.startswith(("ENTRY", "%")):
+        break
+      continue
+    s = line.strip()
+    if s in ("FileNames", "FunctionNames", "FileLocations", "StackFrames"):
+      cur = tables.setdefault(s, {})
+      continue
+    m = re.match(r"(\d+)\s+(.*)$", s)
+    if cur is not None and m:
+      cur[int(m.group(1))] = m.group(2)
+    elif s:
+      cur = None
+  return tables
+
+
+def instruction_source(text: str, name: str) -> Optional[str]:
+  """'file:line in function' of an instruction, from its metadata
+  (source_file/source_line, or stack_frame_id through XLA's dump tables)."""
+  m = re.search(r"^\s*(?:ROOT\s+)?%?" + re.escape(name) + r"\s*=.*$", text,
+                re.M)
+  if not m:
+    return None
+  meta = attribute(m.group(0), "metadata") or ""
+  f = re.search(r'source_file="([^"]*)"', meta)
+  l = re.search(r"source_line=(\d+)", meta)
+  if f and l:
+    return "{}:{}".format(f.group(1), l.group(1))
+  sf = re.search(r"stack_frame_id=(\d+)", meta)
+  if not sf:
+    return None
+  t = _tables(text)
+  frame = t.get("StackFrames", {}).get(int(sf.group(1)), "")
+  loc_id = re.search(r"file_location_id=(\d+)", frame)
+  loc = t.get("FileLocations", {}).get(int(loc_id.group(1))) if loc_id \
+      else None
+  if not loc:
+    return None
+  fid = re.search(r"file_name_id=(\d+)", loc)
+  fn = re.search(r"function_name_id=(\d+)", loc)
+  line = re.search(r"\bline=(\d+)", loc)
+  fname = t.get("FileNames", {}).get(int(fid.group(1))) if fid else None
+  func = t.get("FunctionNames", {}).get(int(fn.group(1))) if fn else None
+  if not fname or not line:
+    return None
+  out = "{}:{}".format(fname.strip('"'), line.group(1))
+  if func:
+    out += " in " + func.strip('"')
+  return out

@@ -3,8 +3,10 @@
 
 `opt IN -o OUT [--remarks=R --remarks-format=F] [flags]`: copies IN to OUT,
 appending `// args: ...` so tests can see the flags; writes one JSON remark.
-FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead. FAKE_HLOVERLAP_COPY=1
-inserts a copy instruction (to exercise the route fixups).
+FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead.
+FAKE_HLOVERLAP_FAIL_AT=NAME exits with 2 and `IN:LINE:3: ...` pointing at
+the line that defines NAME. FAKE_HLOVERLAP_COPY=1 inserts a copy of ENTRY's
+first parameter (to exercise the route fixups).
 """
 import json
 import os
@@ -38,9 +40,20 @@ def main(argv):
     rest.append(a)
     i += 1
   text = open(inp).read()
+  fail_at = os.environ.get("FAKE_HLOVERLAP_FAIL_AT")
+  if fail_at:
+    for n, line in enumerate(text.split("\n"), 1):
+      if line.strip().startswith("%" + fail_at + " ="):
+        sys.stderr.write("{}:{}:3: cannot handle %{}\n".format(
+            inp, n, fail_at))
+        return 2
   if os.environ.get("FAKE_HLOVERLAP_COPY"):
-    text = text.replace("ROOT %r = f32[4]{0} add(%p, %p)",
-                        "%c = f32[4]{0} copy(%p)\n  ROOT %r = f32[4]{0} add(%c, %p)")
+    lines = text.split("\n")
+    entry = next(i for i, l in enumerate(lines) if l.startswith("ENTRY"))
+    p = lines[entry + 1].split("=")[0].strip()
+    shape = lines[entry + 1].split("=")[1].split()[0]
+    lines.insert(entry + 2, "  %copy.9 = {} copy({})".format(shape, p))
+    text = "\n".join(lines)
   text += "\n// args: " + " ".join(rest) + "\n"
   open(out, "w").write(text)
   if remarks:

@@ -13,19 +13,13 @@ import warnings
 from unittest import mock
 
 import hloverlap
-from hloverlap import binary
+from hloverlap.errors import BridgeError, BridgeFallbackWarning
+from tests import fixtures
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "fake_hloverlap.py")
 
-HLO = """HloModule jit_f, buffer_donor={ (0, {}) }, entry_computation_layout={(f32[4]{0}, f32[4]{0})->(f32[4]{0}, f32[])}, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\\"x\\"=2]>}}
-
-ENTRY %main (p: f32[4], q: f32[4]) -> (f32[4], f32[]) {
-  %p = f32[4]{0} parameter(0)
-  %q = f32[4]{0} parameter(1)
-  ROOT %r = f32[4]{0} add(%p, %p)
-}
-"""
+HLO = fixtures.SHARD_MAP
 
 
 # --- a tiny pytree implementation (tuples, lists, dicts, leaves) ----------
@@ -117,11 +111,30 @@ class Info:
     self.shape, self.sharding = shape, sharding
 
 
+X = NamedSharding(None, ("x",))  # P("x")
+REPL = NamedSharding(None, ())  # P()
+
+
+class Compiled:
+  """jax.stages.Compiled of jax.jit's own compile (the GSPMD dump compile
+  and the fallback)."""
+
+  def __init__(self, env, options):
+    self.env, self.options = env, options
+    self.input_shardings = ((X, X), {})
+    self.output_shardings = (X, REPL)
+
+  def __call__(self, *args, **kwargs):
+    self.env.fallback_calls.append(args)
+    return ("jit", args)
+
+
 class Lowered:
   """jax.stages.Lowered of f(p, q) -> (r, s) with p, q: f32[4]."""
 
-  def __init__(self, text, out_shardings=None, args=None):
+  def __init__(self, text, out_shardings=None, args=None, env=None):
     self.text = text
+    self.env = env
     self.in_tree = tree_flatten(((Array((4,)), Array((4,))), {}))[1]
     self.out_tree = tree_flatten((0, 0))[1]
     self.out_info = (Info((4,), out_shardings), Info((), out_shardings))
@@ -134,22 +147,46 @@ class Lowered:
     assert debug_info  # metadata for op_name selectors
     return self.text
 
+  def compile(self, compiler_options=None):
+    env = self.env
+    if env is None:
+      raise RuntimeError("no jit compile in this test")
+    opts = dict(compiler_options or {})
+    env.jit_compiles.append(opts)
+    if env.jit_compile_error:
+      raise RuntimeError(env.jit_compile_error)
+    d = opts.get("xla_dump_to")
+    if d:
+      os.makedirs(d, exist_ok=True)
+      for name, text in fixtures.dump_files(env.dump).items():
+        with open(os.path.join(d, name), "w") as f:
+          f.write(text)
+    return Compiled(env, opts)
+
 
 class FakeJaxEnv:
   """sys.modules entries for jax/jaxlib; records what the bridge does."""
 
-  def __init__(self, out_shardings="named", fail_output_shardings=True):
+  def __init__(self, out_shardings="named", fail_output_shardings=True,
+               text=HLO, dump="gpu", compile_error=None,
+               jit_compile_error=None):
     self.compiled = []  # (stablehlo, compile options, device list)
     self.executed = []
     self.jit_calls = []
     self.lower_calls = []
+    self.jit_compiles = []  # compiler_options of Lowered.compile
+    self.fallback_calls = []
+    self.dump = dump
+    self.jit_compile_error = jit_compile_error
     env = self
     named = NamedSharding(None, ("x",)) if out_shardings == "named" else None
 
     jax = types.ModuleType("jax")
     jax.Array = Array
     jax.devices = lambda: DEVICES
-    jax.device_put = lambda x, *a: Array(getattr(x, "shape", ()), tag=x)
+    jax.device_put = lambda x, *a: Array(getattr(x, "shape", ()),
+                                         sharding=a[0] if a else None,
+                                         tag=("put", x))
 
     def make_array(shape, sharding, arrays):
       return Array(shape, sharding=sharding, tag=[a.tag for a in arrays])
@@ -160,7 +197,7 @@ class FakeJaxEnv:
 
       def lower(*args, **kwargs):
         env.lower_calls.append((args, kwargs))
-        return Lowered(HLO, named, args)
+        return Lowered(text, named, args, env)
       return types.SimpleNamespace(lower=lower)
     jax.jit = jit
     tu = types.ModuleType("jax.tree_util")
@@ -200,6 +237,8 @@ class FakeJaxEnv:
 
       def compile_and_load(self, module, devices, options):
         env.compiled.append((module, options, devices))
+        if compile_error:
+          raise RuntimeError(compile_error)
         return Executable()
     xb.get_backend = Backend
     src.xla_bridge = xb
@@ -269,15 +308,38 @@ def _fake_exe():
   tmp = tempfile.mkdtemp()
   path = os.path.join(tmp, "hloverlap")
   with open(path, "w") as f:
-    f.write("#!/bin/sh\nexec '{}' '{}' \"$@\"\n".format(sys.executable, FAKE))
+    f.write("#!/bin/sh\nexec '{}' -S -E '{}' \"$@\"\n".format(sys.executable, FAKE))
   os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
   return path
 
 
-class CompileTest(unittest.TestCase):
+class _TmpCase(unittest.TestCase):
+  """Every temporary folder of a test (the bridge's work folders too) in
+  one that is removed afterwards."""
 
   def setUp(self):
+    self._tmp = tempfile.TemporaryDirectory()
+    self._old_tempdir = tempfile.tempdir
+    tempfile.tempdir = self._tmp.name
     self.exe = _fake_exe()
+
+  def tearDown(self):
+    tempfile.tempdir = self._old_tempdir
+    self._tmp.cleanup()
+
+
+def _user_step(p, q):  # the "user's function" named in errors
+  return p, q
+
+
+USER_LINE = _user_step.__code__.co_firstlineno
+
+
+class CompileTest(_TmpCase):
+  """The shard_map route (JAX's lowering carries the collectives)."""
+
+  def setUp(self):
+    super().setUp()
     self.opts = hloverlap.Options(binary=self.exe,
                                   loops=["op_name~fori_loop:pipeline=off"])
 
@@ -285,12 +347,15 @@ class CompileTest(unittest.TestCase):
     env = FakeJaxEnv()
     with env as hjax:
       c = hjax.compile(Lowered(HLO), self.opts)
+    self.assertEqual((c.route, c.stage), ("shard_map", None))
+    self.assertIn("shard_map glue", c.route_reason)
     self.assertEqual(len(env.compiled), 1)
+    self.assertEqual(env.jit_compiles, [])  # no dump compile on this route
     module, options, devices = env.compiled[0]
     kind, text = module
     self.assertEqual(kind, "stablehlo")
-    self.assertTrue(text.startswith("HloModule jit_f, buffer_donor="))
     self.assertIn("--loop=op_name~fori_loop:pipeline=off", text)
+    self.assertIn("--no-xla-flags-env", text)
     eb = options.executable_build_options
     self.assertEqual((eb.num_replicas, eb.num_partitions,
                       eb.use_spmd_partitioning), (1, 2, True))
@@ -301,9 +366,24 @@ class CompileTest(unittest.TestCase):
     self.assertIs(ov["xla_gpu_enable_pipelined_all_gather"], False)
     self.assertIs(ov["xla_gpu_enable_pipelined_reduce_scatter"], False)
     self.assertIs(ov["xla_gpu_enable_latency_hiding_scheduler"], True)
+    self.assertNotIn("xla_disable_hlo_passes", ov)  # XLA partitions here
     self.assertEqual(c.remark_counts(), {"passed": 1})
     self.assertEqual(c.hlo_before, HLO)
     self.assertEqual(c.fixes, [])
+    for k in ("hloverlap_s", "prepare_s", "xla_compile_s", "total_s"):
+      self.assertIn(k, c.timings)
+
+  def test_donor_becomes_alias_when_shardings_match(self):
+    # p (donated) and r have the same shape and Shardy sharding.
+    env = FakeJaxEnv()
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts)
+    text = env.compiled[0][0][1]
+    self.assertTrue(text.startswith(
+        "HloModule jit_f, input_output_alias={ {0}: (0, {}, may-alias) }, "
+        "entry_computation_layout"), text[:200])
+    self.assertNotIn("buffer_donor", text.split("\n")[0])
+    self.assertEqual(c.aliases, [(0, 0)])
 
   def test_call_maps_arguments_and_results(self):
     env = FakeJaxEnv()
@@ -352,6 +432,15 @@ class CompileTest(unittest.TestCase):
         hjax.compile(Lowered(HLO), self.opts, allow_xla_pipelining=True)
     self.assertEqual(len(env.compiled), 1)
 
+  def test_process_flags_do_not_reach_hloverlap(self):
+    # XLA_FLAGS with XLA's pipelining off must not switch hloverlap's off.
+    env = FakeJaxEnv()
+    with mock.patch.dict(os.environ, {
+        "XLA_FLAGS": "--xla_gpu_enable_pipelined_all_gather=false"}):
+      with env as hjax:
+        hjax.compile(Lowered(HLO), self.opts)
+    self.assertIn("--no-xla-flags-env", env.compiled[0][0][1])
+
   def test_unknown_xla_options_dropped(self):
     env = FakeJaxEnv()
     backend = env.modules["jax._src.xla_bridge"].get_backend
@@ -376,6 +465,7 @@ class CompileTest(unittest.TestCase):
       hjax.compile(Lowered(HLO), self.opts, donate=False, use_shardy=True)
     text = env.compiled[0][0][1]
     self.assertNotIn("buffer_donor", text)
+    self.assertNotIn("input_output_alias", text)
     self.assertTrue(text.startswith("HloModule jit_f, entry_computation_layout"))
     eb = env.compiled[0][1].executable_build_options
     self.assertIs(eb.use_shardy_partitioner, True)
@@ -387,40 +477,250 @@ class CompileTest(unittest.TestCase):
         c = hjax.compile(Lowered(HLO), self.opts)
     self.assertEqual(len(c.fixes), 1)
     text = env.compiled[0][0][1]
-    self.assertIn("%c = f32[4]{0} reshape(%p)", text)
+    self.assertIn("%copy.9 = f32[4]{0} reshape(%p)", text)
     self.assertNotIn(" copy(", text)
 
   def test_keep_dir(self):
     keep = tempfile.mkdtemp()
     env = FakeJaxEnv()
     with env as hjax:
-      hjax.compile(Lowered(HLO), self.opts.replace(keep_dir=keep))
+      c = hjax.compile(Lowered(HLO), self.opts.replace(keep_dir=keep))
     self.assertEqual(sorted(os.listdir(keep)), [
-        "after.hlo", "after_route.hlo", "before.hlo", "remarks.json"])
+        "after.hlo", "after_route.hlo", "before.hlo", "bridge.json",
+        "remarks.json"])
+    with open(os.path.join(keep, "bridge.json")) as f:
+      self.assertIn('"route": "shard_map"', f.read())
+    self.assertEqual(c.keep_dir, keep)
 
-  def test_errors(self):
+  def test_work_files_removed_without_keep_dir(self):
     env = FakeJaxEnv()
-    with mock.patch.dict(os.environ, {"FAKE_HLOVERLAP_EXIT": "3"}):
-      with env as hjax:
-        with self.assertRaises(binary.HloverlapError):
-          hjax.compile(Lowered(HLO), self.opts)
-        self.assertEqual(env.compiled, [])
-        with warnings.catch_warnings(record=True) as w:
-          warnings.simplefilter("always")
-          c = hjax.compile(Lowered(HLO), self.opts, on_error="xla")
-        self.assertTrue(any("hloverlap failed" in str(x.message) for x in w))
-        self.assertEqual(env.compiled[0][0][1], HLO)
-        self.assertIsNone(c.opt_result)
+    before = set(os.listdir(tempfile.gettempdir()))
     with env as hjax:
+      hjax.compile(Lowered(HLO), self.opts)
+    new = set(os.listdir(tempfile.gettempdir())) - before
+    self.assertEqual([n for n in new if n.startswith("hloverlap-")], [])
+
+  def test_route_override_and_bad_arguments(self):
+    env = FakeJaxEnv()
+    with env as hjax:
+      with self.assertRaisesRegex(ValueError, "route must be"):
+        hjax.compile(Lowered(HLO), self.opts, route="spmd")
+      with self.assertRaisesRegex(ValueError, "fallback must be"):
+        hjax.compile(Lowered(HLO), self.opts, fallback="xla")
       with self.assertRaisesRegex(ValueError, "must stay off"):
         hjax.compile(Lowered(HLO), self.opts.replace(
             xla_options={"xla_gpu_enable_pipelined_all_gather": True}))
 
 
-class JitTest(unittest.TestCase):
+class GspmdRouteTest(_TmpCase):
+  """jit shardings only: XLA's partitioned module goes through hloverlap."""
+
+  def setUp(self):
+    super().setUp()
+    self.opts = hloverlap.Options(binary=self.exe)
+
+  def _compile(self, env, opts=None, **kw):
+    with env as hjax:
+      c = hjax.compile(Lowered(fixtures.GSPMD, None, env=env),
+                       opts or self.opts, fn=_user_step, **kw)
+    return c
+
+  def test_detected_and_dumped_with_the_route_options(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD)
+    c = self._compile(env)
+    self.assertEqual(c.route, "gspmd")
+    self.assertIn("outside shard_map", c.route_reason)
+    self.assertEqual(len(env.jit_compiles), 1)
+    dump = env.jit_compiles[0]
+    self.assertTrue(dump["xla_dump_to"].endswith("xla_dump"))
+    self.assertIs(dump["xla_dump_hlo_as_text"], True)
+    self.assertIn("spmd-partitioning", dump["xla_dump_hlo_pass_re"])
+    self.assertIn("reduce-scatter-creator", dump["xla_dump_hlo_pass_re"])
+    # The dump compile uses the XLA options the route compile uses.
+    self.assertIs(dump["xla_gpu_enable_latency_hiding_scheduler"], True)
+    self.assertIs(dump["xla_gpu_enable_pipelined_all_gather"], False)
+    self.assertIn("jit_compile_s", c.timings)
+
+  def test_stage_before_the_pipeliner_position(self):
+    for dump, stage, mark in [
+        ("gpu", "before_reduce_scatter_creator", "// stage 03\n"),
+        ("gpu_pipeliner", "before_collective_pipeliner",
+         "// stage 03 pipeliner\n"),
+        ("cpu", "after_spmd_partitioning", "// stage 02\n")]:
+      with self.subTest(dump=dump):
+        env = FakeJaxEnv(text=fixtures.GSPMD, dump=dump)
+        c = self._compile(env)
+        self.assertEqual(c.stage, stage)
+        self.assertIn(mark, c.hlo_before)
+
+  def test_module_handed_to_xla(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD)
+    c = self._compile(env, self.opts.replace(xla_options={
+        "xla_disable_hlo_passes": "foo,spmd-partitioning"}))
+    self.assertEqual(len(env.compiled), 1)
+    (kind, text), options, devices = env.compiled[0]
+    self.assertEqual(kind, "stablehlo")
+    self.assertNotIn("sharding=", text)  # stripped
+    self.assertIn("%c.1 = f32[2]{0} reshape(%r.1)", text)  # copy fixed
+    self.assertEqual(len(c.fixes), 1)
+    self.assertIn("--no-xla-flags-env", text)  # hloverlap's flags
+    # The donor became an alias (per-device shapes match).
+    self.assertTrue(text.startswith(
+        "HloModule jit_g, input_output_alias={ {0}: (0, {}, may-alias) }"),
+        text[:120])
+    self.assertEqual(c.aliases, [(0, 0)])
+    eb = options.executable_build_options
+    self.assertEqual((eb.num_replicas, eb.num_partitions,
+                      eb.use_spmd_partitioning), (1, 2, True))
+    ov = dict(options.env_option_overrides)
+    self.assertEqual(ov["xla_disable_hlo_passes"],
+                     "shardy-xla,sharding-propagation,spmd-partitioning,foo")
+    self.assertIs(ov["xla_gpu_enable_latency_hiding_scheduler"], True)
+
+  def test_call_uses_jit_shardings(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD)
+    with env as hjax:
+      c = hjax.compile(Lowered(fixtures.GSPMD, None, env=env), self.opts)
+      p = Array((4,), sharding=X, tag="p")
+      q = Array((4,), sharding=REPL, tag="q")  # not jit's: resharded
+      r, s = c(p, q)
+      leaves = env.executed[0]
+      self.assertEqual(leaves[0].tag, "p")
+      self.assertEqual(leaves[1].tag[0], "put")
+      self.assertIs(leaves[1].sharding, X)
+      self.assertEqual(c.sharding_source, "jit-compile")
+      self.assertIs(r.sharding, X)
+      self.assertIs(s.sharding, REPL)
+      c(types.SimpleNamespace(shape=(4,)), q)  # host values are placed
+      self.assertIs(env.executed[-1][0].sharding, X)
+
+  def test_route_only_when_forced(self):
+    env = FakeJaxEnv(text=HLO)
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO, None, env=env), self.opts,
+                       route="gspmd")
+    self.assertEqual((c.route, c.route_reason), ("gspmd",
+                                                 "chosen by the caller"))
+
+
+class FallbackAndErrorTest(_TmpCase):
+  """Failures name the user's function, the stage and the user's line."""
+
+  def setUp(self):
+    super().setUp()
+    self.opts = hloverlap.Options(binary=self.exe)
+
+  def _fail(self, env, **kw):
+    with env as hjax:
+      with self.assertRaises(BridgeError) as cm:
+        hjax.compile(Lowered(env_text(env), None, env=env), self.opts,
+                     fn=_user_step, fallback=None, **kw)
+    return cm.exception
+
+  def _check_names_user(self, err, stage):
+    msg = str(err)
+    self.assertIn("hloverlap.jax.jit(_user_step at ", msg)
+    self.assertIn("test_jax_bridge.py:{}".format(USER_LINE), msg)
+    self.assertIn("stage '{}' failed".format(stage), msg)
+    self.assertEqual(err.stage, stage)
+    self.assertTrue(os.path.isdir(err.keep_dir), err.keep_dir)
+    self.assertIn("files kept for a report: " + err.keep_dir, msg)
+    self.assertIn("bridge.json", os.listdir(err.keep_dir))
+
+  def test_xla_compile_error_points_at_user_line(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD, compile_error=(
+        "INTERNAL: RET_CHECK failure: instruction %ar.1 is not supported"))
+    err = self._fail(env)
+    self._check_names_user(err, "xla-compile")
+    self.assertIn("route gspmd: XLA's partitioned module, dump stage "
+                  "before_reduce_scatter_creator", str(err))
+    self.assertIn("in the user's code: /home/u/train.py:57 in layer "
+                  "(instruction ar.1)", str(err))
+    for f in ("partitioned.hlo", "before.hlo", "after.hlo",
+              "after_route.hlo", "xla_dump"):
+      self.assertIn(f, os.listdir(err.keep_dir))
+
+  def test_hloverlap_rejects_module(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD)
+    with mock.patch.dict(os.environ, {"FAKE_HLOVERLAP_FAIL_AT": "r.1"}):
+      err = self._fail(env)
+    self._check_names_user(err, "hloverlap")
+    self.assertIn("cannot handle %r.1", str(err))
+    self.assertIn("in the user's code: /home/u/train.py:57 in layer "
+                  "(instruction r.1)", str(err))
+
+  def test_pass_names_differ(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD, dump="renamed")
+    err = self._fail(env)
+    self._check_names_user(err, "dump")
+    self.assertIn("names its passes differently", str(err))
+    self.assertIn("spmd-partitioner-v2", str(err))  # what it saw
+    self.assertEqual(env.compiled, [])  # never compiled the module
+
+  def test_nothing_dumped(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD, dump="none")
+    err = self._fail(env)
+    self.assertIn("no dump was written", str(err))
+
+  def test_fallback_to_jit_with_warning(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD, compile_error="INTERNAL: boom")
+    with env as hjax:
+      with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        c = hjax.compile(Lowered(fixtures.GSPMD, None, env=env), self.opts,
+                         fn=_user_step)
+      out = c(Array((4,)), Array((4,)))
+    msgs = [str(x.message) for x in w
+            if issubclass(x.category, BridgeFallbackWarning)]
+    self.assertEqual(len(msgs), 1, [str(x.message) for x in w])
+    self.assertIn("_user_step at ", msgs[0])
+    self.assertIn("stage 'xla-compile' failed", msgs[0])
+    self.assertIn("lost: hloverlap's rewrites (--preset=hoist-pipeline",
+                  msgs[0])
+    self.assertIn("fallback=None", msgs[0])
+    self.assertEqual(c.route, "jax.jit")
+    self.assertEqual(c.error.stage, "xla-compile")
+    # The dump compile is jax.jit's own compile: reused, not compiled again.
+    self.assertEqual(len(env.jit_compiles), 1)
+    self.assertEqual(out[0], "jit")
+    self.assertEqual(len(env.fallback_calls), 1)
+
+  def test_shard_map_fallback_compiles_jit(self):
+    env = FakeJaxEnv()
+    with mock.patch.dict(os.environ, {"FAKE_HLOVERLAP_EXIT": "3"}):
+      with env as hjax:
+        with self.assertRaises(BridgeError) as cm:
+          hjax.compile(Lowered(HLO, env=env), self.opts, fallback=None)
+        self.assertEqual(env.compiled, [])
+        self.assertIn("failed internally (exit 3)", str(cm.exception))
+        with warnings.catch_warnings(record=True) as w:
+          warnings.simplefilter("always")
+          c = hjax.compile(Lowered(HLO, env=env), self.opts)
+    self.assertTrue(any(issubclass(x.category, BridgeFallbackWarning)
+                        for x in w))
+    self.assertEqual(c.route, "jax.jit")
+    self.assertEqual(len(env.jit_compiles), 1)
+    self.assertNotIn("xla_dump_to", env.jit_compiles[0])
+    self.assertIs(env.jit_compiles[0][
+        "xla_gpu_enable_latency_hiding_scheduler"], True)
+
+  def test_fallback_that_fails_too(self):
+    env = FakeJaxEnv(text=fixtures.GSPMD, jit_compile_error="bad program")
+    with env as hjax:
+      with self.assertRaises(BridgeError) as cm:
+        hjax.compile(Lowered(fixtures.GSPMD, None, env=env), self.opts)
+    self.assertIn("stage 'dump' failed", str(cm.exception))
+    self.assertIn("the fallback, failed too", str(cm.exception))
+
+
+def env_text(env):
+  return fixtures.GSPMD if env.dump is not None else HLO
+
+
+class JitTest(_TmpCase):
 
   def test_static_args_and_cache(self):
-    exe = _fake_exe()
+    exe = self.exe
     env = FakeJaxEnv()
     with env as hjax:
       f = hjax.jit(lambda p, n, q: None, static_argnums=(1,),
@@ -438,6 +738,41 @@ class JitTest(unittest.TestCase):
       self.assertEqual(env.jit_calls[0]["donate_argnums"], (0,))
       self.assertIs(f.last, f.compile_for(p, 4, q))
       self.assertEqual(r.tag, ["r0", "r1"])
+
+  def test_gspmd_recompiles_only_for_new_signatures(self):
+    exe = self.exe
+    env = FakeJaxEnv(text=fixtures.GSPMD)
+    with env as hjax:
+      f = hjax.jit(_user_step, in_shardings=(X, X), out_shardings=(X, REPL),
+                   donate_argnums=(0,), options=hloverlap.Options(binary=exe),
+                   fallback=None)
+      f(Array((4,), sharding=X, tag="p1"), Array((4,), sharding=X))
+      f(Array((4,), sharding=X, tag="p2"), Array((4,), sharding=X))
+      self.assertEqual((f.compiles, len(env.lower_calls),
+                        len(env.jit_compiles), len(env.compiled)),
+                       (1, 1, 1, 1))
+      self.assertEqual(env.executed[1][0].tag, "p2")  # new arrays, same exe
+      f(Array((8,), sharding=X), Array((8,), sharding=X))  # other shapes
+      self.assertEqual((f.compiles, len(env.jit_compiles)), (2, 2))
+      f(Array((4,), "bfloat16", sharding=X), Array((4,), sharding=X))
+      self.assertEqual(f.compiles, 3)  # other dtype
+      self.assertEqual(f.last.route, "gspmd")
+      self.assertEqual(env.jit_calls[0]["in_shardings"], (X, X))
+      self.assertEqual(env.jit_calls[0]["out_shardings"], (X, REPL))
+
+  def test_fallback_is_cached_and_warns_once(self):
+    exe = self.exe
+    env = FakeJaxEnv(text=fixtures.GSPMD, dump="renamed")
+    with env as hjax:
+      f = hjax.jit(_user_step, options=hloverlap.Options(binary=exe))
+      with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f(Array((4,)), Array((4,)))
+        f(Array((4,)), Array((4,)))
+    self.assertEqual(sum(issubclass(x.category, BridgeFallbackWarning)
+                         for x in w), 1)
+    self.assertEqual((f.compiles, len(env.fallback_calls)), (1, 2))
+    self.assertEqual(f.last.error.stage, "dump")
 
 
 if __name__ == "__main__":

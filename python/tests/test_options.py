@@ -9,7 +9,9 @@ class OptionsTest(unittest.TestCase):
   def test_defaults(self):
     self.assertEqual(Options().to_args("in.hlo", "out.hlo"),
                      ["opt", "in.hlo", "-o", "out.hlo",
-                      "--preset=hoist-pipeline"])
+                      "--preset=hoist-pipeline", "--no-xla-flags-env"])
+    self.assertNotIn("--no-xla-flags-env",
+                     Options(xla_flags_env=True).to_args("a", "b"))
 
   def test_everything(self):
     o = Options(loops=["innermost:pipeline=depth=2",
@@ -21,7 +23,7 @@ class OptionsTest(unittest.TestCase):
         "--loop=innermost:pipeline=depth=2",
         "--loop=op_name~fori_loop:pipeline=off,double-buffer=off",
         "--pipeline-depth=2", "--memory-budget=512MiB", "--remarks=r.txt",
-        "--remarks-format=text", "--no-verify", "--x"])
+        "--remarks-format=text", "--no-verify", "--no-xla-flags-env", "--x"])
 
   def test_bridge_remarks_path_is_json(self):
     o = Options(remarks="mine.txt", remarks_format="text")
@@ -40,7 +42,8 @@ class OptionsTest(unittest.TestCase):
   def test_no_pipeline(self):
     for o in (Options(preset=None), Options(preset=None, passes=""),
               Options(preset=None, passes=[])):
-      self.assertEqual(o.to_args("a", "b"), ["opt", "a", "-o", "b"])
+      self.assertEqual(o.to_args("a", "b"),
+                       ["opt", "a", "-o", "b", "--no-xla-flags-env"])
 
   def test_loops_dict_in_order(self):
     o = Options(loops={"all": "pipeline=off", "innermost": "pipeline=on"})

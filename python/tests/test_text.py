@@ -3,6 +3,7 @@ import os
 import unittest
 
 from hloverlap import text
+from tests import fixtures
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -107,6 +108,154 @@ class RouteTest(unittest.TestCase):
     # Every line with ' = ' outside the header is an instruction.
     n = sum(1 for l in s.split("\n")[1:] if " = " in l)
     self.assertEqual(sum(c.values()), n)
+
+
+class DetectRouteTest(unittest.TestCase):
+
+  def test_shard_map_and_gspmd(self):
+    d = text.detect_route(fixtures.SHARD_MAP, 2)
+    self.assertEqual(d.route, "shard_map")
+    self.assertIn("1 manual body", d.reason)
+    d = text.detect_route(fixtures.GSPMD, 2)
+    self.assertEqual(d.route, "gspmd")
+    self.assertIn("(add r)", d.reason)
+
+  def test_one_device_is_the_lowering_route(self):
+    self.assertEqual(text.detect_route(fixtures.GSPMD, 1).route, "shard_map")
+
+  def test_compute_around_a_shard_map_is_gspmd(self):
+    # jit(g) where g calls a shard_map and computes outside it.
+    t = fixtures.SHARD_MAP.replace(
+        "  ROOT %t = (f32[4]{0}, f32[]) tuple(%r, %s)",
+        "  %r2 = f32[4]{0} multiply(%r, %r)\n"
+        "  ROOT %t = (f32[4]{0}, f32[]) tuple(%r2, %s)")
+    d = text.detect_route(t, 2)
+    self.assertEqual(d.route, "gspmd")
+    self.assertIn("multiply r2", d.reason)
+
+  def test_partly_manual_shard_map_is_gspmd(self):
+    # Mesh x=2, y=2; the body is manual over x only: XLA partitions y.
+    t = fixtures.SHARD_MAP.replace(
+        '#sdy.mesh<[\\"x\\"=2]>', '#sdy.mesh<[\\"x\\"=2, \\"y\\"=2]>')
+    self.assertNotEqual(t, fixtures.SHARD_MAP)
+    d = text.detect_route(t, 4)
+    self.assertEqual(d.route, "gspmd")
+    self.assertIn("automatic axes: y", d.reason)
+
+  def test_other_custom_call_and_no_body(self):
+    t = fixtures.SHARD_MAP.replace('"xla.sdy.GlobalToLocalShape"',
+                                   '"my_kernel"')
+    self.assertIn("custom-call my_kernel", text.detect_route(t, 2).reason)
+    self.assertEqual(text.detect_route("HloModule m\n", 2).route, "gspmd")
+
+  def test_pre_shardy_spellings(self):
+    t = (fixtures.SHARD_MAP
+         .replace("xla.sdy.GlobalToLocalShape", "SPMDFullToShardShape")
+         .replace("xla.sdy.LocalToGlobalShape", "SPMDShardToFullShape")
+         .replace("xla.sdy.manual_computation_body.1", "shmap_body.1"))
+    self.assertEqual(text.detect_route(t, 2).route, "shard_map")
+
+  @unittest.skipUnless(os.path.isdir(CORPUS), "no shared corpus")
+  def test_corpus_lowerings(self):
+    for case, route in [("shardmap_fsdp_accum", "shard_map"),
+                        ("shardmap_dp_accum", "shard_map"),
+                        ("shardmap_fsdp_accum_remat", "shard_map"),
+                        ("big_shardmap_fsdp_accum", "shard_map"),
+                        ("seed_gspmd_fsdp_accum", "gspmd"),
+                        ("seed_gspmd_fsdp_noaccum", "gspmd")]:
+      with self.subTest(case=case):
+        s = _read(os.path.join(CORPUS, case, "00_jax_lowered.hlo"))
+        self.assertEqual(text.detect_route(s, 2).route, route)
+
+
+class DonationTest(unittest.TestCase):
+
+  def test_per_device_donor_becomes_alias(self):
+    out, added = text.donors_to_aliases(fixtures.PARTITIONED)
+    self.assertEqual(added, [(0, 0)])
+    head = out.split("\n")[0]
+    self.assertIn("input_output_alias={ {0}: (0, {}, may-alias) }", head)
+    self.assertNotIn("buffer_donor", head)
+    self.assertEqual(out.split("\n")[1:], fixtures.PARTITIONED.split("\n")[1:])
+
+  def test_no_matching_output_keeps_the_donor(self):
+    # Parameter 1 is donated too, but the only f32[2] output is taken.
+    t = fixtures.PARTITIONED.replace("buffer_donor={ (0, {}) }",
+                                     "buffer_donor={ (0, {}), (1, {}) }")
+    out, added = text.donors_to_aliases(t)
+    self.assertEqual(added, [(0, 0)])
+    self.assertIn("buffer_donor={ (1, {}) }", out.split("\n")[0])
+
+  def test_existing_aliases_are_kept_and_not_reused(self):
+    t = fixtures.PARTITIONED.replace(
+        "buffer_donor={ (0, {}) }",
+        "input_output_alias={ {0}: (1, {}, may-alias) }, "
+        "buffer_donor={ (0, {}) }")
+    out, added = text.donors_to_aliases(t)
+    self.assertEqual(added, [])  # output 0 is aliased already
+    self.assertEqual(out, t)
+
+  def test_non_tuple_result(self):
+    t = ("HloModule m, buffer_donor={ (0, {}) }, entry_computation_layout="
+         "{(f32[4]{0})->f32[4]{0}}\n")
+    out, added = text.donors_to_aliases(t)
+    self.assertEqual(added, [(-1, 0)])
+    self.assertIn("input_output_alias={ {}: (0, {}, may-alias) }", out)
+
+  def test_shard_map_needs_equal_shardings(self):
+    keys = text.shard_map_sharding_keys(fixtures.SHARD_MAP)
+    out, added = text.donors_to_aliases(fixtures.SHARD_MAP, *keys)
+    self.assertEqual(added, [(0, 0)])
+    # Output 0 replicated instead: same global shape, other sharding.
+    t = fixtures.SHARD_MAP.replace(
+        "sharding_per_value<[<@mesh, [{\\\"x\\\"}]>, <@mesh, []>]>",
+        "sharding_per_value<[<@mesh, [{}]>, <@mesh, []>]>")
+    self.assertNotEqual(t, fixtures.SHARD_MAP)
+    out, added = text.donors_to_aliases(t, *text.shard_map_sharding_keys(t))
+    self.assertEqual((added, out), ([], t))
+    # Without sharding facts a pre-partitioning module gets no alias.
+    self.assertEqual(text.donors_to_aliases(
+        fixtures.SHARD_MAP, lambda j: None, lambda p: None)[1], [])
+
+  def test_entry_layout(self):
+    params, results, is_tuple = text.entry_layout(fixtures.PARTITIONED)
+    self.assertEqual(params, ["f32[2]{0}", "f32[2]{0}"])
+    self.assertEqual((results, is_tuple), (["f32[2]{0}", "f32[]"], True))
+    self.assertIsNone(text.entry_layout("HloModule m\n"))
+
+
+class SourceTest(unittest.TestCase):
+
+  def test_strip_shardings(self):
+    s = text.strip_shardings(fixtures.PARTITIONED)
+    self.assertNotIn("sharding=", s)
+    self.assertIn("%p.1 = f32[2]{0} parameter(0)\n", s)
+    self.assertIn("tuple(%c.1, %ar.1)\n", s)
+    self.assertEqual(text.strip_shardings(s), s)
+
+  def test_instruction_source(self):
+    self.assertEqual(text.instruction_source(fixtures.PARTITIONED, "r.1"),
+                     "/home/u/train.py:57 in layer")
+    self.assertIsNone(text.instruction_source(fixtures.PARTITIONED, "c.1"))
+    self.assertIsNone(text.instruction_source(fixtures.PARTITIONED, "nope"))
+    t = ('HloModule m\nENTRY %e {\n  %a = f32[] constant(1), metadata='
+         '{op_name="x" source_file="/u/m.py" source_line=12}\n}\n')
+    self.assertEqual(text.instruction_source(t, "a"), "/u/m.py:12")
+
+  def test_references_in_diagnostics(self):
+    self.assertEqual(text.referenced_lines(
+        "/tmp/w/before.hlo:31:3: cannot handle %r.1", "/x/before.hlo"), [31])
+    self.assertEqual(text.referenced_lines("other.hlo:31:3: x",
+                                           "before.hlo"), [])
+    self.assertEqual(text.referenced_names(
+        "instruction %ar.1 and 'dot.12' are bad"), ["ar.1", "dot.12"])
+
+  @unittest.skipUnless(os.path.isdir(CORPUS), "no shared corpus")
+  def test_corpus_stack_frames(self):
+    s = _read(os.path.join(CORPUS, "seed_gspmd_fsdp_accum",
+                           "03_before_collective_pipeliner.hlo"))
+    self.assertEqual(text.instruction_source(s, "reduce_sum.8"),
+                     "experiments/corpus.py:45 in child.<locals>.rms")
 
 
 if __name__ == "__main__":

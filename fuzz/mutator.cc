@@ -45,7 +45,7 @@ constexpr MutationKind kAllKinds[] = {
 };
 static_assert(sizeof(kAllKinds) / sizeof(kAllKinds[0]) == kNumMutationKinds);
 
-// --- Integers at a type's width -------------------------------------------
+// --- Integers at a type's width ----------------------------------------------
 //
 // A value of an integer type is held as its bit pattern in the low `width`
 // bits of a uint64_t (the rest zero), which makes wrapping arithmetic plain
@@ -159,7 +159,7 @@ std::optional<uint64_t> ReadIntConstant(const Instruction& c) {
   return Mask(v, c.shape().element_type());
 }
 
-// --- Constant folding at the types' widths ---------------------------------
+// --- Constant folding at the types' widths -----------------------------------
 
 // Resolves get-tuple-element(param, j) of a loop condition or body to the
 // initial value of state element j when j is invariant (the body passes it
@@ -238,7 +238,7 @@ std::optional<uint64_t> Fold(const Instruction& x, const FoldEnv* env,
   }
 }
 
-// --- The counted loop form -------------------------------------------------
+// --- The counted loop form ---------------------------------------------------
 
 struct LoopView {
   Instruction* loop = nullptr;
@@ -523,8 +523,7 @@ struct Ctx {
   }
 };
 
-// --- Mutations
-// ----------------------------------------------------------------
+// --- Mutations ---------------------------------------------------------------
 
 template <typename T>
 const T* PickOrNull(Rng& rng, const std::vector<T>& v) {

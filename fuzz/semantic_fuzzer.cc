@@ -126,7 +126,7 @@ struct Config {
   bool verbose = false;
 };
 
-// --- Child side: messages to the parent -------------------------------------
+// --- Child side: messages to the parent --------------------------------------
 
 int g_out_fd = -1;
 
@@ -273,7 +273,9 @@ int RunMutantChild(const Config& cfg, const std::vector<SeedFile>& seeds,
   std::vector<std::string> wrong = TripCountMismatches(**reparsed);
   if (!wrong.empty()) {
     Send("A");
-    Send("F", absl::StrCat("trip-count\t-\t", absl::StrJoin(wrong, "; ")));
+    if (first_variant == 0) {
+      Send("F", absl::StrCat("trip-count\t-\t", absl::StrJoin(wrong, "; ")));
+    }
   }
   Stage("run-mutant", cfg.mutant_time_limit);
   Execution ref = Execute(**reparsed, cfg.oracle);
@@ -323,8 +325,7 @@ int RunMutantChild(const Config& cfg, const std::vector<SeedFile>& seeds,
   return 0;
 }
 
-// --- Reduction candidates (child side)
-// ----------------------------------------
+// --- Reduction candidates (child side) ---------------------------------------
 
 Instruction* ZeroOf(Module& m, Computation* comp, const Shape& shape,
                     const Instruction* before) {
@@ -473,8 +474,7 @@ int RunReduceChild(const Config& cfg, const std::string& text,
   return 0;
 }
 
-// --- Seed screening (child side)
-// -------------------------------------------------
+// --- Seed screening (child side) ---------------------------------------------
 
 int RunScreenChild(const Config& cfg, const std::string& text) {
   // Seeds are small: one that runs for seconds makes slow mutants.
@@ -500,8 +500,7 @@ int RunScreenChild(const Config& cfg, const std::string& text) {
   return 0;
 }
 
-// --- Parent side
-// --------------------------------------------------------------------
+// --- Parent side -------------------------------------------------------------
 
 // A child process and what it has said so far.
 struct Child {
@@ -1011,8 +1010,7 @@ int Fuzzer::Run() {
   return new_findings == 0 ? 0 : 1;
 }
 
-// --- Setup
-// -----------------------------------------------------------------------------
+// --- Setup -------------------------------------------------------------------
 
 std::vector<SeedFile> FindSeeds(const Config& cfg) {
   std::vector<std::string> paths;

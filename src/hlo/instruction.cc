@@ -29,8 +29,16 @@ void Instruction::RemoveUserIfUnused(Instruction* user) {
 }
 
 void Instruction::AppendOperand(Instruction* operand) {
+  // users_ mirrors operands_: `this` is already a user of `operand` iff it
+  // is among this instruction's operands. Scan whichever list is shorter
+  // (scanning only operand's users made parsing a value read by N
+  // instructions O(N^2); scanning only the operands, a wide tuple).
+  bool user = operands_.size() < operand->users_.size()
+                  ? IsUserOf(operand)
+                  : std::find(operand->users_.begin(), operand->users_.end(),
+                              this) != operand->users_.end();
   operands_.push_back(operand);
-  operand->AddUser(this);
+  if (!user) operand->users_.push_back(this);
 }
 
 void Instruction::ReplaceOperandWith(int64_t i, Instruction* new_operand) {

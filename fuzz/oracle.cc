@@ -2,6 +2,7 @@
 #include "fuzz/oracle.h"
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "absl/strings/match.h"
@@ -18,6 +19,7 @@
 #include "interp/random_inputs.h"
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
+#include "sim/simulator.h"
 #include "tools/cli_util.h"
 
 namespace hloverlap::fuzz {
@@ -164,6 +166,16 @@ Execution Execute(const Module& module, const OracleOptions& options) {
   return e;
 }
 
+std::optional<Outcome> CheckSimulator(const Module& module) {
+  absl::StatusOr<SimResult> r = Simulate(module, SimOptions{});
+  if (!r.ok()) return Finding("sim-error", FirstLine(r.status().message()));
+  if (!std::isfinite(r->step_time_us) || r->step_time_us < 0) {
+    return Finding("sim-error",
+                   absl::StrCat("step time ", r->step_time_us, " us"));
+  }
+  return std::nullopt;
+}
+
 Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
                      const Execution& reference, const OracleOptions& options,
                      const std::function<void(std::string_view)>& on_stage) {
@@ -218,6 +230,9 @@ Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
                                 "verify: ",
                                 FirstLine(reparsed.status().message())));
   }
+
+  on_stage("sim");
+  if (std::optional<Outcome> sim = CheckSimulator(**reparsed)) return *sim;
 
   on_stage("run-output");
   Execution got = Execute(**reparsed, options);

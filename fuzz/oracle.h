@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,9 +88,15 @@ struct Outcome {
   std::string message;
 };
 
-// Steps 2-4 for one variant; `reference` is Execute() of the mutant.
-// `on_stage` is told the name of each step before it starts ("opt",
-// "check-output", "run-output"), so that a crash can be attributed.
+// The timeline simulator (`hloverlap sim`) on `module` must return a
+// finite, non-negative step time (its crashes and hangs are caught by the
+// caller's process): nullopt, or a `sim-error` finding.
+std::optional<Outcome> CheckSimulator(const Module& module);
+
+// Steps 2-4 for one variant (and CheckSimulator on the output); `reference` is
+// Execute() of the mutant. `on_stage` is told the name of each step before it
+// starts ("opt", "check-output", "run-output"), so that a crash can be
+// attributed.
 Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
                      const Execution& reference, const OracleOptions& options,
                      const std::function<void(std::string_view)>& on_stage);

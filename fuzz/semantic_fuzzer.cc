@@ -124,6 +124,9 @@ struct Config {
   double reduce_seconds = 30;  // per reproducer; 0: no reduction
   std::optional<int64_t> only;
   bool verbose = false;
+  // Test of the fuzzer itself: the child crashes, hangs or exhausts memory
+  // in the pipeline step of variant 1 ("crash", "hang", "oom").
+  std::string self_test;
 };
 
 // --- Child side: messages to the parent --------------------------------------
@@ -231,6 +234,21 @@ bool BuildMutant(const Config& cfg, const std::vector<SeedFile>& seeds,
   return true;
 }
 
+// --self-test: a fault where a pass would have one.
+void SelfTestFault(const std::string& kind) {
+  if (kind == "crash") {
+    raise(SIGSEGV);
+  } else if (kind == "hang") {
+    for (;;) pause();  // until the step's alarm
+  } else if (kind == "oom") {
+    std::vector<std::unique_ptr<char[]>> hog;
+    for (;;) {
+      hog.emplace_back(new char[64 << 20]);
+      std::memset(hog.back().get(), 1, 64 << 20);
+    }
+  }
+}
+
 // The checks of one mutant, from variant `first_variant` on (a previous
 // child crashed at the one before).
 int RunMutantChild(const Config& cfg, const std::vector<SeedFile>& seeds,
@@ -277,6 +295,12 @@ int RunMutantChild(const Config& cfg, const std::vector<SeedFile>& seeds,
       Send("F", absl::StrCat("trip-count\t-\t", absl::StrJoin(wrong, "; ")));
     }
   }
+  if (first_variant == 0) {
+    Stage("sim-mutant", cfg.stage_time_limit);
+    if (std::optional<Outcome> sim = CheckSimulator(**reparsed)) {
+      Send("F", absl::StrCat(sim->finding_class, "\t-\t", sim->message));
+    }
+  }
   Stage("run-mutant", cfg.mutant_time_limit);
   Execution ref = Execute(**reparsed, cfg.oracle);
   alarm(0);
@@ -304,6 +328,7 @@ int RunMutantChild(const Config& cfg, const std::vector<SeedFile>& seeds,
         text, variant, ref, cfg.oracle, [&](std::string_view stage) {
           Stage(stage,
                 stage == "run-output" ? run_limit : cfg.stage_time_limit);
+          if (v == 1 && stage == "opt") SelfTestFault(cfg.self_test);
         });
     alarm(0);
     switch (o.kind) {
@@ -786,10 +811,10 @@ void Fuzzer::Finish(Active& a, int status, bool killed) {
   }
   FindingRecord f = base;
   f.stage = stage;
-  f.variant =
-      (stage == "opt" || stage == "check-output" || stage == "run-output")
-          ? a.child.variant
-          : -1;
+  f.variant = (stage == "opt" || stage == "check-output" || stage == "sim" ||
+               stage == "run-output")
+                  ? a.child.variant
+                  : -1;
   f.cls = end == "timeout"         ? "hang"
           : end == "out-of-memory" ? "out-of-memory"
                                    : "crash";
@@ -1122,7 +1147,9 @@ int Usage(const std::string& error) {
       "  --known=CLASS,...      report findings of these classes as KNOWN "
       "without failing (trip-count: also every finding on a mutant whose "
       "trip count the analysis gets wrong)\n"
-      "  --verbose              every finding line, skipped seeds\n",
+      "  --verbose              every finding line, skipped seeds\n"
+      "  --self-test=crash|hang|oom  tests the fuzzer: each mutant's check "
+      "of variant 1 faults so\n",
       [] {
         std::vector<std::string> names;
         for (MutationKind k : AllMutationKinds()) {
@@ -1212,6 +1239,9 @@ int Main(int argc, char** argv) {
       ok = absl::SimpleAtoi(value, &cfg.oracle.input_seed);
     } else if (key == "max-reproducers") {
       ok = int_flag(cfg.max_reproducers);
+    } else if (key == "self-test") {
+      cfg.self_test = value;
+      ok = value == "crash" || value == "hang" || value == "oom";
     } else if (key == "known") {
       for (absl::string_view k :
            absl::StrSplit(value, ',', absl::SkipEmpty())) {

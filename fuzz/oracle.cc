@@ -142,10 +142,13 @@ Execution Execute(const Module& module, const OracleOptions& options) {
   io.fill_seed = options.input_seed;
   auto fail = [&](const absl::Status& s) {
     e.error = FirstLine(s.message());
-    e.kind = s.code() == absl::StatusCode::kResourceExhausted
+    // The interpreter's work limits (iterations, time) are ResourceExhausted
+    // like its memory limit; they name what they counted.
+    const bool work_limit = absl::StrContains(s.message(), "iterations") ||
+                            absl::StrContains(s.message(), "time limit");
+    e.kind = work_limit ? Execution::Kind::kIterationLimit
+             : s.code() == absl::StatusCode::kResourceExhausted
                  ? Execution::Kind::kMemoryLimit
-             : absl::StrContains(s.message(), "iterations")
-                 ? Execution::Kind::kIterationLimit
                  : Execution::Kind::kError;
     e.seconds = Since(t0);
     return e;
@@ -235,7 +238,11 @@ Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
   if (std::optional<Outcome> sim = CheckSimulator(**reparsed)) return *sim;
 
   on_stage("run-output");
-  Execution got = Execute(**reparsed, options);
+  // A rewrite may move iterations around (peeling, unrolling) but not add
+  // many: twice the mutant's cap is the output's.
+  OracleOptions output_options = options;
+  output_options.max_iterations = 2 * options.max_iterations + 100;
+  Execution got = Execute(**reparsed, output_options);
   switch (got.kind) {
     case Execution::Kind::kOk:
       break;

@@ -121,7 +121,15 @@ const RawAttribute* Instruction::FindRawAttribute(std::string_view name) const {
   return nullptr;
 }
 
+void Instruction::set_source_position(SourcePosition position) {
+  constexpr uint32_t kMaxColumn = (uint32_t{1} << 24) - 1;
+  source_line_ = position.line;
+  source_column_ = std::min(position.column, kMaxColumn);
+}
+
 void Instruction::CopyAttributesFrom(const Instruction& other) {
+  source_line_ = other.source_line_;
+  source_column_ = other.source_column_;
   const InstructionAttributes& o = other.attrs_;
   InstructionAttributes& a = attrs_;
   a.dimensions = o.dimensions;

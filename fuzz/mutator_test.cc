@@ -293,7 +293,7 @@ TEST(Mutator, ExactTripCountMatchesTheInterpreter) {
     ASSERT_TRUE(VerifyModule(*m).ok()) << PrintModule(*m);
     std::optional<int64_t> exact = ExactTripCount(*FindWhile(*m), 600);
     interp::InterpreterOptions o;
-    o.max_while_iterations = 600;
+    o.max_iterations = 600;
     absl::StatusOr<std::unique_ptr<interp::Interpreter>> in =
         interp::Interpreter::Create(*m, o);
     ASSERT_TRUE(in.ok()) << in.status();

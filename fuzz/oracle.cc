@@ -138,7 +138,7 @@ Execution Execute(const Module& module, const OracleOptions& options) {
   io.num_devices = options.devices;
   io.max_parallel_devices = 1;  // the fuzzer runs mutants in parallel
   io.memory_limit_bytes = options.memory_limit_bytes;
-  io.max_while_iterations = options.max_iterations;
+  io.max_iterations = options.max_iterations;
   io.fill_seed = options.input_seed;
   auto fail = [&](const absl::Status& s) {
     e.error = FirstLine(s.message());

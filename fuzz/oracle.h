@@ -54,10 +54,10 @@ std::vector<Variant> DefaultVariants();
 struct OracleOptions {
   int64_t devices = 2;
   uint64_t input_seed = 0;
-  // A while loop running more iterations than this ends the run (the
-  // mutant is skipped as non-terminating; for a pass output it is a
-  // finding).
-  int64_t max_iterations = 10000;
+  // A run of more while-loop iterations than this (all loops of a device
+  // together) ends (the mutant is skipped as non-terminating; a pass output
+  // may run twice as many before that is a finding).
+  int64_t max_iterations = 50000;
   // The interpreter refuses modules whose estimate exceeds this.
   int64_t memory_limit_bytes = int64_t{1} << 30;
 };

@@ -20,7 +20,7 @@
 //
 // Oracle (fuzz/oracle.h). The mutant runs on the reference interpreter on 2
 // devices with seeded inputs; one that does not finish within
-// --max-iterations per loop or --mutant-time-limit is skipped (counted).
+// --max-iterations (all loops) or --mutant-time-limit is skipped (counted).
 // Then every variant (each preset and --loop policies that force
 // pipelining depth 2, sinking and double buffering) runs on it, and must
 //   - not crash, hang (--stage-time-limit) or exhaust memory,
@@ -880,6 +880,7 @@ void Fuzzer::WriteReproducer(const FindingRecord& f) {
     absl::StrAppend(&sh, "\"$H\" opt ", cfg_.variants[f.variant].CommandLine(),
                     " ", input, " -o out.hlo || exit\n");
     absl::StrAppend(&sh, "\"$H\" verify ", input, " out.hlo --devices=2",
+                    " --max-iterations=", 2 * cfg_.oracle.max_iterations + 100,
                     cfg_.oracle.input_seed != 0
                         ? absl::StrCat(" --seed=", cfg_.oracle.input_seed)
                         : "",
@@ -1132,8 +1133,8 @@ int Usage(const std::string& error) {
       "or '--passes=a,b [--loop=R]...'\n"
       "  --mutations=K,...      mutation kinds (default all: %s)\n"
       "  --max-mutations=N      mutations per mutant, 1..N (default 3)\n"
-      "  --max-iterations=N     iterations per loop before a run counts as "
-      "non-terminating (default 10000)\n"
+      "  --max-iterations=N     while-loop iterations (per device, all loops) "
+      "before a run counts as non-terminating (default 50000)\n"
       "  --mutant-time-limit=S  seconds for the mutant's own run (default "
       "5)\n"
       "  --stage-time-limit=S   seconds for a pipeline or check (default "

@@ -5,8 +5,8 @@
 #   bash fuzz/findings/check.sh [path/to/hloverlap]   (default build/hloverlap)
 # Exit status: the number of findings that still reproduce (0: all fixed).
 set -uo pipefail
+H=$(realpath "${1:-$(dirname "$0")/../../build/hloverlap}")
 cd "$(dirname "$0")"
-H=$(realpath "${1:-../../build/hloverlap}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 open=0
@@ -25,11 +25,14 @@ for f in *.hlo; do
     open=$((open + 1))
     continue
   fi
-  timeout 30 "$H" verify "$f" "$tmp/out.hlo" --devices=2 >"$tmp/log" 2>&1
+  # Each reproducer runs at most a few hundred iterations; an output that
+  # runs a million does not terminate.
+  timeout 60 "$H" verify "$f" "$tmp/out.hlo" --devices=2 \
+    --max-iterations=1000000 >"$tmp/log" 2>&1
   rc=$?
   case $rc in
     0) echo "$f: fixed ($args: bit-identical)" ;;
-    124) echo "$f: REPRODUCES: the output of opt $args does not terminate (30 s)"
+    124) echo "$f: REPRODUCES: the output of opt $args does not terminate (60 s)"
          open=$((open + 1)) ;;
     *) echo "$f: REPRODUCES: opt $args, verify exits $rc: $(tail -1 "$tmp/log" | cut -c1-160)"
        open=$((open + 1)) ;;

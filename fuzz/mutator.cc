@@ -1213,6 +1213,11 @@ std::optional<int64_t> BackendConfigTripCount(const Instruction& w) {
   return any ? std::optional<int64_t>(v) : std::nullopt;
 }
 
+std::optional<int64_t> CounterIndex(const Instruction& while_instr) {
+  std::optional<LoopView> v = MatchLoop(const_cast<Instruction*>(&while_instr));
+  return v ? std::optional<int64_t>(v->k) : std::nullopt;
+}
+
 std::optional<int64_t> ExactTripCount(const Instruction& while_instr,
                                       int64_t cap) {
   std::optional<LoopView> v = MatchLoop(const_cast<Instruction*>(&while_instr));

@@ -134,6 +134,10 @@ std::vector<AppliedMutation> MutateModule(
 std::optional<int64_t> ExactTripCount(const Instruction& while_instr,
                                       int64_t cap = int64_t{1} << 20);
 
+// The state index of the counter of a counted while loop (the form above),
+// or nullopt.
+std::optional<int64_t> CounterIndex(const Instruction& while_instr);
+
 // The known_trip_count of a while's backend_config, if present and a
 // non-negative number.
 std::optional<int64_t> BackendConfigTripCount(const Instruction& while_instr);

@@ -414,10 +414,12 @@ bool ApplyReduction(Module& m, int64_t c) {
         body->num_parameters() != 1) {
       continue;
     }
+    const std::optional<int64_t> counter = CounterIndex(*w);
     for (int64_t j = 0; j < r->operand_count(); ++j) {
       const Instruction* op = r->operand(j);
-      if (op->opcode() == Opcode::kGetTupleElement &&
-          op->operand(0) == body->parameter(0) && op->tuple_index() == j) {
+      if (j == counter ||
+          (op->opcode() == Opcode::kGetTupleElement &&
+           op->operand(0) == body->parameter(0) && op->tuple_index() == j)) {
         continue;
       }
       if (c-- == 0) {

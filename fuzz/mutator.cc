@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/while_backend_config.h"
 
 namespace hloverlap::fuzz {
 
@@ -792,39 +793,16 @@ std::optional<std::string> MutateDirection(Ctx& c) {
   }
 }
 
-// backend_config text with known_trip_count set to n (nullopt: removed).
-std::string WithTripCount(std::string bc, std::optional<int64_t> n) {
-  const std::string entry =
-      n ? absl::StrCat("\"known_trip_count\":{\"n\":\"", *n, "\"}") : "";
-  const size_t key = bc.find("\"known_trip_count\"");
-  if (key != std::string::npos) {
-    size_t end = bc.find('}', key);
-    if (end == std::string::npos) return n ? absl::StrCat("{", entry, "}") : "";
-    size_t begin = key;
-    ++end;
-    if (!n) {
-      // Take a separating comma with it.
-      if (end < bc.size() && bc[end] == ',') {
-        ++end;
-      } else if (begin > 0 && bc[begin - 1] == ',') {
-        --begin;
-      }
-    }
-    bc.replace(begin, end - begin, entry);
-    return bc == "{}" ? "" : bc;
-  }
-  if (!n) return bc;
-  if (bc.size() >= 2 && bc.front() == '{' && bc.back() == '}') {
-    bc.insert(1, bc.size() == 2 ? entry : absl::StrCat(entry, ","));
-    return bc;
-  }
-  return absl::StrCat("{", entry, "}");
-}
-
+// Sets the while's known_trip_count to n (nullopt: removes it), keeping the
+// config's other members (while_backend_config.h). A backend_config that is
+// not a JSON object is replaced by one.
 void SetTripCount(Instruction* w, std::optional<int64_t> n) {
   InstructionAttributes& a = w->mutable_attrs();
-  a.backend_config = WithTripCount(a.backend_config, n);
-  a.backend_config_is_raw = true;
+  if (!a.while_config->present() && !a.backend_config.empty()) {
+    if (!n) return;
+    a.backend_config.clear();
+  }
+  a.while_config->set_known_trip_count(n);
 }
 
 std::optional<std::string> MutateKnownTripCount(Ctx& c) {
@@ -1194,23 +1172,7 @@ std::vector<MutationKind> AllMutationKinds() {
 }
 
 std::optional<int64_t> BackendConfigTripCount(const Instruction& w) {
-  const std::string& bc = w.attrs().backend_config;
-  const size_t key = bc.find("\"known_trip_count\"");
-  if (key == std::string::npos) return std::nullopt;
-  size_t pos = bc.find("\"n\"", key);
-  if (pos == std::string::npos) return std::nullopt;
-  pos = bc.find(':', pos);
-  if (pos == std::string::npos) return std::nullopt;
-  ++pos;
-  while (pos < bc.size() && (bc[pos] == ' ' || bc[pos] == '"')) ++pos;
-  int64_t v = 0;
-  bool any = false;
-  while (pos < bc.size() && bc[pos] >= '0' && bc[pos] <= '9' &&
-         v < (int64_t{1} << 56)) {
-    v = v * 10 + (bc[pos++] - '0');
-    any = true;
-  }
-  return any ? std::optional<int64_t>(v) : std::nullopt;
+  return w.attrs().while_config->known_trip_count();
 }
 
 std::optional<int64_t> CounterIndex(const Instruction& while_instr) {

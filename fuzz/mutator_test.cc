@@ -273,8 +273,47 @@ TEST(Mutator, RemovesPromisesOfLoopsNestedInAChangedLoop) {
     }
     ASSERT_NE(inner, nullptr);
     EXPECT_EQ(BackendConfigTripCount(*inner), std::nullopt) << a->description;
+    // Removed from the while's decoded config, so the mutant as printed (and
+    // parsed again by the oracle) carries no promise either.
+    EXPECT_EQ(PrintModule(*m).find("known_trip_count"), std::string::npos)
+        << a->description;
   }
   EXPECT_GT(outer_root_changes, 0);
+}
+
+// The known-trip-count mutation edits the while's decoded backend config:
+// what it describes is what the printed mutant says.
+TEST(Mutator, KnownTripCountEditsArePrinted) {
+  int set = 0, removed = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    auto m = Parse(kNested);
+    ASSERT_NE(m, nullptr);
+    Rng rng(seed);
+    std::optional<AppliedMutation> a =
+        ApplyMutation(*m, MutationKind::kKnownTripCount, rng);
+    if (!a) continue;
+    const Instruction* inner = nullptr;
+    for (const auto& i : m->FindComputation("ob")->instructions()) {
+      if (i->opcode() == Opcode::kWhile) inner = i.get();
+    }
+    ASSERT_NE(inner, nullptr);
+    auto again = ParseHloModule(PrintModule(*m));
+    ASSERT_TRUE(again.ok()) << a->description;
+    const Instruction* reparsed = nullptr;
+    for (const auto& i : (*again)->FindComputation("ob")->instructions()) {
+      if (i->opcode() == Opcode::kWhile) reparsed = i.get();
+    }
+    ASSERT_NE(reparsed, nullptr);
+    EXPECT_EQ(BackendConfigTripCount(*reparsed), BackendConfigTripCount(*inner))
+        << a->description;
+    if (a->description.find(inner->name()) == std::string::npos) continue;
+    if (BackendConfigTripCount(*inner)) {
+      ++set;
+    } else {
+      ++removed;
+    }
+  }
+  EXPECT_GT(set + removed, 0);
 }
 
 // The fuzzer's exact count agrees with the reference interpreter on mutated

@@ -123,7 +123,9 @@ std::vector<std::string> TripCountMismatches(const Module& module) {
       if (info.trip_count && *info.trip_count != *exact) {
         out.push_back(absl::StrCat(
             "loop ", i->name(), ": analysis ", *info.trip_count,
-            info.trip_count_from_backend_config ? " (known_trip_count)" : "",
+            info.trip_count_source == TripCountSource::kKnownTripCount
+                ? " (known_trip_count)"
+                : "",
             ", exact ", *exact));
       }
     }

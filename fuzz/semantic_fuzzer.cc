@@ -441,12 +441,9 @@ bool ApplyReduction(Module& m, int64_t c) {
     }
   }
   for (Instruction* w : whiles) {
-    if (w->attrs().backend_config.find("known_trip_count") ==
-        std::string::npos) {
-      continue;
-    }
+    if (!BackendConfigTripCount(*w)) continue;
     if (c-- == 0) {
-      w->mutable_attrs().backend_config.clear();
+      w->mutable_attrs().while_config->set_known_trip_count(std::nullopt);
       return true;
     }
   }

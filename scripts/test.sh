@@ -133,14 +133,11 @@ if build_stage release "$BUILD_ROOT/release" "" -- \
       "$BUILD_ROOT/release/hloverlap"
   fi
   if [[ "$SEMFUZZ_SECONDS" -gt 0 ]]; then
-    # --known=trip-count: the trip-count analysis is not yet exact at the
-    # counter's width (issue 13, items 1-3); those findings are listed as
-    # KNOWN and do not fail CI. Drop the flag once the analysis is exact.
     rm -rf "$BUILD_ROOT/semantic-fuzz"
     check_stage semantic-fuzz "$BUILD_ROOT/semantic-fuzz.log" \
       "$BUILD_ROOT/release/fuzz/semantic_fuzzer" --seed="$SEMFUZZ_SEED" \
       --time-budget="$SEMFUZZ_SECONDS" --jobs="$JOBS" \
-      --out="$BUILD_ROOT/semantic-fuzz" --known=trip-count
+      --out="$BUILD_ROOT/semantic-fuzz"
   fi
 fi
 

@@ -253,6 +253,15 @@ ENTRY %main (x: f32[2]) -> f32[2] {
 }
 )";
 
+// The while of kNested's outer body.
+const Instruction* InnerLoop(const Module& m) {
+  const Instruction* inner = nullptr;
+  for (const auto& i : m.FindComputation("ob")->instructions()) {
+    if (i->opcode() == Opcode::kWhile) inner = i.get();
+  }
+  return inner;
+}
+
 TEST(Mutator, RemovesPromisesOfLoopsNestedInAChangedLoop) {
   int outer_root_changes = 0;
   for (uint64_t seed = 0; seed < 200; ++seed) {
@@ -267,10 +276,7 @@ TEST(Mutator, RemovesPromisesOfLoopsNestedInAChangedLoop) {
     if (!a || a->description.rfind(change, 0) != 0) continue;
     // The inner loop now starts from 5 in the second outer iteration.
     ++outer_root_changes;
-    const Instruction* inner = nullptr;
-    for (const auto& i : m->FindComputation("ob")->instructions()) {
-      if (i->opcode() == Opcode::kWhile) inner = i.get();
-    }
+    const Instruction* inner = InnerLoop(*m);
     ASSERT_NE(inner, nullptr);
     EXPECT_EQ(BackendConfigTripCount(*inner), std::nullopt) << a->description;
     // Removed from the while's decoded config, so the mutant as printed (and
@@ -292,17 +298,11 @@ TEST(Mutator, KnownTripCountEditsArePrinted) {
     std::optional<AppliedMutation> a =
         ApplyMutation(*m, MutationKind::kKnownTripCount, rng);
     if (!a) continue;
-    const Instruction* inner = nullptr;
-    for (const auto& i : m->FindComputation("ob")->instructions()) {
-      if (i->opcode() == Opcode::kWhile) inner = i.get();
-    }
+    const Instruction* inner = InnerLoop(*m);
     ASSERT_NE(inner, nullptr);
     auto again = ParseHloModule(PrintModule(*m));
     ASSERT_TRUE(again.ok()) << a->description;
-    const Instruction* reparsed = nullptr;
-    for (const auto& i : (*again)->FindComputation("ob")->instructions()) {
-      if (i->opcode() == Opcode::kWhile) reparsed = i.get();
-    }
+    const Instruction* reparsed = InnerLoop(**again);
     ASSERT_NE(reparsed, nullptr);
     EXPECT_EQ(BackendConfigTripCount(*reparsed), BackendConfigTripCount(*inner))
         << a->description;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
 #include "hlo/verifier.h"
+#include "tools/phase_report.h"
 
 #ifndef HLOVERLAP_VERSION
 #define HLOVERLAP_VERSION "0.1.0"
@@ -207,12 +208,14 @@ absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
     return absl::Status(text.status().code(), msg);
   }
   loaded.text = *std::move(text);
+  MarkPhase("read");
   ParseOptions parse = options.parse;
   parse.filename = loaded.filename;
   absl::StatusOr<std::unique_ptr<Module>> module =
       ParseHloModule(loaded.text, parse);
   if (!module.ok()) return module.status();
   loaded.module = *std::move(module);
+  MarkPhase("parse");
   if (loaded.module == nullptr) {
     return absl::InternalError(
         absl::StrCat(loaded.filename, ": parser returned no module"));
@@ -221,8 +224,15 @@ absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
     absl::Status st =
         VerifyWithLocations(*loaded.module, loaded.text, loaded.filename);
     if (!st.ok()) return st;
+    MarkPhase("verify");
   }
   return loaded;
+}
+
+void KeepUntilExit(LoadedModule loaded) {
+  static std::vector<LoadedModule>* const kept =
+      new std::vector<LoadedModule>();
+  kept->push_back(std::move(loaded));
 }
 
 absl::Status WriteOutputFile(const std::string& path,

@@ -96,6 +96,14 @@ struct LoadOptions {
 absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
                                         const LoadOptions& options = {});
 
+// Keeps `loaded` (module and input text) until the process exits without
+// ever destroying it, for a command that is done with its module: freeing
+// the tens of thousands of blocks of a large module costs about as much CPU
+// as verifying it, while the kernel takes the pages back at exit at once
+// (clang's -disable-free does the same). The memory stays reachable from a
+// global, so leak checkers do not report it.
+void KeepUntilExit(LoadedModule loaded);
+
 // Verifies `module`, returning InvalidArgument whose message lists every
 // problem, one per line, each located in `text` when possible
 // ("file:line:col: computation c, instruction i: ..."). At most

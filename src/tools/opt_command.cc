@@ -13,6 +13,7 @@
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "passes/pass.h"
+#include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
@@ -190,13 +191,18 @@ int RunOptCommand(const OptCommandOptions& options) {
       code != kExitOk) {
     return code;
   }
+  MarkPhase("passes");
 
   PrintOptions print;
   print.print_metadata = options.print_metadata;
   print.print_backend_config = options.print_backend_config;
   print.elide_constants_above = options.elide_constants_above;
   std::string text = PrintModule(module, print);
-  return ReportStatus(WriteOutputFile(options.output, text));
+  MarkPhase("print");
+  absl::Status written = WriteOutputFile(options.output, text);
+  MarkPhase("write");
+  KeepUntilExit(*std::move(loaded));
+  return ReportStatus(written);
 }
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {

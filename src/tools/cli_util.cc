@@ -1,6 +1,10 @@
 // Shared helpers of the `hloverlap` command line (see cli_util.h).
 #include "tools/cli_util.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -237,21 +241,54 @@ void KeepUntilExit(LoadedModule loaded) {
 
 absl::Status WriteOutputFile(const std::string& path,
                              std::string_view contents) {
+  absl::StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::Open(path);
+  if (!file.ok()) return file.status();
+  (*file)->Write(contents);
+  return (*file)->Close();
+}
+
+absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Open(
+    const std::string& path) {
   if (path.empty() || path == "-") {
-    std::cout.write(contents.data(), contents.size());
-    std::cout.flush();
-    if (!std::cout) return absl::UnavailableError("<stdout>: write failed");
-    return absl::OkStatus();
+    // Whatever went through stdio (or std::cout, synced with it) first.
+    std::fflush(stdout);
+    return std::unique_ptr<OutputFile>(new OutputFile(1, "<stdout>"));
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open for writing"));
   }
-  size_t n = std::fwrite(contents.data(), 1, contents.size(), f);
-  bool ok = n == contents.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) return absl::DataLossError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
+  return std::unique_ptr<OutputFile>(new OutputFile(fd, path));
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ > 2) ::close(fd_);
+}
+
+bool OutputFile::Write(std::string_view piece) {
+  while (!failed_ && !piece.empty()) {
+    const ssize_t n = ::write(fd_, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed_ = true;
+      break;
+    }
+    piece.remove_prefix(static_cast<size_t>(n));
+  }
+  return !failed_;
+}
+
+absl::Status OutputFile::Close() {
+  bool ok = !failed_;
+  if (fd_ > 2) {
+    ok = ::close(fd_) == 0 && ok;
+    fd_ = -1;
+  }
+  if (ok) return absl::OkStatus();
+  if (name_ == "<stdout>")
+    return absl::UnavailableError("<stdout>: write failed");
+  return absl::DataLossError(absl::StrCat(name_, ": write failed"));
 }
 
 }  // namespace hloverlap

@@ -127,6 +127,29 @@ std::optional<TextLocation> FindInstructionDefinition(std::string_view text,
 absl::Status WriteOutputFile(const std::string& path,
                              std::string_view contents);
 
+// An output file ("-" or empty = stdout) written in pieces, unbuffered (the
+// pieces are large: PrintModuleTo hands over 256 KiB at a time).
+class OutputFile {
+ public:
+  // Creates or truncates the file. Errors name it.
+  static absl::StatusOr<std::unique_ptr<OutputFile>> Open(
+      const std::string& path);
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  // False once a write failed (later writes are dropped).
+  bool Write(std::string_view piece);
+  // Closes the file (not stdout); the first error, naming the file.
+  absl::Status Close();
+
+ private:
+  OutputFile(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  int fd_;
+  std::string name_;
+  bool failed_ = false;
+};
+
 }  // namespace hloverlap
 
 #endif  // HLOVERLAP_TOOLS_CLI_UTIL_H_

@@ -197,10 +197,15 @@ int RunOptCommand(const OptCommandOptions& options) {
   print.print_metadata = options.print_metadata;
   print.print_backend_config = options.print_backend_config;
   print.elide_constants_above = options.elide_constants_above;
-  std::string text = PrintModule(module, print);
+  // Streamed: the text of a large module is never held whole.
+  absl::StatusOr<std::unique_ptr<OutputFile>> out =
+      OutputFile::Open(options.output);
+  if (!out.ok()) return ReportStatus(out.status());
+  PrintModuleTo(
+      module, [&](std::string_view piece) { return (*out)->Write(piece); },
+      print);
+  absl::Status written = (*out)->Close();
   MarkPhase("print");
-  absl::Status written = WriteOutputFile(options.output, text);
-  MarkPhase("write");
   KeepUntilExit(*std::move(loaded));
   return ReportStatus(written);
 }

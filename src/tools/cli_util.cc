@@ -2,6 +2,8 @@
 #include "tools/cli_util.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -199,11 +201,71 @@ absl::Status VerifyWithLocations(const Module& module, std::string_view text,
   return absl::InvalidArgumentError(out);
 }
 
+InputText::InputText(InputText&& other) noexcept
+    : owned_(std::move(other.owned_)),
+      mapped_(std::exchange(other.mapped_, nullptr)),
+      mapped_size_(std::exchange(other.mapped_size_, 0)) {}
+
+InputText& InputText::operator=(InputText&& other) noexcept {
+  if (this != &other) {
+    Unmap();
+    owned_ = std::move(other.owned_);
+    mapped_ = std::exchange(other.mapped_, nullptr);
+    mapped_size_ = std::exchange(other.mapped_size_, 0);
+  }
+  return *this;
+}
+
+InputText::~InputText() { Unmap(); }
+
+void InputText::Unmap() {
+  if (mapped_ != nullptr) {
+    ::munmap(const_cast<char*>(mapped_), mapped_size_);
+    mapped_ = nullptr;
+    mapped_size_ = 0;
+  }
+}
+
+absl::StatusOr<InputText> InputText::Read(const std::string& path) {
+  // Below this, reading costs less than setting up a mapping.
+  constexpr off_t kMapAtLeast = 64 << 10;
+  InputText text;
+  const int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size >= kMapAtLeast) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                       MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        text.mapped_ = static_cast<const char*>(p);
+        text.mapped_size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  // Gzip data (by magic or name) is decompressed by ReadInputFile.
+  const std::string_view v = text.view();
+  if (text.mapped() &&
+      ((v.size() >= 2 && static_cast<unsigned char>(v[0]) == 0x1f &&
+        static_cast<unsigned char>(v[1]) == 0x8b) ||
+       absl::EndsWith(path, ".gz"))) {
+    text.Unmap();
+  }
+  if (!text.mapped()) {
+    // Also gives the errors: missing file, directory, stdin read errors.
+    absl::StatusOr<std::string> data = ReadInputFile(path);
+    if (!data.ok()) return data.status();
+    text.owned_ = *std::move(data);
+  }
+  return text;
+}
+
 absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
                                         const LoadOptions& options) {
   LoadedModule loaded;
   loaded.filename = path == "-" ? "<stdin>" : path;
-  absl::StatusOr<std::string> text = ReadInputFile(path);
+  absl::StatusOr<InputText> text = InputText::Read(path);
   if (!text.ok()) {
     std::string msg(text.status().message());
     if (!absl::StrContains(msg, loaded.filename)) {
@@ -216,7 +278,7 @@ absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
   ParseOptions parse = options.parse;
   parse.filename = loaded.filename;
   absl::StatusOr<std::unique_ptr<Module>> module =
-      ParseHloModule(loaded.text, parse);
+      ParseHloModule(loaded.text.view(), parse);
   if (!module.ok()) return module.status();
   loaded.module = *std::move(module);
   MarkPhase("parse");
@@ -225,8 +287,8 @@ absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
         absl::StrCat(loaded.filename, ": parser returned no module"));
   }
   if (options.verify) {
-    absl::Status st =
-        VerifyWithLocations(*loaded.module, loaded.text, loaded.filename);
+    absl::Status st = VerifyWithLocations(*loaded.module, loaded.text.view(),
+                                          loaded.filename);
     if (!st.ok()) return st;
     MarkPhase("verify");
   }

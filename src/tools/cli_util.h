@@ -75,12 +75,41 @@ void PrintError(std::string_view message);
 // "internal error: ") and returns ExitCodeForStatus(status).
 int ReportStatus(const absl::Status& status);
 
+// The bytes of an input file: a large regular file is mapped (read-only,
+// every page mapped in one call: no copy, no page faults while parsing);
+// stdin, gzip data and small files are read into memory (ReadInputFile).
+// As with any mapped file (LLVM's MemoryBuffer maps source files too), a
+// file truncated by another process while it is being read is not
+// supported.
+class InputText {
+ public:
+  InputText() = default;
+  InputText(InputText&& other) noexcept;
+  InputText& operator=(InputText&& other) noexcept;
+  ~InputText();
+
+  // Errors as ReadInputFile's (they name the file).
+  static absl::StatusOr<InputText> Read(const std::string& path);
+
+  std::string_view view() const {
+    return mapped_ != nullptr ? std::string_view(mapped_, mapped_size_)
+                              : std::string_view(owned_);
+  }
+  bool mapped() const { return mapped_ != nullptr; }
+
+ private:
+  void Unmap();
+  std::string owned_;
+  const char* mapped_ = nullptr;
+  size_t mapped_size_ = 0;
+};
+
 // A module read from a file, with the text it came from (for locating
 // diagnostics after parsing).
 struct LoadedModule {
   std::unique_ptr<Module> module;
   std::string filename;  // as given; "<stdin>" for "-"
-  std::string text;
+  InputText text;
 };
 
 struct LoadOptions {

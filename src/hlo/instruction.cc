@@ -11,6 +11,9 @@ namespace hloverlap {
 Instruction::Instruction(Opcode opcode, std::string name, Shape shape)
     : opcode_(opcode), name_(std::move(name)), shape_(std::move(shape)) {}
 
+Instruction::Instruction(Opcode opcode, std::string name, SharedShape shape)
+    : opcode_(opcode), name_(std::move(name)), shape_(std::move(shape)) {}
+
 bool Instruction::IsUserOf(const Instruction* operand) const {
   return std::find(operands_.begin(), operands_.end(), operand) !=
          operands_.end();
@@ -59,10 +62,10 @@ void Instruction::ReplaceOperandsWith(Instruction* old_operand,
 
 absl::Status Instruction::ReplaceAllUsesWith(Instruction* other) {
   if (other == this) return absl::OkStatus();
-  if (!shape_.Compatible(other->shape())) {
+  if (!shape().Compatible(other->shape())) {
     return absl::InternalError(
         absl::StrCat("ReplaceAllUsesWith: ", name_, " has shape ",
-                     shape_.ToString(), " but replacement ", other->name(),
+                     shape().ToString(), " but replacement ", other->name(),
                      " has shape ", other->shape().ToString()));
   }
   std::vector<Instruction*> users = users_;

@@ -82,15 +82,21 @@ struct InstructionAttributes {
 class Instruction {
  public:
   Instruction(Opcode opcode, std::string name, Shape shape);
+  // With a shape shared with other instructions (see SharedShape).
+  Instruction(Opcode opcode, std::string name, SharedShape shape);
   Instruction(const Instruction&) = delete;
   Instruction& operator=(const Instruction&) = delete;
 
   Opcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
-  const Shape& shape() const { return shape_; }
-  Shape& mutable_shape() { return shape_; }
-  void set_shape(Shape shape) { shape_ = std::move(shape); }
+  const Shape& shape() const { return shape_.get(); }
+  // A reference to this instruction's own shape (a shape shared with other
+  // instructions is copied first).
+  Shape& mutable_shape() { return shape_.Mutable(); }
+  void set_shape(Shape shape) { shape_.Set(std::move(shape)); }
+  // The shape as held: copying it shares it (clones and parsers use this).
+  const SharedShape& shared_shape() const { return shape_; }
   Computation* parent() const { return parent_; }
 
   // Unique id within the module, assigned when added to a computation; stable
@@ -169,7 +175,7 @@ class Instruction {
 
   Opcode opcode_;
   std::string name_;
-  Shape shape_;
+  SharedShape shape_;
   Computation* parent_ = nullptr;
   int64_t unique_id_ = -1;
   absl::InlinedVector<Instruction*, 3> operands_;

@@ -588,6 +588,9 @@ class Parser {
   // An instruction's result shape: one shared with the earlier
   // instructions whose shape is spelled the same (shapes_).
   bool ParseInstructionShape(SharedShape* out);
+  // The cached shape spelled `key`, moving past it (to `end`); null if
+  // there is none.
+  const SharedShape* TakeCachedShape(std::string_view key, size_t end);
   // Element count of the tuple shape at `open` and its closing ')' (npos
   // when not found nearby).
   size_t ScanTupleExtent(size_t open, size_t* close) const;
@@ -860,11 +863,8 @@ bool Parser::ParseShape(Shape* out, int depth) {
       std::string_view key;
       if (stack.empty() && depth == 0 && close != std::string_view::npos) {
         key = lex_.input().substr(open, close + 1 - open);
-        auto it = shapes_.find(key);
-        if (it != shapes_.end()) {
-          *out = it->second.get();
-          lex_.set_pos(close + 1);
-          Advance();
+        if (const SharedShape* cached = TakeCachedShape(key, close + 1)) {
+          *out = cached->get();
           return true;
         }
       }
@@ -904,6 +904,14 @@ bool Parser::ParseShape(Shape* out, int depth) {
   }
 }
 
+const SharedShape* Parser::TakeCachedShape(std::string_view key, size_t end) {
+  auto it = shapes_.find(key);
+  if (it == shapes_.end()) return nullptr;
+  lex_.set_pos(end);
+  Advance();
+  return &it->second;
+}
+
 bool Parser::ParseInstructionShape(SharedShape* out) {
   const size_t open = tok_.offset;
   if (tok_.kind == TK::kIdent) {
@@ -931,11 +939,8 @@ bool Parser::ParseInstructionShape(SharedShape* out) {
     ScanTupleExtent(open, &close);
     if (close != std::string_view::npos) {
       key = lex_.input().substr(open, close + 1 - open);
-      auto it = shapes_.find(key);
-      if (it != shapes_.end()) {
-        *out = it->second;
-        lex_.set_pos(close + 1);
-        Advance();
+      if (const SharedShape* cached = TakeCachedShape(key, close + 1)) {
+        *out = *cached;
         return true;
       }
     }

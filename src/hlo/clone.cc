@@ -1,10 +1,12 @@
 #include "hlo/clone.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
+#include "hlo/computation.h"
 
 namespace hloverlap {
 
@@ -111,6 +113,76 @@ absl::StatusOr<Computation*> CloneComputation(const Computation& computation,
   }
   absl::flat_hash_map<const Computation*, Computation*> cloned;
   return CloneComputationImpl(computation, suffix, module, deep, cloned);
+}
+
+namespace {
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return std::min(kCloneCostSaturated, a + b);  // both <= 2^62: no overflow
+}
+
+// Instructions created by cloning instructions / computations with nested
+// loops copied (memoized per computation; -1 marks one being computed, so a
+// computation that calls itself saturates instead of recursing forever).
+class CloneCostModel {
+ public:
+  explicit CloneCostModel(bool deep_clone_loops) : deep_(deep_clone_loops) {}
+
+  int64_t OfInstruction(const Instruction& inst, int depth) {
+    int64_t cost = 1;
+    if (deep_ && inst.opcode() == Opcode::kWhile &&
+        inst.called_computations().size() == 2) {
+      for (const Computation* c : inst.called_computations()) {
+        cost = SaturatingAdd(cost, OfComputation(c, depth + 1));
+      }
+    }
+    if ((inst.opcode() == Opcode::kAsyncStart ||
+         inst.opcode() == Opcode::kFusion) &&
+        inst.to_apply() != nullptr) {
+      cost = SaturatingAdd(cost, inst.to_apply()->instruction_count());
+    }
+    return cost;
+  }
+
+  int64_t OfComputation(const Computation* comp, int depth) {
+    if (comp == nullptr) return 0;
+    // Deeper than any real loop nest: treat as unbounded.
+    if (depth > kMaxDepth) return kCloneCostSaturated;
+    auto [it, fresh] = memo_.try_emplace(comp, -1);
+    if (!fresh) return it->second < 0 ? kCloneCostSaturated : it->second;
+    int64_t cost = 0;
+    for (const auto& inst : comp->instructions()) {
+      cost = SaturatingAdd(cost, OfInstruction(*inst, depth));
+      if (cost == kCloneCostSaturated) break;
+    }
+    memo_[comp] = cost;
+    return cost;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 512;
+  const bool deep_;
+  absl::flat_hash_map<const Computation*, int64_t> memo_;
+};
+
+}  // namespace
+
+int64_t CloneCost(absl::Span<Instruction* const> instructions,
+                  bool deep_clone_loops) {
+  CloneCostModel model(deep_clone_loops);
+  int64_t cost = 0;
+  for (const Instruction* inst : instructions) {
+    cost = SaturatingAdd(cost, model.OfInstruction(*inst, 0));
+  }
+  return cost;
+}
+
+int64_t LoopCloneCost(const Instruction& while_instr) {
+  if (while_instr.opcode() != Opcode::kWhile ||
+      while_instr.called_computations().size() != 2) {
+    return 0;
+  }
+  return CloneCostModel(true).OfInstruction(while_instr, 0) - 1;
 }
 
 absl::StatusOr<std::pair<Computation*, Computation*>> CloneLoopComputations(

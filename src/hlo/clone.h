@@ -63,6 +63,18 @@ absl::StatusOr<std::pair<Computation*, Computation*>> CloneLoopComputations(
     const Instruction& while_instr, std::string_view suffix,
     std::vector<Computation*>* created_computations = nullptr);
 
+// Predicted sizes of the copies above, for the module-size guard
+// (passes/pass.h): the instructions CloneInstructionsInto(instructions, ...)
+// creates with `deep_clone_loops` (one per instruction, the conditions and
+// bodies of nested loops recursively, each async-start's or fusion's called
+// computation), and the instructions CloneLoopComputations(while_instr)
+// creates. Computed without cloning; saturate at kCloneCostSaturated (also
+// for a computation that calls itself).
+inline constexpr int64_t kCloneCostSaturated = int64_t{1} << 62;
+int64_t CloneCost(absl::Span<Instruction* const> instructions,
+                  bool deep_clone_loops = true);
+int64_t LoopCloneCost(const Instruction& while_instr);
+
 // Deep-copies a whole module (names and channel ids unchanged).
 std::unique_ptr<Module> CloneModule(const Module& module);
 

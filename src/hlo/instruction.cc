@@ -32,8 +32,16 @@ void Instruction::RemoveUserIfUnused(Instruction* user) {
 }
 
 void Instruction::AppendOperand(Instruction* operand) {
+  // users_ mirrors operands_: `this` is already a user of `operand` iff it
+  // is among this instruction's operands. Scan whichever list is shorter
+  // (scanning only operand's users made parsing a value read by N
+  // instructions O(N^2); scanning only the operands, a wide tuple).
+  bool user = operands_.size() < operand->users_.size()
+                  ? IsUserOf(operand)
+                  : std::find(operand->users_.begin(), operand->users_.end(),
+                              this) != operand->users_.end();
   operands_.push_back(operand);
-  operand->AddUser(this);
+  if (!user) operand->users_.push_back(this);
 }
 
 void Instruction::ReplaceOperandWith(int64_t i, Instruction* new_operand) {
@@ -116,7 +124,15 @@ const RawAttribute* Instruction::FindRawAttribute(std::string_view name) const {
   return nullptr;
 }
 
+void Instruction::set_source_position(SourcePosition position) {
+  constexpr uint32_t kMaxColumn = (uint32_t{1} << 24) - 1;
+  source_line_ = position.line;
+  source_column_ = std::min(position.column, kMaxColumn);
+}
+
 void Instruction::CopyAttributesFrom(const Instruction& other) {
+  source_line_ = other.source_line_;
+  source_column_ = other.source_column_;
   const InstructionAttributes& o = other.attrs_;
   InstructionAttributes& a = attrs_;
   a.dimensions = o.dimensions;

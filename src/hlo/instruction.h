@@ -79,6 +79,17 @@ struct InstructionAttributes {
   std::vector<RawAttribute> raw;
 };
 
+// Where an instruction was defined in the text it was parsed from: the
+// 1-based line and column (in bytes) of its name (after `ROOT`). {0, 0} when
+// unknown: built by a pass from scratch, or read from no text. Clones keep
+// their original's position (CopyAttributesFrom), so a diagnostic about a
+// rewritten instruction points at the source line it came from.
+struct SourcePosition {
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool known() const { return line != 0; }
+};
+
 class Instruction {
  public:
   Instruction(Opcode opcode, std::string name, Shape shape);
@@ -162,8 +173,15 @@ class Instruction {
   // Raw attribute text by name, or nullptr.
   const RawAttribute* FindRawAttribute(std::string_view name) const;
 
-  // Copies attributes, called computations and metadata (not operands, users,
-  // control edges or name) from `other`.
+  // Position of the definition in the parsed text (see SourcePosition).
+  // Columns past 2^24 - 1 and lines past 2^32 - 1 are stored saturated.
+  SourcePosition source_position() const {
+    return {source_line_, source_column_};
+  }
+  void set_source_position(SourcePosition position);
+
+  // Copies attributes, called computations, metadata and the source position
+  // (not operands, users, control edges or name) from `other`.
   void CopyAttributesFrom(const Instruction& other);
 
   // The line as printed (without indentation or ROOT), for diagnostics.
@@ -184,11 +202,15 @@ class Instruction {
   std::vector<Instruction*> control_successors_;
   std::vector<Computation*> called_computations_;
   InstructionAttributes attrs_;
+  // The source position and the order flags share the 8 bytes that were the
+  // flags' byte and its padding: the position costs no memory.
+  uint32_t source_line_ = 0;
+  uint32_t source_column_ : 24 = 0;
   // Computation's deferred order edits (see Computation::pending_): whether
   // instructions are queued before this one, whether it awaits removal.
   static constexpr uint8_t kOrderAnchor = 1;
   static constexpr uint8_t kOrderRemoved = 2;
-  uint8_t order_flags_ = 0;
+  uint32_t order_flags_ : 8 = 0;
 
   void AddUser(Instruction* user);
   void RemoveUserIfUnused(Instruction* user);

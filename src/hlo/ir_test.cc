@@ -257,6 +257,28 @@ TEST(InstructionTest, UsersTrackOperands) {
   EXPECT_THAT(m.add->operands(), ElementsAre(m.p0, m.p0));
 }
 
+// A user is listed once however often it reads a value, whichever of the
+// user's operands and the value's users is the shorter list.
+TEST(InstructionTest, RepeatedOperandsListTheUserOnce) {
+  SmallModule m;
+  // Few operands, many users (p0 is read by neg, add and 100 adds).
+  for (int k = 0; k < 100; ++k) {
+    m.main->AddInstruction(Opcode::kAdd, "a" + std::to_string(k), F32({4}),
+                           {m.p0, m.p0});
+  }
+  EXPECT_EQ(m.p0->user_count(), 102);
+  // Many operands, few users (neg is read by add only).
+  std::vector<Instruction*> ops(50, m.p0);
+  ops.push_back(m.neg);
+  ops.push_back(m.neg);
+  auto* wide = m.main->AddInstruction(
+      Opcode::kTuple, "wide", Shape::Tuple(std::vector<Shape>(52, F32({4}))),
+      ops);
+  EXPECT_THAT(m.neg->users(), ElementsAre(m.add, wide));
+  EXPECT_EQ(m.p0->user_count(), 103);
+  EXPECT_EQ(m.p0->users().back(), wide);
+}
+
 TEST(InstructionTest, ReplaceAllUsesWithChecksShapes) {
   SmallModule m;
   ASSERT_TRUE(m.neg->ReplaceAllUsesWith(m.p0).ok());

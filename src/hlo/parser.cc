@@ -17,9 +17,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -552,6 +554,10 @@ class Parser {
   bool CaptureBraceBlob(std::string_view* out);
   // Skips a balanced '(' ... ')' group; *end is the offset after ')'.
   bool SkipParenGroup(size_t* end);
+  // Line and column of `offset` for Instruction::source_position. Offsets
+  // grow as the parser moves on, so each newline is counted once (linear in
+  // the text, unlike Lexer::LineCol from the start).
+  SourcePosition PositionOf(size_t offset);
 
   // --- Module structure ---------------------------------------------------
   bool ParseHeader();
@@ -642,6 +648,13 @@ class Parser {
   Lexer lex_;
   Token tok_;
   const ParseOptions& opts_;
+  // PositionOf's cursor: the line of `position_offset_` and where it starts.
+  size_t position_offset_ = 0;
+  size_t position_line_start_ = 0;
+  uint32_t position_line_ = 1;
+  // Position of the instruction line being parsed (given to the
+  // instructions synthesized for it too).
+  SourcePosition line_position_;
   absl::Status status_;
   std::string scratch_;
 
@@ -691,6 +704,29 @@ class Parser {
   std::vector<uint64_t> synth_bitmap_ = std::vector<uint64_t>(1024, 0);
   std::vector<Computation*> synth_computations_;
 };
+
+SourcePosition Parser::PositionOf(size_t offset) {
+  const std::string_view text = lex_.input();
+  if (offset > text.size()) offset = text.size();
+  if (offset < position_offset_) {
+    position_offset_ = position_line_start_ = 0;
+    position_line_ = 1;
+  }
+  const char* base = text.data();
+  const char* p = base + position_offset_;
+  const char* const end = base + offset;
+  while (p < end) {
+    const void* nl = std::memchr(p, '\n', end - p);
+    if (nl == nullptr) break;
+    if (position_line_ != UINT32_MAX) ++position_line_;
+    p = static_cast<const char*>(nl) + 1;
+    position_line_start_ = p - base;
+  }
+  position_offset_ = offset;
+  const size_t column = offset - position_line_start_ + 1;
+  return {position_line_,
+          static_cast<uint32_t>(std::min<size_t>(column, UINT32_MAX))};
+}
 
 bool Parser::Error(size_t offset, std::string_view message) {
   if (status_.ok()) {
@@ -1632,6 +1668,7 @@ bool Parser::ParseInstruction() {
   }
   std::string_view name;
   const size_t name_offset = tok_.offset;
+  line_position_ = PositionOf(name_offset);
   if (tok_.kind == TK::kName || tok_.kind == TK::kIdent) {
     name = tok_.text;
     Advance();
@@ -1720,6 +1757,7 @@ bool Parser::ParseInstruction() {
       line_op,
       sugar == Sugar::kStart ? std::move(wrapped_name) : std::string(name),
       std::move(shape));
+  inst->set_source_position(line_position_);
   operands_.clear();
   if (line_op == Opcode::kParameter) {
     const size_t number_offset = tok_.offset;
@@ -2078,6 +2116,7 @@ Instruction* Parser::GetOrCreateGte(Instruction* base, int64_t index,
                                            StrCatSv(base->name(), "_", index),
                                            shape.tuple_shapes(index));
   gte->mutable_attrs().tuple_index = index;
+  gte->set_source_position(line_position_);
   Instruction* added = comp_->AddInstruction(std::move(gte));
   added->AppendOperand(base);
   it->second = added;
@@ -3235,12 +3274,14 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
         std::make_unique<Instruction>(Opcode::kParameter, StrCatSv("param_", k),
                                       operand_shapes.tuple_shapes(k));
     p->mutable_attrs().parameter_number = static_cast<int64_t>(k);
+    p->set_source_position(line_position_);
     Instruction* added = wc->AddInstruction(std::move(p));
     NoteSynthesized(added);
     params.push_back(added);
   }
   auto start = std::make_unique<Instruction>(
       Opcode::kAsyncStart, std::string(name), std::move(start_shape));
+  start->set_source_position(line_position_);
   InstructionAttributes& sa = start->mutable_attrs();
   const InstructionAttributes& wa = wrapped->attrs();
   sa.metadata = wa.metadata;

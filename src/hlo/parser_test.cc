@@ -13,11 +13,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hlo/clone.h"
 #include "hlo/module.h"
 #include "hlo/verifier.h"
 
@@ -1219,6 +1221,35 @@ TEST(Files, PlainGzipAndErrors) {
   EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(text.status().message().find("does_not_exist.hlo"),
             std::string::npos);
+}
+
+// Every instruction records the line and column of its name; instructions
+// synthesized for a line (compact GTEs, async sugar) get that line's; clones
+// keep their original's.
+TEST(SourcePositions, RecordedByTheParserKeptByClones) {
+  constexpr char kText[] =
+      "HloModule m\n"
+      "\n"
+      "ENTRY main {\n"
+      "  %p = (f32[2], f32[2]) parameter(0)\n"
+      "    ROOT  %n = f32[2] negate(%p#1)\n"
+      "}\n";
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(kText);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Computation* entry = (*m)->entry();
+  std::map<std::string, std::pair<uint32_t, uint32_t>> at;
+  for (const auto& i : entry->instructions()) {
+    at[i->name()] = {i->source_position().line, i->source_position().column};
+  }
+  EXPECT_EQ(at["p"], std::make_pair(4u, 3u));
+  EXPECT_EQ(at["n"], std::make_pair(5u, 11u));
+  EXPECT_EQ(at["p_1"], std::make_pair(5u, 11u));  // synthesized for line 5
+  std::unique_ptr<Instruction> clone =
+      CloneInstruction(*entry->root(), "n.clone", entry->root()->operands());
+  EXPECT_EQ(clone->source_position().line, 5u);
+  EXPECT_EQ(clone->source_position().column, 11u);
+  Instruction fresh(Opcode::kAdd, "fresh", Shape());
+  EXPECT_FALSE(fresh.source_position().known());
 }
 
 }  // namespace

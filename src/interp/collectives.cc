@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/computation.h"
+#include "hlo/diagnostic.h"
 #include "interp/elementwise.h"
 #include "interp/shape_ops.h"
 
@@ -249,6 +250,7 @@ void Rendezvous::Fail(int64_t device, const absl::Status& status) {
     std::lock_guard<std::mutex> lock(mu_);
     if (device >= 0 && device < num_devices_) finished_[device] = true;
     if (error_.ok()) error_ = status;
+    failed_.store(true, std::memory_order_relaxed);
   }
   cv_.notify_all();
   if (device >= 0) ReleaseSlot();
@@ -280,7 +282,9 @@ absl::StatusOr<std::vector<std::vector<Value>>> Rendezvous::Exchange(
   cv_.notify_all();
   bool released = false;
   auto fail = [&](absl::Status st) -> absl::Status {
+    st = AtInstruction(std::move(st), instr);
     if (error_.ok()) error_ = st;
+    failed_.store(true, std::memory_order_relaxed);
     cv_.notify_all();
     return st;
   };

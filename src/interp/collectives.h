@@ -32,6 +32,7 @@
 #ifndef HLOVERLAP_INTERP_COLLECTIVES_H_
 #define HLOVERLAP_INTERP_COLLECTIVES_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -114,6 +115,9 @@ class Rendezvous {
 
   // The first error of the run (OK if none).
   absl::Status error() const;
+  // Whether the run failed: a device still computing polls this (cheaply)
+  // and stops, so a failure or a reached limit ends every device.
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
   int64_t collectives_executed(int64_t device) const;
 
  private:
@@ -135,6 +139,7 @@ class Rendezvous {
   std::vector<const Instruction*> last_instr_;
   std::vector<std::map<int64_t, Arrival>> arrivals_;
   absl::Status error_;
+  std::atomic<bool> failed_{false};  // !error_.ok(), readable without mu_
 
   std::mutex slot_mu_;
   std::condition_variable slot_cv_;

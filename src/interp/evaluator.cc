@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -11,7 +12,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/absl_compat.h"
 #include "hlo/computation.h"
+#include "hlo/diagnostic.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
 #include "interp/random_inputs.h"
@@ -37,6 +40,8 @@ struct ComputationPlan {
   // of one type with op a combiner (add, multiply, maximum, ...).
   std::optional<Opcode> combiner;
   int64_t peak_bytes = -1;  // memory estimate, computed lazily
+  // Where peak_bytes is reached: the innermost instruction running then.
+  const Instruction* peak_at = nullptr;
 };
 
 namespace {
@@ -158,16 +163,20 @@ absl::Status CheckShapeSupported(const Shape& shape, const Instruction& instr) {
   }
   if (shape.IsToken()) return absl::OkStatus();
   if (!shape.IsArray() || !IsSupportedElementType(shape.element_type())) {
-    return Invalid(absl::StrCat(
-        "unsupported element type '",
-        std::string(PrimitiveTypeName(shape.element_type())), "' ",
-        Where(&instr),
-        " (the interpreter supports pred, s8-s64, u8-u64, f16, bf16, f32, "
-        "f64)"));
+    return AtInstruction(
+        Invalid(absl::StrCat(
+            "unsupported element type '",
+            std::string(PrimitiveTypeName(shape.element_type())), "' ",
+            Where(&instr),
+            " (the interpreter supports pred, s8-s64, u8-u64, f16, bf16, f32, "
+            "f64)")),
+        &instr);
   }
   if (shape.is_dynamic()) {
-    return Invalid(absl::StrCat("dynamic shape ", shape.ToString(), " ",
-                                Where(&instr), " is not supported"));
+    return AtInstruction(
+        Invalid(absl::StrCat("dynamic shape ", shape.ToString(), " ",
+                             Where(&instr), " is not supported")),
+        &instr);
   }
   return absl::OkStatus();
 }
@@ -243,31 +252,35 @@ absl::Status CheckSchedule(const Computation& c) {
   };
   const std::string prefix =
       absl::StrCat("invalid schedule of computation ", c.name(), ": ");
+  // Located at the instruction that runs too early.
+  auto bad = [](const Instruction* at, std::string message) {
+    return AtInstruction(Invalid(std::move(message)), at);
+  };
   for (const auto& up : c.instructions()) {
     const Instruction* i = up.get();
     const int64_t at = pos.find(i)->second;  // i is in c
     for (const Instruction* o : i->operands()) {
       auto it = pos.find(o);
       if (it == pos.end()) {
-        return Invalid(absl::StrCat(prefix, "operand ", o->name(), " of ",
-                                    i->name(), " is not in the computation"));
+        return bad(i, absl::StrCat(prefix, "operand ", o->name(), " of ",
+                                   i->name(), " is not in the computation"));
       }
       if (it->second < at) continue;
       if (IsAsyncDone(i->opcode()) && IsAsyncStart(o->opcode())) {
-        return Invalid(
-            absl::StrCat(prefix, std::string(OpcodeName(i->opcode())), " ",
-                         where(i), " runs before its ",
-                         std::string(OpcodeName(o->opcode())), " ", where(o)));
+        return bad(i, absl::StrCat(prefix, std::string(OpcodeName(i->opcode())),
+                                   " ", where(i), " runs before its ",
+                                   std::string(OpcodeName(o->opcode())), " ",
+                                   where(o)));
       }
-      return Invalid(absl::StrCat(prefix, where(i), " uses ", where(o),
-                                  " before it is computed"));
+      return bad(i, absl::StrCat(prefix, where(i), " uses ", where(o),
+                                 " before it is computed"));
     }
     for (const Instruction* p : i->control_predecessors()) {
       auto it = pos.find(p);
       if (it != pos.end() && it->second > at) {
-        return Invalid(absl::StrCat(prefix, where(i),
-                                    " runs before its control predecessor ",
-                                    where(p)));
+        return bad(
+            i, absl::StrCat(prefix, where(i),
+                            " runs before its control predecessor ", where(p)));
       }
     }
     if (!IsAsyncStart(i->opcode()) && i->opcode() != Opcode::kAsyncUpdate) {
@@ -298,21 +311,22 @@ absl::Status CheckSchedule(const Computation& c) {
         continue;
       }
       if (done == nullptr) {
-        return Invalid(absl::StrCat(prefix, where(u), " uses the value of ",
-                                    std::string(OpcodeName(i->opcode())), " ",
-                                    where(i), ", which has no matching done"));
+        return bad(u, absl::StrCat(prefix, where(u), " uses the value of ",
+                                   std::string(OpcodeName(i->opcode())), " ",
+                                   where(i), ", which has no matching done"));
       }
       auto u_at = pos.find(u);
       auto done_at = pos.find(done);
       if (u_at == pos.end() || done_at == pos.end()) {
-        return Invalid(absl::StrCat(prefix, "users of ", where(i),
-                                    " are not all in the computation"));
+        return bad(i, absl::StrCat(prefix, "users of ", where(i),
+                                   " are not all in the computation"));
       }
       if (u_at->second < done_at->second) {
-        return Invalid(absl::StrCat(
-            prefix, where(u), " uses the value of ",
-            std::string(OpcodeName(i->opcode())), " ", where(i), " before its ",
-            std::string(OpcodeName(done->opcode())), " ", where(done)));
+        return bad(u, absl::StrCat(prefix, where(u), " uses the value of ",
+                                   std::string(OpcodeName(i->opcode())), " ",
+                                   where(i), " before its ",
+                                   std::string(OpcodeName(done->opcode())), " ",
+                                   where(done)));
       }
     }
   }
@@ -357,23 +371,40 @@ absl::StatusOr<DeviceTopology> ResolveTopology(const Module& module,
 // --- Device execution
 // -------------------------------------------------------------
 
+using Clock = std::chrono::steady_clock;
+
 class DeviceRunner {
  public:
+  // `deadline`: when the run's time limit passes (Clock::time_point::max()
+  // for none).
   DeviceRunner(const Interpreter& interp, Rendezvous* rendezvous,
-               int64_t device)
+               int64_t device, Clock::time_point deadline)
       : interp_(interp),
         rdv_(rendezvous),
         device_(device),
         replica_(interp.topology_.replica_of(device)),
-        partition_(interp.topology_.partition_of(device)) {}
+        partition_(interp.topology_.partition_of(device)),
+        deadline_(deadline) {}
 
   absl::StatusOr<Value> Eval(const ComputationPlan& plan,
                              std::vector<Value> args);
 
   int64_t instructions() const { return instructions_; }
   int64_t while_iterations() const { return while_iterations_; }
+  // The instruction being executed (the innermost), or null.
+  const Instruction* current_instruction() const { return current_; }
 
  private:
+  // Before every instruction: whether the device must stop because the run
+  // failed on another device (a relaxed load of the run's flag) or may have
+  // passed its time limit (the clock is read every kClockInterval
+  // instructions); then Stop() says why.
+  static constexpr int32_t kClockInterval = 32;
+  bool MaybeStop() { return rdv_->failed() || --clock_countdown_ <= 0; }
+  absl::Status Stop();
+  // The error of a reached limit, located at the running loop (or
+  // instruction), `what` saying which limit.
+  absl::Status LimitReached(std::string_view what);
   absl::StatusOr<Value> Exec(const Step& step, std::vector<Value>& env);
   absl::StatusOr<Value> ExecCollective(const Step& step,
                                        std::vector<Value> operands);
@@ -381,8 +412,8 @@ class DeviceRunner {
   absl::Status Annotate(const absl::Status& st, const Instruction* instr) {
     if (annotated_ || st.code() == absl::StatusCode::kAborted) return st;
     annotated_ = true;
-    return absl::Status(st.code(),
-                        absl::StrCat(st.message(), " ", Where(instr)));
+    return AtInstruction(
+        WithMessage(st, absl::StrCat(st.message(), " ", Where(instr))), instr);
   }
 
   const Interpreter& interp_;
@@ -390,10 +421,46 @@ class DeviceRunner {
   const int64_t device_;
   const int64_t replica_;
   const int64_t partition_;
+  const Clock::time_point deadline_;
   bool annotated_ = false;
   int64_t instructions_ = 0;
   int64_t while_iterations_ = 0;
+  int32_t clock_countdown_ = 1;
+  const Instruction* current_ = nullptr;
+  // The innermost while loop running and its iteration (0-based).
+  const Instruction* loop_ = nullptr;
+  int64_t loop_iteration_ = 0;
 };
+
+absl::Status DeviceRunner::Stop() {
+  clock_countdown_ = kClockInterval;
+  if (rdv_->failed()) {
+    return absl::AbortedError(
+        absl::StrCat("device ", device_, " stopped: the run failed"));
+  }
+  if (deadline_ != Clock::time_point::max() && Clock::now() >= deadline_) {
+    return LimitReached(absl::StrCat("the run reached its time limit of ",
+                                     interp_.options_.time_limit_seconds,
+                                     " s; raise it with --time-limit"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceRunner::LimitReached(std::string_view what) {
+  annotated_ = true;
+  const Instruction* at = loop_ != nullptr ? loop_ : current_;
+  std::string where =
+      loop_ != nullptr
+          ? absl::StrCat("while loop ", loop_->name(), " (computation ",
+                         loop_->parent() ? loop_->parent()->name() : "?",
+                         ") stopped after ", loop_iteration_, " iterations (",
+                         while_iterations_,
+                         " while-loop iterations on the device so far)")
+          : absl::StrCat("stopped ", at ? Where(at) : "");
+  return AtInstruction(
+      absl::ResourceExhaustedError(absl::StrCat(where, ": ", AsAbsl(what))),
+      at);
+}
 
 absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
                                          std::vector<Value> args) {
@@ -413,6 +480,10 @@ absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
       env[i] = std::move(args[n]);
     } else {
       ++instructions_;
+      current_ = instr;
+      if (MaybeStop()) {
+        if (absl::Status s = Stop(); !s.ok()) return s;
+      }
       absl::StatusOr<Value> v = Exec(step, env);
       if (!v.ok()) return Annotate(v.status(), instr);
       if (const Shape& s = instr->shape(); s.IsArray()) {
@@ -497,6 +568,12 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
   auto call = [&](const ComputationPlan* plan,
                   std::vector<Value> args) -> absl::StatusOr<Value> {
     if (plan == nullptr) return Invalid("missing called computation");
+    // The callee's instructions were current; this one is again after.
+    struct Restore {
+      const Instruction*& current;
+      const Instruction* instr;
+      ~Restore() { current = instr; }
+    } restore{current_, instr};
     return Eval(*plan, std::move(args));
   };
   auto operands_from = [&](int64_t first) {
@@ -668,7 +745,11 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
         return Invalid("while needs a condition and a body");
       }
       Value state = operand(0);
+      const Instruction* const outer_loop = loop_;
+      const int64_t outer_iteration = loop_iteration_;
+      loop_ = instr;
       for (int64_t iter = 0;; ++iter) {
+        loop_iteration_ = iter;
         std::vector<Value> cond_args{state};
         absl::StatusOr<Value> c = call(step.called[0], std::move(cond_args));
         if (!c.ok()) return c.status();
@@ -678,10 +759,12 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
                                       c->ShapeString(), ", expected pred[]"));
         }
         if (c->data<pred_t>()[0].v == 0) break;
-        if (iter >= interp_.options_.max_while_iterations) {
-          return Invalid(absl::StrCat("while loop ran more than ",
-                                      interp_.options_.max_while_iterations,
-                                      " iterations"));
+        if (const int64_t limit = interp_.options_.max_iterations;
+            limit > 0 && while_iterations_ >= limit) {
+          return LimitReached(absl::StrCat(
+              "the run reached its limit of ", limit,
+              " while-loop iterations per device (all loops together); "
+              "raise it with --max-iterations"));
         }
         ++while_iterations_;
         std::vector<Value> body_args;
@@ -690,6 +773,8 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
         if (!next.ok()) return next.status();
         state = *std::move(next);
       }
+      loop_ = outer_loop;
+      loop_iteration_ = outer_iteration;
       return state;
     }
     case Opcode::kConditional: {
@@ -970,14 +1055,38 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   if (limit > 0) {
     const int64_t estimate = interp->EstimateTotalBytes();
     if (estimate > limit) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "module needs an estimated ", estimate, " bytes (", estimate >> 20,
-          " MiB: ", interp->num_devices(), " devices x ",
-          interp->EstimatePerDeviceBytes() >> 20,
-          " MiB of parameters and live values + ",
-          interp->EstimateConstantBytes() >> 20,
-          " MiB of constants), over the memory limit of ", limit, " bytes (",
-          limit >> 20, " MiB); raise it with --memory-limit"));
+      // Located at what needs the memory: the largest entry parameter when
+      // it outweighs the live values' peak, else where that peak is.
+      const Instruction* at = interp->entry_plan_->peak_at;
+      bool at_parameter = false;
+      int64_t largest = 0;
+      const Computation* entry = module.entry();
+      for (int64_t p = 0; p < entry->num_parameters(); ++p) {
+        const Instruction* param = entry->parameter(p);
+        if (param->shape().ByteSize() > largest) {
+          largest = param->shape().ByteSize();
+          if (largest >= interp->entry_plan_->peak_bytes) {
+            at = param;
+            at_parameter = true;
+          }
+        }
+      }
+      return AtInstruction(
+          absl::ResourceExhaustedError(absl::StrCat(
+              "module needs an estimated ", estimate, " bytes (",
+              estimate >> 20, " MiB: ", interp->num_devices(), " devices x ",
+              interp->EstimatePerDeviceBytes() >> 20,
+              " MiB of parameters and live values + ",
+              interp->EstimateConstantBytes() >> 20,
+              " MiB of constants), over the memory limit of ", limit,
+              " bytes (", limit >> 20, " MiB)",
+              at == nullptr ? ""
+              : at_parameter
+                  ? absl::StrCat("; the largest part is parameter ", at->name(),
+                                 " (", largest >> 20, " MiB)")
+                  : absl::StrCat("; the peak of live values is ", Where(at)),
+              "; raise it with --memory-limit")),
+          at);
     }
   }
   return interp;
@@ -1031,11 +1140,13 @@ absl::Status Interpreter::Prepare() {
         if (instr->opcode() == Opcode::kCustomCall) {
           what = absl::StrCat("custom-call' (target '",
                               instr->attrs().custom_call_target, "')");
-          return Invalid(
-              absl::StrCat("unsupported opcode '", what, " ", Where(instr)));
+          return AtInstruction(Invalid(absl::StrCat("unsupported opcode '",
+                                                    what, " ", Where(instr))),
+                               instr);
         }
-        return Invalid(
-            absl::StrCat("unsupported opcode '", what, "' ", Where(instr)));
+        return AtInstruction(Invalid(absl::StrCat("unsupported opcode '", what,
+                                                  "' ", Where(instr))),
+                             instr);
       }
     }
     for (size_t i = 0; i < post.size(); ++i) {
@@ -1063,26 +1174,30 @@ absl::Status Interpreter::Prepare() {
       if (instr->opcode() == Opcode::kConstant) {
         const Literal* lit = instr->literal();
         if (lit == nullptr) {
-          return Invalid(
-              absl::StrCat("constant without a value ", Where(instr)));
+          return AtInstruction(
+              Invalid(absl::StrCat("constant without a value ", Where(instr))),
+              instr);
         }
         absl::StatusOr<Value> v;
         if (lit->elided()) {
           if (!options_.fill_elided_constants) {
-            return Invalid(absl::StrCat(
-                "constant ", instr->name(), " (computation ", c->name(),
-                ") is elided ({...}); the dump left its values out. Use "
-                "--fill-elided-constants to fill elided constants with "
-                "deterministic pseudo-random values"));
+            return AtInstruction(
+                Invalid(absl::StrCat(
+                    "constant ", instr->name(), " (computation ", c->name(),
+                    ") is elided ({...}); the dump left its values out. Use "
+                    "--fill-elided-constants to fill elided constants with "
+                    "deterministic pseudo-random values")),
+                instr);
           }
           v = FillConstant(instr->shape(), options_.fill_seed);
         } else {
           v = Value::FromLiteral(*lit);
         }
         if (!v.ok()) {
-          return absl::Status(
-              v.status().code(),
-              absl::StrCat(v.status().message(), " ", Where(instr)));
+          return AtInstruction(
+              WithMessage(v.status(), absl::StrCat(v.status().message(), " ",
+                                                   Where(instr))),
+              instr);
         }
         constants_[instr] = *std::move(v);
       }
@@ -1139,17 +1254,23 @@ int64_t PlanPeak(ComputationPlan* plan, int depth) {
     const Step& step = plan->steps[i];
     const Instruction* instr = step.instr;
     int64_t callee = 0;
+    const Instruction* callee_at = nullptr;
     for (const ComputationPlan* c : step.called) {
-      if (c != nullptr) {
-        callee = std::max(callee,
-                          PlanPeak(const_cast<ComputationPlan*>(c), depth + 1));
+      if (c == nullptr) continue;
+      const int64_t p = PlanPeak(const_cast<ComputationPlan*>(c), depth + 1);
+      if (p > callee) {
+        callee = p;
+        callee_at = c->peak_at;
       }
     }
     if (!AliasesOperand(instr->opcode())) {
       size[i] = ShapeBytes(instr->shape());
       live += size[i];
     }
-    peak = std::max(peak, live + callee);
+    if (live + callee > peak || plan->peak_at == nullptr) {
+      peak = std::max(peak, live + callee);
+      plan->peak_at = callee_at != nullptr ? callee_at : instr;
+    }
     for (int32_t s : step.release) live -= size[s];
   }
   plan->peak_bytes = peak;
@@ -1203,10 +1324,18 @@ absl::StatusOr<std::vector<Value>> Interpreter::Run(
   std::vector<absl::StatusOr<Value>> results(
       n, absl::StatusOr<Value>(absl::UnknownError("device did not run")));
   std::vector<int64_t> instr_counts(n, 0), iter_counts(n, 0);
+  Clock::time_point deadline = Clock::time_point::max();
+  if (const double limit = options_.time_limit_seconds; limit > 0) {
+    // Limits beyond a century read as none (and cannot overflow the clock).
+    if (limit < 3.2e9) {
+      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(limit));
+    }
+  }
   auto run_device = [&](int64_t d) {
+    DeviceRunner runner(*this, &rdv, d, deadline);
     try {
       rdv.Start(d);
-      DeviceRunner runner(*this, &rdv, d);
       absl::StatusOr<Value> r = runner.Eval(*entry_plan_, args[d]);
       instr_counts[d] = runner.instructions();
       iter_counts[d] = runner.while_iterations();
@@ -1217,8 +1346,12 @@ absl::StatusOr<std::vector<Value>> Interpreter::Run(
       }
       results[d] = std::move(r);
     } catch (const std::bad_alloc&) {
-      absl::Status st = absl::ResourceExhaustedError(
-          absl::StrCat("device ", d, " ran out of memory"));
+      const Instruction* at = runner.current_instruction();
+      absl::Status st =
+          AtInstruction(absl::ResourceExhaustedError(absl::StrCat(
+                            "device ", d, " ran out of memory",
+                            at != nullptr ? absl::StrCat(" ", Where(at)) : "")),
+                        at);
       rdv.Fail(d, st);
       results[d] = st;
     } catch (const std::exception& e) {

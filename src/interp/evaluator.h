@@ -57,8 +57,23 @@ struct InterpreterOptions {
   // Refuse to run when the estimated peak memory of all devices exceeds
   // this many bytes. 0: half the physical memory; negative: no limit.
   int64_t memory_limit_bytes = 0;
-  // A while loop running more iterations than this fails the run.
-  int64_t max_while_iterations = int64_t{1} << 31;
+  // Work limits of one Run. max_iterations: while-loop iterations a device
+  // may execute, all loops together (nested loops count every inner
+  // iteration), so the work of a run is bounded by the module's size times
+  // the limit. time_limit_seconds: wall time of the whole run. <= 0: no
+  // limit. Reaching either stops every device (the others stop at their
+  // next instruction or collective) and fails the run with
+  // ResourceExhausted naming the loop (or instruction) that was running,
+  // located at it (hlo/diagnostic.h).
+  int64_t max_iterations = kDefaultMaxIterations;
+  double time_limit_seconds = kDefaultTimeLimitSeconds;
+  // An iteration of the smallest loop (a counter and one f32[4] op) costs
+  // about 2.5 us of one core, so the default stops a runaway trip count
+  // (2^31 - 1) after about 25 s per device; the corpus' loops run at most a
+  // few thousand iterations. A reference run of more than 10 minutes is
+  // almost always a mistake too.
+  static constexpr int64_t kDefaultMaxIterations = 10'000'000;
+  static constexpr double kDefaultTimeLimitSeconds = 600;
 };
 
 // Devices of a module: replica_count x num_partitions from its header; with

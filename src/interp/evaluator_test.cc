@@ -1,6 +1,9 @@
 #include "interp/evaluator.h"
 
+#include <chrono>
+
 #include "gtest/gtest.h"
+#include "hlo/diagnostic.h"
 #include "interp/testing.h"
 
 namespace hloverlap::interp {
@@ -285,6 +288,148 @@ TEST(Evaluator, TopologyFromHeaderAndFlag) {
   std::vector<int64_t> ids;
   for (const Value& v : *r) ids.push_back(v.GetInt(0));
   EXPECT_EQ(ids, (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+// Device 0 reaches --max-iterations at once; device 1 is busy in a loop of
+// large dots that would take minutes and below the limit: it stops at its
+// next instruction, the run returns the limit's error, located at the loop.
+TEST(Evaluator, IterationLimitStopsEveryDevice) {
+  constexpr char kText[] = R"(
+HloModule m, num_partitions=2
+
+cond {
+  p = (s32[], f32[640,640]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2147483647)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+spin {
+  p = (s32[], f32[640,640]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[640,640] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[640,640]) tuple(j, x)
+}
+
+slow_cond {
+  p = (s32[], f32[640,640]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(999)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+slow {
+  p = (s32[], f32[640,640]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[640,640] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  d = f32[640,640] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[640,640] dot(d, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s32[], f32[640,640]) tuple(j, e)
+}
+
+fast_branch {
+  s = (s32[], f32[640,640]) parameter(0)
+  ROOT w = (s32[], f32[640,640]) while(s), condition=cond, body=spin
+}
+
+slow_branch {
+  s = (s32[], f32[640,640]) parameter(0)
+  ROOT w = (s32[], f32[640,640]) while(s), condition=slow_cond, body=slow
+}
+
+ENTRY main {
+  x = f32[640,640] parameter(0)
+  zero = s32[] constant(0)
+  s = (s32[], f32[640,640]) tuple(zero, x)
+  pid = u32[] partition-id()
+  uzero = u32[] constant(0)
+  first = pred[] compare(pid, uzero), direction=EQ
+  ROOT c = (s32[], f32[640,640]) conditional(first, s, s), true_computation=fast_branch, false_computation=slow_branch
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(kText);
+  ASSERT_TRUE(m.ok()) << m.status();
+  InterpreterOptions opts;
+  opts.max_iterations = 1000;
+  absl::StatusOr<Value> x = Value::Zeros(PrimitiveType::kF32, {640, 640});
+  ASSERT_TRUE(x.ok());
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Value>> r = RunModule(**m, {{*x}}, opts);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find(
+                "while loop w (computation fast_branch) stopped after 1000 "
+                "iterations"),
+            std::string::npos)
+      << r.status();
+  std::optional<SourcePosition> pos = StatusSourcePosition(r.status());
+  ASSERT_TRUE(pos.has_value());
+  EXPECT_EQ(pos->line, 40);
+  EXPECT_EQ(pos->column, 8);
+  // 999 iterations of two 640^3 dots take minutes; stopping takes one.
+  EXPECT_LT(seconds, 20) << "device 1 was not stopped";
+}
+
+TEST(Evaluator, TimeLimitStopsTheRun) {
+  constexpr char kText[] = R"(
+HloModule m
+
+cond {
+  p = s32[] parameter(0)
+  n = s32[] constant(2147483647)
+  ROOT lt = pred[] compare(p, n), direction=LT
+}
+
+body {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT j = s32[] add(p, one)
+}
+
+ENTRY main {
+  zero = s32[] constant(0)
+  ROOT w = s32[] while(zero), condition=cond, body=body
+}
+)";
+  InterpreterOptions opts;
+  opts.max_iterations = 0;
+  opts.time_limit_seconds = 0.2;
+  absl::StatusOr<std::vector<Value>> r = RunText(kText, {{}}, opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("time limit of 0.2 s"), std::string::npos)
+      << r.status();
+}
+
+TEST(Evaluator, ErrorsCarryTheInstructionsPosition) {
+  constexpr char kText[] = R"(
+HloModule m
+
+ENTRY main {
+  x = f32[] parameter(0)
+  ROOT b = f32[1024,1024] broadcast(x), dimensions={}
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(kText);
+  ASSERT_TRUE(m.ok());
+  InterpreterOptions opts;
+  opts.memory_limit_bytes = 1 << 20;
+  absl::StatusOr<std::unique_ptr<Interpreter>> interp =
+      Interpreter::Create(**m, opts);
+  ASSERT_FALSE(interp.ok());
+  std::optional<SourcePosition> pos = StatusSourcePosition(interp.status());
+  ASSERT_TRUE(pos.has_value()) << interp.status();
+  EXPECT_EQ(pos->line, 6);
+  EXPECT_EQ(pos->column, 8);
+  EXPECT_EQ(LocateInFile(interp.status(), "m.hlo").message().substr(0, 11),
+            "m.hlo:6:8: ");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/computation.h"
+#include "hlo/diagnostic.h"
 
 namespace hloverlap::interp {
 
@@ -139,9 +140,11 @@ absl::StatusOr<std::vector<std::vector<Value>>> MakeRandomInputs(
                  replicated ? ~uint64_t{0} : static_cast<uint64_t>(d));
       absl::StatusOr<Value> v = RandomValue(param->shape(), key);
       if (!v.ok()) {
-        return absl::Status(v.status().code(),
-                            absl::StrCat("parameter ", p, " (", param->name(),
-                                         "): ", v.status().message()));
+        return AtInstruction(
+            absl::Status(v.status().code(),
+                         absl::StrCat("parameter ", p, " (", param->name(),
+                                      "): ", v.status().message())),
+            param);
       }
       if (replicated) shared = *v;
       args[d].push_back(*std::move(v));

@@ -233,6 +233,15 @@ absl::StatusOr<bool> Converter::Run() {
                   : absl::StrCat(StartName(op), "/", DoneName(op)));
       r.Metric("bytes_moved", std::max(coll->shape().ByteSize(),
                                        OperandsShape(*coll).ByteSize()));
+      // Module-size guard: start and done, and for async-start a wrapped
+      // computation (a parameter per operand and the collective).
+      if (absl::Status s = context_.size_guard.Reserve(
+              module_, *coll,
+              absl::StrCat("converting ", coll->name(), " to async"),
+              3 + coll->operand_count(), "");
+          !s.ok()) {
+        return s;
+      }
       if (absl::Status s = Convert(coll); !s.ok()) {
         return absl::InternalError(absl::StrCat("converting ", r.instruction,
                                                 " in ", c->name(), ": ",

@@ -105,6 +105,16 @@ absl::StatusOr<bool> CallInlinerPass::Run(Module& module,
       }
     }
     for (Instruction* call : calls) {
+      // Module-size guard: a copy of the callee (whose own calls are
+      // inlined already) per call; calls of calls grow exponentially.
+      if (absl::Status s = context.size_guard.Reserve(
+              module, *call,
+              absl::StrCat("inlining call ", call->name(), " (computation ",
+                           comp->name(), ") of ", call->to_apply()->name()),
+              call->to_apply()->instruction_count(), "");
+          !s.ok()) {
+        return s;
+      }
       absl::Status s = InlineCall(call);
       if (!s.ok()) {
         Remark r;

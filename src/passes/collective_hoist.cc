@@ -365,6 +365,18 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
                             used_bytes, " already used)"));
         continue;
       }
+      // Module-size guard: the gathered stack, its state reads in both
+      // loops, the slice and its reshape.
+      if (absl::Status s = context.size_guard.Reserve(
+              module, *ag,
+              absl::StrCat("hoisting all-gather ", ag->name(), " out of ",
+                           outer->name()),
+              5,
+              "keep pipelining off the loop "
+              "(--loop=SELECTOR:pipeline=off)");
+          !s.ok()) {
+        return s;
+      }
       // Rewrite.
       Computation* outer_comp = outer->parent();
       auto g = std::make_unique<Instruction>(

@@ -1615,6 +1615,14 @@ class LoopPipeliner {
   }
 
   absl::StatusOr<bool> ProcessLoop(const LoopNode& node, NestBudget& budget);
+  // Module-size guard (pass.h) for a rewrite of `ls` that clones the body
+  // `body_copies` times (nested loops included) and `chain_copies` times the
+  // chains of `chains` (their ancestors in the body), plus a new condition
+  // and `small` bookkeeping instructions (state reads, tuples, constants).
+  absl::Status ReserveRewrite(const LoopState& ls, std::string_view what,
+                              int64_t body_copies,
+                              const std::vector<Instruction*>& chains,
+                              int64_t chain_copies, int64_t small);
   // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
   // `ls` describes the new loop.
   absl::StatusOr<bool> SinkPhase(LoopState& ls,
@@ -1626,6 +1634,29 @@ class LoopPipeliner {
   bool dry_run_;
   std::vector<const Instruction*> removed_whiles_;
 };
+
+absl::Status LoopPipeliner::ReserveRewrite(
+    const LoopState& ls, std::string_view what, int64_t body_copies,
+    const std::vector<Instruction*>& chains, int64_t chain_copies,
+    int64_t small) {
+  auto times = [](int64_t a, int64_t b) {
+    return b != 0 && a > kCloneCostSaturated / b ? kCloneCostSaturated : a * b;
+  };
+  const int64_t body = CloneCost(ls.body->MakeInstructionPostOrder());
+  const int64_t chain = chains.empty()
+                            ? 0
+                            : CloneCost(Ancestors(chains, {}, ls.body_param,
+                                                  /*follow_aliases=*/true));
+  const int64_t cond = CloneCost(ls.cond->MakeInstructionPostOrder());
+  const int64_t count = std::min(
+      kCloneCostSaturated, times(body_copies, body) +
+                               times(chain_copies, chain) + cond + small + 16);
+  return context_.size_guard.Reserve(
+      module_, *ls.while_instr,
+      absl::StrCat(AsAbsl(what), " while loop ", ls.while_instr->name(),
+                   " (computation ", ls.parent->name(), ")"),
+      count, "keep pipelining off this loop (--loop=SELECTOR:pipeline=off)");
+}
 
 absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     LoopState& ls, const std::vector<Instruction*>& colls,
@@ -1690,7 +1721,16 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     remarks.push_back(std::move(r));
   }
   absl::StatusOr<Instruction*> result = ls.while_instr;
-  if (!dry_run_) result = RewriteSink(ls, chosen);
+  if (!dry_run_) {
+    // The body once, a zero buffer and a batched collective per sink.
+    const int64_t m = chosen.size();
+    if (absl::Status s = ReserveRewrite(ls, "sinking collectives out of", 1, {},
+                                        0, 4 * ls.n + 8 * m);
+        !s.ok()) {
+      return s;
+    }
+    result = RewriteSink(ls, chosen);
+  }
   for (Remark& r : remarks) {
     if (!result.ok()) {
       r.kind = RemarkKind::kFailure;
@@ -1882,7 +1922,19 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
         remarks.push_back(std::move(r));
       }
       absl::StatusOr<Instruction*> result = w;
-      if (!dry_run_) result = RewriteBackward(ls, chosen, d);
+      if (!dry_run_) {
+        // The body once and once per peeled iteration, the chains once per
+        // prologue iteration and once for the next prefetch, state reads
+        // per peeled iteration and per prefetched value.
+        const int64_t m = chosen.size();
+        if (absl::Status s = ReserveRewrite(
+                ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"),
+                1 + d, chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
+            !s.ok()) {
+          return s;
+        }
+        result = RewriteBackward(ls, chosen, d);
+      }
       for (Remark& r : remarks) {
         if (!result.ok()) {
           r.kind = RemarkKind::kFailure;
@@ -1992,7 +2044,20 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
             .Metric("trip_count", *ls.info.trip_count);
         remarks.push_back(std::move(r));
       }
-      if (!dry_run_) result = RewriteForward(ls, chosen);
+      if (!dry_run_) {
+        // The body three times at most: the new body, the peeled first
+        // iteration's operands and the epilogue's stores.
+        int64_t small = 4 * ls.n;
+        for (const ForwardCandidate& fc : chosen) {
+          small += 8 + 2 * fc.dus->operand_count();
+        }
+        if (absl::Status s = ReserveRewrite(
+                ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
+            !s.ok()) {
+          return s;
+        }
+        result = RewriteForward(ls, chosen);
+      }
       for (Remark& r : remarks) {
         if (!result.ok()) {
           r.kind = RemarkKind::kFailure;
@@ -2031,6 +2096,7 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
     const LoopNode* root = node;
     while (root->parent != nullptr) root = root->parent;
     absl::StatusOr<bool> r = ProcessLoop(*node, budgets[root]);
+    if (!r.ok() && IsModuleSizeLimit(r.status())) return r.status();
     if (!r.ok()) {
       Remark rm;
       rm.pass = std::string(kPassName);

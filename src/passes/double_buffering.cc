@@ -491,6 +491,21 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   passed.Metric("new_trip_count", trips / 2);
   passed.Metric("peeled", trips % 2);
   Remark failed = MakeRemark(RemarkKind::kFailure, node, "");
+  // Module-size guard: Rewrite copies the condition and the body twice
+  // (nested loops included), the body once more for a peeled iteration,
+  // and adds a few instructions (the counter's update, the new while).
+  const int64_t body_cost =
+      CloneCost(w->while_body()->MakeInstructionPostOrder());
+  if (absl::Status s = context_.size_guard.Reserve(
+          module_, *w,
+          absl::StrCat("unrolling while loop ", w->name(), " (computation ",
+                       w->parent()->name(), ")"),
+          LoopCloneCost(*w) + body_cost * (1 + trips % 2) + 8,
+          "keep double buffering off this loop "
+          "(--loop=SELECTOR:double-buffer=off)");
+      !s.ok()) {
+    return s;
+  }
   Undo undo;
   undo.module = &module_;
   absl::Status s = Rewrite(w, info, undo);

@@ -1,5 +1,6 @@
 #include "passes/pass.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -7,6 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
+#include "hlo/clone.h"
+#include "hlo/diagnostic.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "passes/async_conversion.h"
@@ -20,9 +23,56 @@
 
 namespace hloverlap {
 
+void ModuleSizeGuard::Sync(const Module& module, std::optional<int64_t> limit) {
+  explicit_limit_ = limit;
+  if (input_ < 0) input_ = module.instruction_count();
+}
+
+int64_t ModuleSizeGuard::limit() const {
+  if (explicit_limit_.has_value()) return *explicit_limit_;
+  const int64_t input = std::max<int64_t>(input_, 0);
+  return std::max(kDefaultMinimum, input > kCloneCostSaturated / kDefaultGrowth
+                                       ? kCloneCostSaturated
+                                       : input * kDefaultGrowth);
+}
+
+absl::Status ModuleSizeGuard::Reserve(const Module& module,
+                                      const Instruction& at,
+                                      std::string_view what, int64_t count,
+                                      std::string_view avoid) {
+  if (input_ < 0) Sync(module, explicit_limit_);
+  count = std::clamp<int64_t>(count, 0, kCloneCostSaturated);
+  const int64_t now = module.instruction_count();
+  const int64_t after = std::min(kCloneCostSaturated, now + count);
+  const int64_t max = limit();
+  if (after <= max) return absl::OkStatus();
+  const std::string how =
+      explicit_limit_.has_value()
+          ? std::string("--max-module-instructions")
+          : absl::StrCat("--max-module-instructions; default ", kDefaultGrowth,
+                         " x the input's ", input_, " instructions, at least ",
+                         kDefaultMinimum);
+  std::string predicted =
+      count >= kCloneCostSaturated ? "more than 2^62" : absl::StrCat(count);
+  return AtInstruction(
+      absl::ResourceExhaustedError(absl::StrCat(
+          AsAbsl(what), " would add ", predicted,
+          " instructions: the module would grow from ", now, " to ",
+          count >= kCloneCostSaturated ? "more than 2^62" : absl::StrCat(after),
+          " instructions, over the limit of ", max, " (", how,
+          "); raise it with --max-module-instructions=N",
+          avoid.empty() ? "" : ", or ", AsAbsl(avoid))),
+      &at);
+}
+
+bool IsModuleSizeLimit(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kResourceExhausted;
+}
+
 absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
   bool changed = false;
   for (const auto& pass : passes_) {
+    context.size_guard.Sync(module, context.options.max_module_instructions);
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<bool> r = pass->Run(module, context);
     context.timings.push_back(
@@ -30,9 +80,8 @@ absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
          std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
              .count()});
     if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          absl::StrCat("pass ", AsAbsl(pass->name()), ": ",
-                                       r.status().message()));
+      return WithMessage(r.status(), absl::StrCat("pass ", AsAbsl(pass->name()),
+                                                  ": ", r.status().message()));
     }
     changed |= *r;
     if (context.options.verify_each) {

@@ -10,6 +10,21 @@
 //
 // Pipelines are built from a comma-separated spec
 // ("inline,dce,collective-pipeliner") or a preset ("xla-gpu").
+//
+// Module-size guard. Every rewrite that adds instructions (double
+// buffering, the pipeliner's prologues, peeled iterations and sinks, the
+// collective hoist, call inlining, async conversion) first predicts how many
+// it adds and reserves them with PassContext::size_guard.Reserve; over the
+// limit (--max-module-instructions) the pipeline stops with a user error
+// located at the loop or call, before anything is built:
+//
+//   m.hlo:40:3: pass double-buffer: unrolling while loop w.15 (computation
+//   body.14) would add 393230 instructions: the module would grow from 210
+//   to 393440 instructions, over the limit of 250000 (...); raise it with
+//   --max-module-instructions=N, or leave the loop alone (...)
+//
+// Forcing `--loop=all:double-buffer=on` on a nest of depth 16 doubles it 16
+// times: without the guard that allocates gigabytes before anything fails.
 #ifndef HLOVERLAP_PASSES_PASS_H_
 #define HLOVERLAP_PASSES_PASS_H_
 
@@ -46,6 +61,9 @@ struct PassOptions {
   std::string gpu = "h200";
   // Run the verifier after every pass.
   bool verify_each = false;
+  // Module-size guard: the most instructions the module may have after a
+  // rewrite; unset: ModuleSizeGuard's default (relative to the input).
+  std::optional<int64_t> max_module_instructions;
   // Write the module after the named pass (for --dump-after).
   std::string dump_after;
   std::string dump_path;
@@ -57,10 +75,50 @@ struct PassTiming {
   double seconds = 0;
 };
 
+// Counts the module's instructions for the module-size guard (see above).
+class ModuleSizeGuard {
+ public:
+  // The default limit: kDefaultGrowth x the instructions the pipeline
+  // started with, at least kDefaultMinimum (about 150 MB of IR). Passes
+  // that grow a module on their own (double buffering every innermost loop,
+  // depth-2 pipelining) stay far below 16x; repeated doubling of a nest
+  // does not.
+  static constexpr int64_t kDefaultGrowth = 16;
+  static constexpr int64_t kDefaultMinimum = 100'000;
+
+  // Sets the limit (`limit`: --max-module-instructions; unset: the
+  // default) and, on the first call, the input size the default is relative
+  // to (PassPipeline calls it before every pass; Reserve on its first call
+  // when nobody did).
+  void Sync(const Module& module, std::optional<int64_t> limit);
+
+  // A rewrite (`what`, e.g. "unrolling while loop w.3 (computation b)") of
+  // `at` is about to add `count` instructions (all it creates, before it
+  // removes what it replaces: the peak). OK when the module's instructions
+  // now (a sum over computations, cheap) plus `count` stay within the
+  // limit. Else a ResourceExhausted error located at `at`, saying what would
+  // be added, the module's size, the limit, how to raise it and `avoid` (how
+  // to keep the rewrite off); passes return it unchanged (IsModuleSizeLimit)
+  // so the pipeline stops before building anything.
+  absl::Status Reserve(const Module& module, const Instruction& at,
+                       std::string_view what, int64_t count,
+                       std::string_view avoid);
+
+  int64_t limit() const;
+
+ private:
+  std::optional<int64_t> explicit_limit_;
+  int64_t input_ = -1;  // instructions at the first Sync
+};
+
+// Whether `status` is ModuleSizeGuard::Reserve's refusal.
+bool IsModuleSizeLimit(const absl::Status& status);
+
 struct PassContext {
   PassOptions options;
   RemarkSink remarks;
   std::vector<PassTiming> timings;  // appended by PassPipeline::Run
+  ModuleSizeGuard size_guard;
 };
 
 class Pass {

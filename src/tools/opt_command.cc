@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "hlo/absl_compat.h"
+#include "hlo/diagnostic.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "passes/pass.h"
@@ -69,8 +70,10 @@ absl::StatusOr<int64_t> ParseByteSize(
 
 // Builds and runs the pipeline of `--passes` / `--preset` on the module.
 // Returns the exit code (remarks are written even when a pass fails).
-int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
+int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
                       const PassOptions& flag_options, bool flags_pipeline) {
+  Module& module = *loaded.module;
+  const std::string& filename = loaded.filename;
   std::string preset = options.preset;
   if (options.passes.empty() && preset.empty()) {
     if (flags_pipeline) {
@@ -98,6 +101,21 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
                      pipeline.status().message())));
   }
 
+  // Passes rely on a module that verifies (they index tuples by
+  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
+  // the check only for a plain round trip, so an invalid input is the
+  // user's error, located, and never reaches a pass.
+  if (!options.verify) {
+    if (absl::Status st =
+            VerifyWithLocations(module, loaded.text.view(), loaded.filename);
+        !st.ok()) {
+      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
+          st.message(), "\n", filename,
+          ": the module does not verify; passes need a module that "
+          "verifies (--no-verify skips the check only when no pass runs)")));
+    }
+  }
+
   PassContext context;
   context.options = flag_options;
   context.options.verify_each = options.verify_each;
@@ -111,6 +129,9 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
     absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
     if (!budget.ok()) return ReportStatus(budget.status());
     context.options.memory_budget_bytes = *budget;
+  }
+  if (options.max_module_instructions > 0) {
+    context.options.max_module_instructions = options.max_module_instructions;
   }
   context.options.collective_in_flight_limit = options.in_flight_limit;
   context.options.gpu = options.gpu;
@@ -159,7 +180,8 @@ int ApplyPassPipeline(Module& module, const OptCommandOptions& options,
       return ReportStatus(st);
     }
   }
-  if (!changed.ok()) return ReportStatus(changed.status());
+  if (!changed.ok())
+    return ReportStatus(LocateInFile(changed.status(), filename));
   // A pass that leaves an invalid module is a bug, not a user error.
   if (absl::Status st = VerifyModule(module); !st.ok()) {
     return ReportStatus(absl::InternalError(absl::StrCat(
@@ -186,7 +208,7 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(module, options, flag_options,
+  if (int code = ApplyPassPipeline(*loaded, options, flag_options,
                                    flags.pipelining_requested);
       code != kExitOk) {
     return code;
@@ -223,7 +245,9 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-o,--output", options->output,
                   "Output file ('-' for stdout, the default)");
   cmd->add_flag("!--no-verify", options->verify,
-                "Do not verify the input module");
+                "Do not verify the input module (print it as it is; a pass "
+                "pipeline still checks it first: passes need a module that "
+                "verifies)");
   cmd->add_option("--passes", options->passes,
                   absl::StrCat("Comma-separated pass pipeline; passes: ",
                                absl::StrJoin(KnownPassNames(), ", ")));
@@ -260,6 +284,14 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--gpu", options->gpu,
                   "Cost model device preset: h100, h200 (default)")
       ->check(CLI::IsMember({"h100", "h200"}));
+  cmd->add_option(
+         "--max-module-instructions", options->max_module_instructions,
+         absl::StrCat(
+             "Stop with an error before a rewrite would grow the module past "
+             "N instructions (default: ",
+             ModuleSizeGuard::kDefaultGrowth, " x the input's, at least ",
+             ModuleSizeGuard::kDefaultMinimum, ")"))
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump-after", options->dump_after,
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,

@@ -33,6 +33,8 @@ struct OptCommandOptions {
   int in_flight_limit = 1;    // --in-flight-limit=N (scheduler)
   std::string scheduler_memory_limit;  // --scheduler-memory-limit=BYTES
   std::string gpu = "h200";            // --gpu=h100|h200 (cost model)
+  // --max-module-instructions=N (0: the default, relative to the input).
+  int64_t max_module_instructions = 0;
   std::string dump_after;              // --dump-after=PASS
   std::string dump_path;               // --dump-path=FILE
   bool print_metadata = true;          // --no-metadata

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hlo/computation.h"
+#include "hlo/diagnostic.h"
 #include "interp/compare.h"
 #include "interp/evaluator.h"
 #include "interp/input_file.h"
@@ -43,13 +44,11 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
   opts.fill_elided_constants = o.fill_elided_constants;
   opts.fill_seed = o.seed;
   opts.memory_limit_bytes = *limit;
+  opts.max_iterations = o.max_iterations;
+  opts.time_limit_seconds = o.time_limit;
   absl::StatusOr<std::unique_ptr<Interpreter>> interp =
       Interpreter::Create(*loaded->module, opts);
-  if (!interp.ok()) {
-    return absl::Status(
-        interp.status().code(),
-        absl::StrCat(loaded->filename, ": ", interp.status().message()));
-  }
+  if (!interp.ok()) return LocateInFile(interp.status(), loaded->filename);
   Prepared p;
   p.loaded = *std::move(loaded);
   p.interp = *std::move(interp);
@@ -57,13 +56,15 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
 }
 
 absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
-    const Interpreter& interp, const InterpCommandOptions& o) {
+    const Prepared& p, const InterpCommandOptions& o) {
+  const Interpreter& interp = *p.interp;
   interp::RandomInputOptions ro;
   ro.seed = o.seed;
   ro.same_on_all_devices = o.same_inputs;
   absl::StatusOr<std::vector<std::vector<Value>>> random =
       interp::MakeRandomInputs(interp.module(), interp.num_devices(), ro);
-  if (!random.ok() || o.inputs.empty()) return random;
+  if (!random.ok()) return LocateInFile(random.status(), p.loaded.filename);
+  if (o.inputs.empty()) return random;
   return interp::ReadInputFile(o.inputs, interp.module(), interp.num_devices(),
                                *random);
 }
@@ -127,6 +128,18 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                   "physical memory)");
   cmd->add_option("--threads", o.threads,
                   "Devices computing at the same time (default: all)");
+  cmd->add_option(
+         "--max-iterations", o.max_iterations,
+         absl::StrCat("Stop a run after this many while-loop iterations on a "
+                      "device, all loops together (0: no limit; default ",
+                      InterpreterOptions::kDefaultMaxIterations, ")"))
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option(
+         "--time-limit", o.time_limit,
+         absl::StrCat("Stop a run after this many seconds of wall "
+                      "time, per module (0: no limit; default ",
+                      InterpreterOptions::kDefaultTimeLimitSeconds, ")"))
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--fill-elided-constants", o.fill_elided_constants,
                 "Fill elided constants {...} with deterministic values");
   cmd->add_flag("--same-inputs", o.same_inputs,
@@ -184,17 +197,14 @@ int RunRunCommand(const RunCommandOptions& options) {
   absl::StatusOr<Prepared> p = Prepare(options.input, o);
   if (!p.ok()) return ReportStatus(p.status());
   const Interpreter& interp = *p->interp;
-  absl::StatusOr<std::vector<std::vector<Value>>> inputs =
-      MakeInputs(interp, o);
+  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(*p, o);
   if (!inputs.ok()) return ReportStatus(inputs.status());
   auto t0 = std::chrono::steady_clock::now();
   RunStats stats;
   absl::StatusOr<std::vector<Value>> out = interp.Run(*inputs, &stats);
   const double secs = Seconds(t0);
   if (!out.ok()) {
-    return ReportStatus(absl::Status(
-        out.status().code(),
-        absl::StrCat(p->loaded.filename, ": ", out.status().message())));
+    return ReportStatus(LocateInFile(out.status(), p->loaded.filename));
   }
   std::printf(
       "module %s: %s, seed %llu%s\n", interp.module().name().c_str(),
@@ -252,23 +262,19 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
           pb[i].ToString(false), " in ", b->loaded.filename)));
     }
   }
-  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(ia, o);
+  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(*a, o);
   if (!inputs.ok()) return ReportStatus(inputs.status());
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Value>> ra = ia.Run(*inputs);
   const double sa = Seconds(t0);
   if (!ra.ok()) {
-    return ReportStatus(absl::Status(
-        ra.status().code(),
-        absl::StrCat(a->loaded.filename, ": ", ra.status().message())));
+    return ReportStatus(LocateInFile(ra.status(), a->loaded.filename));
   }
   t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Value>> rb = ib.Run(*inputs);
   const double sb = Seconds(t0);
   if (!rb.ok()) {
-    return ReportStatus(absl::Status(
-        rb.status().code(),
-        absl::StrCat(b->loaded.filename, ": ", rb.status().message())));
+    return ReportStatus(LocateInFile(rb.status(), b->loaded.filename));
   }
   std::printf("verify %s vs %s: %s, seed %llu\n", a->loaded.filename.c_str(),
               b->loaded.filename.c_str(), TopologyString(ia).c_str(),

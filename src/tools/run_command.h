@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 
+#include "interp/evaluator.h"
 #include "tools/cli_util.h"
 
 namespace hloverlap {
@@ -25,6 +26,10 @@ struct InterpCommandOptions {
   std::string inputs;        // --inputs=FILE (JSON)
   std::string memory_limit;  // --memory-limit (bytes, K/M/G suffix)
   int64_t threads = 0;       // --threads: devices computing at once
+  // --max-iterations (while-loop iterations per device, all loops) and
+  // --time-limit (seconds per module run); 0: none.
+  int64_t max_iterations = interp::InterpreterOptions::kDefaultMaxIterations;
+  double time_limit = interp::InterpreterOptions::kDefaultTimeLimitSeconds;
   bool fill_elided_constants = false;
   bool same_inputs = false;  // --same-inputs: one input for all devices
   bool verify = true;        // --no-verify

@@ -1,0 +1,192 @@
+// Text and JSON reports (see the header).
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+
+namespace hloverlap {
+namespace {
+
+std::string Ms(double us) { return absl::StrFormat("%.3f ms", us / 1000); }
+
+std::string Bytes(int64_t b) {
+  double v = static_cast<double>(b);
+  if (v >= 1024.0 * 1024 * 1024) {
+    return absl::StrFormat("%.2f GiB", v / (1024.0 * 1024 * 1024));
+  }
+  if (v >= 1024.0 * 1024)
+    return absl::StrFormat("%.2f MiB", v / (1024.0 * 1024));
+  if (v >= 1024.0) return absl::StrFormat("%.1f KiB", v / 1024.0);
+  return absl::StrFormat("%d B", b);
+}
+
+// A time on a grid of 1e-6 us, so that figures equal but for rounding
+// (a loop summarized rather than replayed adds its iterations in another
+// order) sort as equal and keep their first-issue order.
+double SortKey(double us) {
+  return std::isnan(us) ? -INFINITY : std::round(us * 1e6);
+}
+
+std::vector<size_t> ByExposed(const SimResult& r) {
+  std::vector<size_t> order(r.collectives.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    double ea = SortKey(r.collectives[a].exposed_us);
+    double eb = SortKey(r.collectives[b].exposed_us);
+    if (ea != eb) return ea > eb;
+    return SortKey(r.collectives[a].time_us) >
+           SortKey(r.collectives[b].time_us);
+  });
+  return order;
+}
+
+}  // namespace
+
+std::string FormatSimText(const SimResult& r, int top) {
+  std::string out;
+  double step = r.step_time_us;
+  auto pct = [&](double v) { return step > 0 ? 100.0 * v / step : 0.0; };
+  absl::StrAppendFormat(&out, "GPU model:                %s\n", r.gpu);
+  absl::StrAppendFormat(&out, "step time:                %s\n", Ms(step));
+  absl::StrAppendFormat(&out,
+                        "compute:                  %s (%.1f%%), %d kernels\n",
+                        Ms(r.compute_us), pct(r.compute_us), r.kernels);
+  absl::StrAppendFormat(
+      &out,
+      "  compute-bound kernels:  %s (%.1f TFLOP, %.0f TFLOP/s achieved)\n"
+      "  memory-bound kernels:   %s (%.1f GB of HBM traffic in all "
+      "kernels)\n",
+      Ms(r.compute_bound_us), r.flops / 1e12,
+      r.compute_bound_us > 0 ? r.flops / r.compute_bound_us / 1e6 : 0.0,
+      Ms(r.memory_bound_us), r.hbm_bytes / 1e9);
+  absl::StrAppendFormat(&out, "communication:            %s (%.1f%%)\n",
+                        Ms(r.communication_us), pct(r.communication_us));
+  double hidden = r.communication_us - r.exposed_communication_us;
+  absl::StrAppendFormat(
+      &out,
+      "exposed communication:    %s (%.1f%% of step; %.1f%% of "
+      "communication hidden)\n",
+      Ms(r.exposed_communication_us), pct(r.exposed_communication_us),
+      r.communication_us > 0 ? 100.0 * hidden / r.communication_us : 100.0);
+  if (r.async_compute_us > 0) {
+    absl::StrAppendFormat(&out, "async compute:            %s (waited %s)\n",
+                          Ms(r.async_compute_us), Ms(r.async_compute_wait_us));
+  }
+  if (!r.unknown_trip_counts.empty()) {
+    absl::StrAppendFormat(&out, "unknown trip counts (run once): %s\n",
+                          absl::StrJoin(r.unknown_trip_counts, ", "));
+  }
+  if (r.extrapolated_iterations > 0) {
+    absl::StrAppendFormat(&out, "extrapolated iterations:  %d\n",
+                          r.extrapolated_iterations);
+  }
+  absl::StrAppendFormat(&out,
+                        "peak memory (liveness):   %s (%d bytes; "
+                        "parameters %s) at %s\n",
+                        Bytes(r.peak_memory_bytes), r.peak_memory_bytes,
+                        Bytes(r.parameter_bytes), r.peak_memory_at);
+  if (r.xla_memory_report_bytes >= 0) {
+    double diff =
+        static_cast<double>(r.peak_memory_bytes - r.xla_memory_report_bytes);
+    double x = static_cast<double>(r.xla_memory_report_bytes);
+    absl::StrAppendFormat(&out,
+                          "XLA buffer assignment:    %s; liveness peak - XLA "
+                          "= %+.3f GiB (%+.1f%%)\n",
+                          Bytes(r.xla_memory_report_bytes),
+                          diff / (1024.0 * 1024 * 1024),
+                          x > 0 ? 100.0 * diff / x : 0.0);
+  }
+  if (r.collectives.empty()) {
+    out += "\nno collectives\n";
+    return out;
+  }
+  out += "\ncollectives by exposed time:\n";
+  absl::StrAppendFormat(&out, "  %-28s %-15s %10s %6s %11s %11s  %s\n", "name",
+                        "kind", "bytes", "runs", "time ms", "exposed ms",
+                        "loop / source");
+  std::vector<size_t> order = ByExposed(r);
+  size_t shown = 0;
+  for (size_t idx : order) {
+    if (top > 0 && shown >= static_cast<size_t>(top)) {
+      absl::StrAppendFormat(&out, "  ... %d more\n", order.size() - shown);
+      break;
+    }
+    const SimCollective& c = r.collectives[idx];
+    std::string where = c.loop_path.empty() ? "(top level)" : c.loop_path;
+    if (!c.source.empty()) where += "  " + c.source;
+    absl::StrAppendFormat(&out, "  %-28s %-15s %10s %6d %11.3f %11.3f  %s\n",
+                          c.name, c.kind + (c.async ? "" : " (sync)"),
+                          Bytes(c.bytes), c.count, c.time_us / 1000,
+                          c.exposed_us / 1000, where);
+    ++shown;
+  }
+  return out;
+}
+
+std::string FormatSimJson(const SimResult& r) {
+  nlohmann::ordered_json j;
+  j["gpu"] = r.gpu;
+  j["step_time_ms"] = r.step_time_us / 1000;
+  j["compute_ms"] = r.compute_us / 1000;
+  j["compute_bound_ms"] = r.compute_bound_us / 1000;
+  j["memory_bound_ms"] = r.memory_bound_us / 1000;
+  j["tflop"] = r.flops / 1e12;
+  j["hbm_gb"] = r.hbm_bytes / 1e9;
+  j["communication_ms"] = r.communication_us / 1000;
+  j["exposed_communication_ms"] = r.exposed_communication_us / 1000;
+  j["async_compute_ms"] = r.async_compute_us / 1000;
+  j["async_compute_wait_ms"] = r.async_compute_wait_us / 1000;
+  j["kernels"] = r.kernels;
+  j["extrapolated_iterations"] = r.extrapolated_iterations;
+  j["unknown_trip_counts"] = r.unknown_trip_counts;
+  j["peak_memory_bytes"] = r.peak_memory_bytes;
+  j["peak_memory_at"] = r.peak_memory_at;
+  j["parameter_bytes"] = r.parameter_bytes;
+  if (r.xla_memory_report_bytes >= 0) {
+    j["xla_memory_report_bytes"] = r.xla_memory_report_bytes;
+    j["peak_memory_diff_bytes"] =
+        r.peak_memory_bytes - r.xla_memory_report_bytes;
+  }
+  nlohmann::ordered_json cs = nlohmann::ordered_json::array();
+  for (size_t idx : ByExposed(r)) {
+    const SimCollective& c = r.collectives[idx];
+    nlohmann::ordered_json e;
+    e["name"] = c.name;
+    e["kind"] = c.kind;
+    e["async"] = c.async;
+    e["bytes"] = c.bytes;
+    e["group_size"] = c.group_size;
+    e["count"] = c.count;
+    e["time_ms"] = c.time_us / 1000;
+    e["exposed_ms"] = c.exposed_us / 1000;
+    e["computation"] = c.computation;
+    e["loop_path"] = c.loop_path;
+    e["source"] = c.source;
+    cs.push_back(std::move(e));
+  }
+  j["collectives"] = std::move(cs);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+int64_t ParseMemoryReportTotalBytes(std::string_view report) {
+  size_t pos = report.find("Total bytes:");
+  if (pos == std::string_view::npos) return -1;
+  pos += 12;
+  while (pos < report.size() && report[pos] == ' ') ++pos;
+  int64_t v = 0;
+  bool any = false;
+  while (pos < report.size() && report[pos] >= '0' && report[pos] <= '9') {
+    if (v > (INT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (report[pos] - '0');
+    ++pos;
+    any = true;
+  }
+  return any ? v : -1;
+}
+
+}  // namespace hloverlap

@@ -1,0 +1,928 @@
+// Timeline simulation (see the header).
+#include "sim/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/gpu_cost_model.h"
+#include "hlo/computation.h"
+#include "hlo/instruction.h"
+#include "sim/collectives.h"
+#include "sim/simulator.h"
+
+namespace hloverlap {
+namespace {
+
+// Nesting depth of control flow followed (the IR has no recursion; deep
+// generated nests should not blow the stack).
+constexpr int kMaxDepth = 64;
+// Trace events kept at most (a huge expanded loop still gives a trace).
+constexpr size_t kMaxEvents = 4'000'000;
+// Trace events copied from a simulated iteration or loop into the spans
+// that repeat it, at most; beyond, such a span is one summarized slice.
+constexpr size_t kMaxCopiedEvents = 1'000'000;
+
+// What one scheduled instruction does on the timeline.
+enum class StepKind {
+  kNop,
+  kKernel,           // compute stream, `duration`
+  kSyncCollective,   // compute stream, waits for the collective stream
+  kCollectiveStart,  // collective stream, `duration`
+  kAsyncStart,       // async compute stream, `duration`
+  kDone,             // waits for `start`
+  kWhile,
+  kCall,         // callees run in order
+  kConditional,  // the most expensive branch
+};
+
+struct Step {
+  const Instruction* instr = nullptr;
+  StepKind kind = StepKind::kNop;
+  double duration = 0;
+  const Instruction* start = nullptr;   // kDone
+  int64_t trip_count = 1;               // kWhile
+  const Computation* callee = nullptr;  // kConditional: chosen branch
+  int64_t collective = -1;    // index into SimResult::collectives, lazily
+  bool memory_bound = false;  // kKernel: bytes, not FLOPs, set the time
+  double flops = 0;           // kKernel
+  double bytes = 0;           // kKernel
+};
+
+struct Pending {
+  double end = 0;
+  int64_t collective = -1;  // -1: async compute
+  int64_t event = -1;       // trace event of the collective / async op
+};
+
+// a + b for a count extrapolated in double, saturated (no overflow on
+// absurd trip counts).
+int64_t SatAdd(int64_t a, double b) {
+  double r = static_cast<double>(a) + b;
+  if (!(r < 9.2e18)) return INT64_MAX;
+  if (r < 0) return 0;
+  return static_cast<int64_t>(r);
+}
+
+std::string LoopLabel(const Instruction& w, int64_t trips) {
+  return absl::StrCat(w.name(), " x", trips);
+}
+
+// The start a -done (send-done, recv-done) waits for.
+const Instruction* DoneStart(const Instruction& done) {
+  const Instruction* start =
+      done.operand_count() > 0 ? done.operand(0) : nullptr;
+  while (start != nullptr && start->opcode() == Opcode::kAsyncUpdate &&
+         start->operand_count() > 0) {
+    start = start->operand(0);
+  }
+  return start;
+}
+
+// The additive figures of the timeline (SimResult's while simulating).
+struct Totals {
+  double compute = 0;
+  double compute_bound = 0;
+  double memory_bound = 0;
+  double flops = 0;
+  double hbm_bytes = 0;
+  double communication = 0;
+  double exposed = 0;
+  double async_compute = 0;
+  double async_wait = 0;
+  int64_t kernels = 0;
+  int64_t extrapolated = 0;
+  int64_t iterations = 0;  // loop iterations run (simulated or not)
+
+  // *this += k * d (counts saturated).
+  void Add(const Totals& d, double k) {
+    compute += k * d.compute;
+    compute_bound += k * d.compute_bound;
+    memory_bound += k * d.memory_bound;
+    flops += k * d.flops;
+    hbm_bytes += k * d.hbm_bytes;
+    communication += k * d.communication;
+    exposed += k * d.exposed;
+    async_compute += k * d.async_compute;
+    async_wait += k * d.async_wait;
+    kernels = SatAdd(kernels, k * static_cast<double>(d.kernels));
+    extrapolated =
+        SatAdd(extrapolated, k * static_cast<double>(d.extrapolated));
+    iterations = SatAdd(iterations, k * static_cast<double>(d.iterations));
+  }
+  Totals Minus(const Totals& b) const {
+    Totals d;
+    d.compute = compute - b.compute;
+    d.compute_bound = compute_bound - b.compute_bound;
+    d.memory_bound = memory_bound - b.memory_bound;
+    d.flops = flops - b.flops;
+    d.hbm_bytes = hbm_bytes - b.hbm_bytes;
+    d.communication = communication - b.communication;
+    d.exposed = exposed - b.exposed;
+    d.async_compute = async_compute - b.async_compute;
+    d.async_wait = async_wait - b.async_wait;
+    d.kernels = kernels - b.kernels;
+    d.extrapolated = extrapolated - b.extrapolated;
+    d.iterations = iterations - b.iterations;
+    return d;
+  }
+};
+
+// What a run of a computation (everything it may run, transitively) reads
+// of the timeline's state besides the compute stream's time.
+struct Reads {
+  bool collective_stream = false;  // issues collectives
+  bool async_stream = false;       // issues async compute
+  // A -done whose start is not before it in its computation's schedule
+  // (not in valid IR): it may wait for a start of an earlier run, so equal
+  // stream states do not make runs equal.
+  bool stale_pending = false;
+
+  void Merge(const Reads& o) {
+    collective_stream = collective_stream || o.collective_stream;
+    async_stream = async_stream || o.async_stream;
+    stale_pending = stale_pending || o.stale_pending;
+  }
+};
+
+// A run (a loop, a call, one iteration) and the state it starts from: the
+// free times of the streams it reads relative to the compute stream's time,
+// clamped at 0 (a stream free in the past is free now), 0 for a stream it
+// does not read. Every step is translation-invariant in time, so two runs
+// of one unit from equal states do the same thing shifted in time.
+struct StateKey {
+  const Instruction* unit = nullptr;
+  double collective_free = 0;
+  double async_free = 0;
+
+  bool operator==(const StateKey& o) const {
+    return unit == o.unit && collective_free == o.collective_free &&
+           async_free == o.async_free;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const StateKey& k) {
+    return H::combine(std::move(h), k.unit, k.collective_free, k.async_free);
+  }
+};
+
+struct CollectiveDelta {
+  int64_t index = 0;
+  int64_t count = 0;
+  double time_us = 0;
+  double exposed_us = 0;
+};
+
+// What one run did, relative to its start.
+struct Effect {
+  double dt = 0;  // compute-stream time
+  // Stream free times: their change, and at the end relative to the start
+  // time of the compute stream.
+  double collective_free_delta = 0;
+  double async_free_delta = 0;
+  double collective_free_end = 0;
+  double async_free_end = 0;
+  Totals totals;
+  std::vector<CollectiveDelta> collectives;  // those it ran or waited for
+  // Its trace events [event_begin, event_end), starting at event_t0 at
+  // loop depth event_depth; event_begin = -1 if some were not kept.
+  int64_t event_begin = -1;
+  int64_t event_end = -1;
+  double event_t0 = 0;
+  int event_depth = 0;
+};
+
+class Simulator {
+ public:
+  Simulator(const Module& module, const SimOptions& options)
+      : module_(module),
+        options_(options),
+        model_(options.spec, options.table) {}
+
+  SimResult Run() {
+    result_.gpu = options_.spec.name;
+    RunComputation(*module_.entry(), 0);
+    double end = std::max({t_, coll_free_, async_free_});
+    result_.step_time_us = end;
+    result_.compute_us = totals_.compute;
+    result_.compute_bound_us = totals_.compute_bound;
+    result_.memory_bound_us = totals_.memory_bound;
+    result_.flops = totals_.flops;
+    result_.hbm_bytes = totals_.hbm_bytes;
+    result_.communication_us = totals_.communication;
+    result_.exposed_communication_us = totals_.exposed;
+    result_.async_compute_us = totals_.async_compute;
+    result_.async_compute_wait_us = totals_.async_wait;
+    result_.kernels = totals_.kernels;
+    result_.extrapolated_iterations = totals_.extrapolated;
+    result_.summarized_iterations = std::max<int64_t>(
+        0, totals_.iterations - simulated_iterations_ - totals_.extrapolated);
+    return std::move(result_);
+  }
+
+ private:
+  int64_t DefaultDevices() const {
+    if (options_.devices > 0) return options_.devices;
+    return std::max<int64_t>(1,
+                             module_.num_partitions() *
+                                 std::max<int64_t>(1, module_.replica_count()));
+  }
+
+  // The collective's info with the --devices override for "all devices"
+  // groups.
+  std::optional<CollectiveInfo> Info(const Instruction& instr) const {
+    std::optional<CollectiveInfo> info = GpuCostModel::GetCollectiveInfo(instr);
+    if (!info.has_value()) return info;
+    const Instruction* coll = WrappedCollective(instr);
+    if (info->opcode != Opcode::kCollectivePermute &&
+        !coll->attrs().replica_groups->GroupSize().has_value()) {
+      info->group_size = DefaultDevices();
+    }
+    return info;
+  }
+
+  int64_t CollectiveIndex(Step& step) {
+    if (step.collective >= 0) return step.collective;
+    const Instruction& instr = *step.instr;
+    SimCollective c;
+    c.name = instr.name();
+    c.computation = instr.parent() != nullptr ? instr.parent()->name() : "";
+    c.async = step.kind == StepKind::kCollectiveStart;
+    std::optional<CollectiveInfo> info = Info(instr);
+    if (info.has_value()) {
+      c.kind = CollectiveKindName(info->opcode);
+      c.bytes = info->bytes;
+      c.group_size = info->group_size;
+    } else {
+      c.kind = instr.opcode() == Opcode::kRecv ? "recv" : "collective";
+    }
+    for (size_t i = 0; i < loop_stack_.size(); ++i) {
+      if (i > 0) c.loop_path += " > ";
+      c.loop_path += loop_stack_[i];
+    }
+    SourceLocation loc = module_.GetSourceLocation(instr.metadata());
+    if (loc.known()) {
+      c.source = absl::StrCat(loc.file, ":", loc.line);
+    } else if (!instr.metadata().op_name.empty()) {
+      c.source = instr.metadata().op_name;
+    }
+    step.collective = static_cast<int64_t>(result_.collectives.size());
+    result_.collectives.push_back(std::move(c));
+    touched_.push_back(0);
+    seen_.push_back(0);
+    return step.collective;
+  }
+
+  // What `instr` does on the timeline; kKernel: a kernel if it costs
+  // anything.
+  StepKind Kind(const Instruction& instr) const {
+    Opcode op = instr.opcode();
+    if (IsAsyncDone(op) || op == Opcode::kSendDone || op == Opcode::kRecvDone) {
+      return StepKind::kDone;
+    }
+    if (op == Opcode::kAsyncUpdate) return StepKind::kNop;
+    if (IsAsyncStart(op) || op == Opcode::kSend || op == Opcode::kRecv) {
+      return op == Opcode::kRecv || Info(instr).has_value()
+                 ? StepKind::kCollectiveStart
+                 : StepKind::kAsyncStart;
+    }
+    if (IsCollective(op)) return StepKind::kSyncCollective;
+    switch (op) {
+      case Opcode::kWhile:
+        return instr.called_computations().size() < 2 ? StepKind::kNop
+                                                      : StepKind::kWhile;
+      case Opcode::kCall:
+        return StepKind::kCall;
+      case Opcode::kConditional:
+        return StepKind::kConditional;
+      default:
+        return StepKind::kKernel;
+    }
+  }
+
+  Step MakeStep(const Instruction& instr) {
+    Step s;
+    s.instr = &instr;
+    s.kind = Kind(instr);
+    switch (s.kind) {
+      case StepKind::kNop:
+      case StepKind::kCall:
+        return s;
+      case StepKind::kDone:
+        s.start = DoneStart(instr);
+        return s;
+      case StepKind::kCollectiveStart: {
+        std::optional<CollectiveInfo> info = Info(instr);
+        s.duration = info.has_value() ? model_.CollectiveTimeUs(*info)
+                                      : model_.AsyncLatencyUs(instr);
+        return s;
+      }
+      case StepKind::kAsyncStart:
+        s.duration = AsyncComputeTime(instr);
+        return s;
+      case StepKind::kSyncCollective: {
+        std::optional<CollectiveInfo> info = Info(instr);
+        s.duration = info.has_value() ? model_.CollectiveTimeUs(*info) : 0;
+        return s;
+      }
+      case StepKind::kWhile:
+        s.trip_count = SimLoopTripCount(instr, result_);
+        return s;
+      case StepKind::kConditional: {
+        double best = -1;
+        for (const Computation* c : instr.called_computations()) {
+          double t = model_.ComputationTimeUs(*c);
+          if (t > best) {
+            best = t;
+            s.callee = c;
+          }
+        }
+        return s;
+      }
+      case StepKind::kKernel:
+        break;
+    }
+    OpCost cost = model_.Cost(instr);
+    s.kind = StepKind::kNop;
+    if (cost.kernels > 0 || cost.time_us > 0) {
+      s.kind = StepKind::kKernel;
+      s.duration = KernelTime(cost);
+      s.memory_bound = cost.memory_us >= cost.compute_us;
+      s.flops = cost.flops;
+      s.bytes = cost.bytes;
+    }
+    return s;
+  }
+
+  // The roofline with the achieved-vs-ideal factors of SimOptions.
+  double KernelTime(const OpCost& c) const {
+    if (c.kernels <= 0) return c.time_us;  // not a kernel (callee time)
+    double compute = c.compute_us / options_.compute_efficiency;
+    double memory = c.memory_us / options_.memory_efficiency;
+    return static_cast<double>(c.kernels) *
+               (options_.spec.kernel_launch_us + options_.kernel_overhead_us) +
+           std::max(compute, memory);
+  }
+
+  // Async compute: the wrapped computation's kernels; copy-start: a copy.
+  double AsyncComputeTime(const Instruction& start) {
+    if (start.opcode() != Opcode::kAsyncStart || start.to_apply() == nullptr) {
+      return model_.AsyncLatencyUs(start);
+    }
+    double t = 0;
+    for (const auto& i : start.to_apply()->instructions()) {
+      t += KernelTime(model_.Cost(*i));
+    }
+    return t;
+  }
+
+  std::vector<Step>& Steps(const Computation& c) {
+    auto it = steps_.find(&c);
+    if (it != steps_.end()) return *it->second;
+    std::vector<Step> steps;
+    steps.reserve(c.instructions().size());
+    for (const auto& i : c.instructions()) {
+      Step s = MakeStep(*i);
+      if (s.kind != StepKind::kNop) steps.push_back(s);
+    }
+    // Boxed: the vector must stay put while nested computations add theirs.
+    return *steps_
+                .emplace(&c,
+                         std::make_unique<std::vector<Step>>(std::move(steps)))
+                .first->second;
+  }
+
+  // What runs of `c` read (static: every branch, every callee), memoized.
+  // Past kMaxDepth (or on a cycle, not in valid IR) it assumes every
+  // stream is read, which only makes states more specific.
+  const Reads& ReadsOf(const Computation& c, int depth) {
+    auto it = reads_.find(&c);
+    if (it != reads_.end()) return it->second;
+    static const Reads kAll{true, true, false};
+    if (depth > kMaxDepth) return kAll;
+    reads_[&c] = kAll;
+    Reads r;
+    absl::flat_hash_set<const Instruction*> started;
+    for (const auto& i : c.instructions()) {
+      switch (Kind(*i)) {
+        case StepKind::kSyncCollective:
+          r.collective_stream = true;
+          break;
+        case StepKind::kCollectiveStart:
+          r.collective_stream = true;
+          started.insert(i.get());
+          break;
+        case StepKind::kAsyncStart:
+          r.async_stream = true;
+          started.insert(i.get());
+          break;
+        case StepKind::kDone: {
+          const Instruction* start = DoneStart(*i);
+          if (start != nullptr && !started.contains(start)) {
+            StepKind k = Kind(*start);
+            if (k == StepKind::kCollectiveStart || k == StepKind::kAsyncStart) {
+              r.stale_pending = true;
+            }
+          }
+          break;
+        }
+        case StepKind::kWhile:
+        case StepKind::kCall:
+        case StepKind::kConditional:
+          for (const Computation* callee : i->called_computations()) {
+            r.Merge(ReadsOf(*callee, depth + 1));
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    return reads_[&c] = r;
+  }
+
+  // The state of `unit` now. Free times are differences of absolute times
+  // whose rounding depends on how far the timeline is (a few ulps of the
+  // time reached), so they are rounded to a power of two well above that
+  // noise (1e-9 us, or 9e-13 of the time reached): states equal but for
+  // rounding compare equal. Runs from states that differ by d differ by at
+  // most d in every time (each step is a max or a sum of times).
+  StateKey KeyOf(const Instruction* unit, const Reads& r) const {
+    StateKey k;
+    k.unit = unit;
+    double q = std::exp2(
+        std::ceil(std::log2(std::max(0x1p-30, std::abs(t_) * 0x1p-40))));
+    auto rel = [&](double free) {
+      double d = free - t_;
+      return d > 0 ? std::round(d / q) * q : 0.0;
+    };
+    if (r.collective_stream) k.collective_free = rel(coll_free_);
+    if (r.async_stream) k.async_free = rel(async_free_);
+    return k;
+  }
+
+  bool OverBudget() const { return steps_run_ > options_.max_simulated_steps; }
+
+  // --- Recording runs -------------------------------------------------------
+  //
+  // Begin() marks the state; End() turns what happened since into an
+  // Effect. Recordings nest. The per-collective figures a run changed are
+  // found through a journal: the first time a collective changes after the
+  // latest Begin(), its figures before are appended (so for every open
+  // recording, the first entry of a collective in its part of the journal
+  // holds the figures at its start).
+  struct Mark {
+    double t = 0;
+    double collective_free = 0;
+    double async_free = 0;
+    Totals totals;
+    size_t journal = 0;
+    size_t events = 0;
+    int64_t dropped = 0;
+    int depth = 0;
+  };
+  struct JournalEntry {
+    int64_t index = 0;
+    int64_t count = 0;
+    double time_us = 0;
+    double exposed_us = 0;
+  };
+
+  Mark Begin() {
+    ++stamp_;
+    ++open_;
+    Mark m;
+    m.t = t_;
+    m.collective_free = coll_free_;
+    m.async_free = async_free_;
+    m.totals = totals_;
+    m.journal = journal_.size();
+    m.events = result_.events.size();
+    m.dropped = dropped_events_;
+    m.depth = static_cast<int>(loop_stack_.size());
+    return m;
+  }
+
+  // Ends the latest recording without its effect.
+  void Close() {
+    if (--open_ == 0) journal_.clear();
+  }
+
+  Effect End(const Mark& m) {
+    Effect e;
+    e.dt = t_ - m.t;
+    e.collective_free_delta = coll_free_ - m.collective_free;
+    e.async_free_delta = async_free_ - m.async_free;
+    e.collective_free_end = coll_free_ - m.t;
+    e.async_free_end = async_free_ - m.t;
+    e.totals = totals_.Minus(m.totals);
+    // The first entry of each collective; the rest are dropped (an
+    // enclosing recording needs only the first either), so that nested
+    // recordings do not rescan what their inner ones journaled.
+    ++seen_stamp_;
+    size_t kept = m.journal;
+    for (size_t j = m.journal; j < journal_.size(); ++j) {
+      const JournalEntry before = journal_[j];
+      if (seen_[before.index] == seen_stamp_) continue;
+      seen_[before.index] = seen_stamp_;
+      journal_[kept++] = before;
+      const SimCollective& c = result_.collectives[before.index];
+      e.collectives.push_back({before.index, c.count - before.count,
+                               c.time_us - before.time_us,
+                               c.exposed_us - before.exposed_us});
+    }
+    journal_.resize(kept);
+    if (options_.record_trace && dropped_events_ == m.dropped) {
+      e.event_begin = static_cast<int64_t>(m.events);
+      e.event_end = static_cast<int64_t>(result_.events.size());
+      e.event_t0 = m.t;
+      e.event_depth = m.depth;
+    }
+    Close();
+    return e;
+  }
+
+  // Collective `ci` is about to change.
+  SimCollective& Touch(int64_t ci) {
+    if (open_ > 0 && touched_[ci] != stamp_) {
+      touched_[ci] = stamp_;
+      const SimCollective& c = result_.collectives[ci];
+      journal_.push_back({ci, c.count, c.time_us, c.exposed_us});
+    }
+    return result_.collectives[ci];
+  }
+
+  // Does `e` again, `k` times in a row from the current state. `relative`:
+  // from a state equal to the one `e` was recorded from (so is the state
+  // each repetition ends in: the stream free times `r` reads end where they
+  // did relative to the last repetition's start; exact); otherwise the
+  // streams advance by `e`'s change per repetition (an estimate).
+  void Apply(const Effect& e, double k, bool relative, const Reads& r) {
+    double last = t_ + (k - 1) * e.dt;
+    t_ += k * e.dt;
+    if (relative) {
+      if (r.collective_stream) coll_free_ = last + e.collective_free_end;
+      if (r.async_stream) async_free_ = last + e.async_free_end;
+    } else {
+      coll_free_ += k * e.collective_free_delta;
+      async_free_ += k * e.async_free_delta;
+    }
+    totals_.Add(e.totals, k);
+    for (const CollectiveDelta& d : e.collectives) {
+      SimCollective& c = Touch(d.index);
+      c.count = SatAdd(c.count, k * static_cast<double>(d.count));
+      c.time_us += k * d.time_us;
+      c.exposed_us += k * d.exposed_us;
+    }
+  }
+
+  // Appends a copy of `e`'s trace events moved to start at `t0` (the first
+  // renamed to `first_name` unless empty); false (nothing appended) if
+  // they were not all kept or the copy budget is spent.
+  bool CopyEvents(const Effect& e, double t0, const std::string& first_name) {
+    if (e.event_begin < 0) return false;
+    size_t n = static_cast<size_t>(e.event_end - e.event_begin);
+    if (result_.events.size() + n > kMaxCopiedEvents) return false;
+    double shift = t0 - e.event_t0;
+    int depth_shift = static_cast<int>(loop_stack_.size()) - e.event_depth;
+    result_.events.reserve(result_.events.size() + n);
+    for (size_t j = 0; j < n; ++j) {
+      SimEvent ev = result_.events[e.event_begin + j];
+      ev.start_us += shift;
+      if (ev.issue_us >= 0) ev.issue_us += shift;
+      if (ev.done_us >= 0) ev.done_us += shift;
+      ev.depth += depth_shift;
+      if (j == 0 && !first_name.empty()) ev.name = first_name;
+      result_.events.push_back(std::move(ev));
+    }
+    return true;
+  }
+
+  int64_t AddEvent(SimEvent::Track track, const std::string& name,
+                   const char* category, double start, double duration) {
+    if (!options_.record_trace) return -1;
+    if (result_.events.size() >= kMaxEvents) {
+      ++dropped_events_;
+      return -1;
+    }
+    SimEvent e;
+    e.track = track;
+    e.name = name;
+    e.category = category;
+    e.start_us = start;
+    e.duration_us = duration;
+    e.depth = static_cast<int>(loop_stack_.size());
+    result_.events.push_back(std::move(e));
+    return static_cast<int64_t>(result_.events.size()) - 1;
+  }
+
+  void Wait(const Step& step) {
+    auto it = pending_.find(step.start);
+    if (it == pending_.end()) return;
+    Pending p = it->second;
+    pending_.erase(it);
+    double wait = std::max(0.0, p.end - t_);
+    if (wait > 0) {
+      if (p.collective >= 0) {
+        totals_.exposed += wait;
+        Touch(p.collective).exposed_us += wait;
+      } else {
+        totals_.async_wait += wait;
+      }
+      AddEvent(SimEvent::Track::kCompute,
+               absl::StrCat("wait ", step.instr->name()), "wait", t_, wait);
+      t_ = p.end;
+    }
+    if (p.event >= 0) {
+      result_.events[p.event].done_us = t_;
+      result_.events[p.event].exposed_us = wait;
+    }
+  }
+
+  void RunComputation(const Computation& c, int depth) {
+    if (depth > kMaxDepth) return;
+    std::vector<Step>& steps = Steps(c);
+    steps_run_ += static_cast<int64_t>(steps.size());
+    for (size_t k = 0; k < steps.size(); ++k) {
+      Step& s = steps[k];
+      switch (s.kind) {
+        case StepKind::kNop:
+          break;
+        case StepKind::kKernel:
+          AddEvent(SimEvent::Track::kCompute, s.instr->name(), "kernel", t_,
+                   s.duration);
+          t_ += s.duration;
+          totals_.compute += s.duration;
+          totals_.kernels = SatAdd(totals_.kernels, 1);
+          (s.memory_bound ? totals_.memory_bound : totals_.compute_bound) +=
+              s.duration;
+          totals_.flops += s.flops;
+          totals_.hbm_bytes += s.bytes;
+          break;
+        case StepKind::kSyncCollective: {
+          int64_t ci = CollectiveIndex(s);
+          double start = std::max(t_, coll_free_);
+          double end = start + s.duration;
+          SimCollective& col = Touch(ci);
+          col.count = SatAdd(col.count, 1);
+          col.time_us += s.duration;
+          col.exposed_us += end - t_;
+          totals_.communication += s.duration;
+          totals_.exposed += end - t_;
+          int64_t ev = AddEvent(SimEvent::Track::kCollective, s.instr->name(),
+                                "collective", start, s.duration);
+          if (ev >= 0) {
+            result_.events[ev].collective = ci;
+            result_.events[ev].issue_us = t_;
+            result_.events[ev].done_us = end;
+            result_.events[ev].exposed_us = end - t_;
+          }
+          AddEvent(SimEvent::Track::kCompute, s.instr->name(),
+                   "sync-collective", t_, end - t_);
+          t_ = end;
+          coll_free_ = end;
+          break;
+        }
+        case StepKind::kCollectiveStart: {
+          int64_t ci = CollectiveIndex(s);
+          double start = std::max(t_, coll_free_);
+          double end = start + s.duration;
+          coll_free_ = end;
+          SimCollective& col = Touch(ci);
+          col.count = SatAdd(col.count, 1);
+          col.time_us += s.duration;
+          totals_.communication += s.duration;
+          int64_t ev = AddEvent(SimEvent::Track::kCollective, s.instr->name(),
+                                "collective", start, s.duration);
+          if (ev >= 0) {
+            result_.events[ev].collective = ci;
+            result_.events[ev].issue_us = t_;
+          }
+          pending_[s.instr] = Pending{end, ci, ev};
+          break;
+        }
+        case StepKind::kAsyncStart: {
+          double start = std::max(t_, async_free_);
+          double end = start + s.duration;
+          async_free_ = end;
+          totals_.async_compute += s.duration;
+          int64_t ev = AddEvent(SimEvent::Track::kAsyncCompute, s.instr->name(),
+                                "async", start, s.duration);
+          if (ev >= 0) result_.events[ev].issue_us = t_;
+          pending_[s.instr] = Pending{end, -1, ev};
+          // What the compute stream loses to it (shared HBM / SMs).
+          double lost = options_.async_compute_contention * s.duration;
+          if (lost > 0) {
+            AddEvent(SimEvent::Track::kCompute,
+                     absl::StrCat("contention ", s.instr->name()), "contention",
+                     t_, lost);
+            t_ += lost;
+            totals_.compute += lost;
+          }
+          break;
+        }
+        case StepKind::kDone:
+          Wait(s);
+          break;
+        case StepKind::kWhile:
+          RunWhile(s, depth);
+          break;
+        case StepKind::kCall:
+        case StepKind::kConditional:
+          RunCallees(s, depth);
+          break;
+      }
+    }
+  }
+
+  // A call (its callees in order) or a conditional (the chosen branch),
+  // memoized per state.
+  void RunCallees(const Step& s, int depth) {
+    std::vector<const Computation*> callees;
+    if (s.kind == StepKind::kCall) {
+      callees.assign(s.instr->called_computations().begin(),
+                     s.instr->called_computations().end());
+    } else if (s.callee != nullptr) {
+      callees.push_back(s.callee);
+    }
+    Reads r;
+    for (const Computation* c : callees) r.Merge(ReadsOf(*c, depth + 1));
+    bool memoize = options_.summarize && (!r.stale_pending || OverBudget());
+    StateKey key = KeyOf(s.instr, r);
+    if (memoize) {
+      auto it = memo_.find(key);
+      if (it != memo_.end()) {
+        double t0 = t_;
+        Apply(it->second, 1, /*relative=*/true, r);
+        if (options_.record_trace && !CopyEvents(it->second, t0, "") &&
+            t_ > t0) {
+          AddEvent(SimEvent::Track::kCompute,
+                   absl::StrCat(s.instr->name(), " (summarized)"), "call", t0,
+                   t_ - t0);
+        }
+        return;
+      }
+    }
+    Mark m = Begin();
+    for (const Computation* c : callees) RunComputation(*c, depth + 1);
+    Effect e = End(m);
+    if (memoize) memo_.emplace(key, std::move(e));
+  }
+
+  // A while loop: its iterations are simulated until one starts from the
+  // state the previous one started from (a steady state: every further
+  // iteration repeats it, so they are summarized as that many repetitions),
+  // or max_expanded_iterations ran, or the step budget is spent (then the
+  // rest is extrapolated from the last iteration). The whole loop is
+  // memoized per entry state, so an inner loop reached again from an equal
+  // state costs one lookup whatever its nesting.
+  void RunWhile(const Step& s, int depth) {
+    const Instruction& w = *s.instr;
+    const Computation& cond = *w.while_condition();
+    const Computation& body = *w.while_body();
+    const int64_t n = s.trip_count;
+    Reads r = ReadsOf(cond, depth + 1);
+    r.Merge(ReadsOf(body, depth + 1));
+    const bool exact = options_.summarize && !r.stale_pending;
+    const bool memoize = options_.summarize && (exact || OverBudget());
+    const StateKey key = KeyOf(&w, r);
+    const std::string label = LoopLabel(w, n);
+    if (memoize) {
+      auto it = memo_.find(key);
+      if (it != memo_.end()) {
+        ReplayLoop(w, n, label, it->second, r);
+        return;
+      }
+    }
+    Mark whole = Begin();
+    double loop_start = t_;
+    int64_t loop_event =
+        AddEvent(SimEvent::Track::kCompute, label, "loop", t_, 0);
+    loop_stack_.push_back(label);
+    const int64_t cap = std::max<int64_t>(1, options_.max_expanded_iterations);
+    std::optional<Mark> last;  // the previous iteration's start
+    StateKey last_key;
+    for (int64_t i = 0; i < n; ++i) {
+      StateKey k = KeyOf(&w, r);
+      if (last.has_value()) {
+        bool steady = exact && k == last_key;
+        if (steady || i >= cap || OverBudget()) {
+          Effect e = End(*last);
+          last.reset();
+          Repeat(w, e, i, n, steady, r);
+          break;
+        }
+        Close();
+      }
+      last = Begin();
+      last_key = k;
+      totals_.iterations = SatAdd(totals_.iterations, 1);
+      ++simulated_iterations_;
+      double it_start = t_;
+      int64_t it_event =
+          AddEvent(SimEvent::Track::kCompute, absl::StrCat(w.name(), " #", i),
+                   "iteration", t_, 0);
+      RunComputation(cond, depth + 1);
+      RunComputation(body, depth + 1);
+      if (it_event >= 0) result_.events[it_event].duration_us = t_ - it_start;
+    }
+    if (last.has_value()) Close();
+    RunComputation(cond, depth + 1);  // the exit test
+    loop_stack_.pop_back();
+    if (loop_event >= 0) {
+      result_.events[loop_event].duration_us = t_ - loop_start;
+    }
+    Effect e = End(whole);
+    if (memoize) memo_.emplace(key, std::move(e));
+  }
+
+  // Iterations i..n-1 of `w` as repetitions of the last simulated one
+  // (`e`): exactly so when `steady`, else extrapolated. In the trace they
+  // are copies of it up to max_expanded_iterations (steady only), then one
+  // slice.
+  void Repeat(const Instruction& w, const Effect& e, int64_t i, int64_t n,
+              bool steady, const Reads& r) {
+    const double t0 = t_;
+    const int64_t k = n - i;
+    Apply(e, static_cast<double>(k), /*relative=*/steady, r);
+    if (!steady) {  // every iteration in them is an estimate
+      totals_.extrapolated = SatAdd(
+          totals_.extrapolated,
+          static_cast<double>(k) *
+              static_cast<double>(e.totals.iterations - e.totals.extrapolated));
+    }
+    if (!options_.record_trace) return;
+    int64_t j = i;
+    if (steady) {
+      int64_t shown = std::min<int64_t>(
+          n, std::max<int64_t>(1, options_.max_expanded_iterations));
+      for (; j < shown; ++j) {
+        double at = t0 + static_cast<double>(j - i) * e.dt;
+        if (!CopyEvents(e, at, absl::StrCat(w.name(), " #", j))) break;
+      }
+    }
+    if (j < n) {
+      double at = t0 + static_cast<double>(j - i) * e.dt;
+      AddEvent(SimEvent::Track::kCompute,
+               absl::StrCat(w.name(), " #", j, "..#", n - 1,
+                            steady ? " (summarized)" : " (extrapolated)"),
+               "iteration", at, t_ - at);
+    }
+  }
+
+  // `w` again from a state equal to the one `e` was recorded from.
+  void ReplayLoop(const Instruction& w, int64_t n, const std::string& label,
+                  const Effect& e, const Reads& r) {
+    const double t0 = t_;
+    Apply(e, 1, /*relative=*/true, r);
+    if (!options_.record_trace || CopyEvents(e, t0, "")) return;
+    AddEvent(SimEvent::Track::kCompute, label, "loop", t0, t_ - t0);
+    if (n > 0) {
+      loop_stack_.push_back(label);
+      AddEvent(SimEvent::Track::kCompute,
+               absl::StrCat(w.name(), " #0..#", n - 1, " (summarized)"),
+               "iteration", t0, t_ - t0);
+      loop_stack_.pop_back();
+    }
+  }
+
+  const Module& module_;
+  const SimOptions& options_;
+  GpuCostModel model_;
+  SimResult result_;
+  Totals totals_;
+  double t_ = 0;
+  double coll_free_ = 0;
+  double async_free_ = 0;
+  int64_t steps_run_ = 0;
+  int64_t simulated_iterations_ = 0;
+  int64_t dropped_events_ = 0;
+  std::vector<std::string> loop_stack_;
+  absl::flat_hash_map<const Instruction*, Pending> pending_;
+  absl::flat_hash_map<const Computation*, std::unique_ptr<std::vector<Step>>>
+      steps_;
+  absl::flat_hash_map<const Computation*, Reads> reads_;
+  absl::flat_hash_map<StateKey, Effect> memo_;
+  // Recordings: open ones, the journal, and per collective the stamp of
+  // its last journal entry / of the last End() that counted it.
+  int open_ = 0;
+  uint64_t stamp_ = 0;
+  uint64_t seen_stamp_ = 0;
+  std::vector<JournalEntry> journal_;
+  std::vector<uint64_t> touched_;
+  std::vector<uint64_t> seen_;
+};
+
+}  // namespace
+
+SimResult SimulateTimeline(const Module& module, const SimOptions& options) {
+  return Simulator(module, options).Run();
+}
+
+}  // namespace hloverlap

@@ -1,7 +1,7 @@
 // The cold `hloverlap opt` command, as a user pays for it: a new process
 // that reads, parses, verifies and prints one module.
 //
-//   cold_opt_bench [--reps=21] [--hloverlap=PATH] [--output=PATH]
+//   cold_opt_bench [--reps=21] [--hloverlap=PATH]... [--output=PATH]
 //                  [--arg=EXTRA]... [FILE...]
 //
 // Runs `hloverlap opt FILE -o OUTPUT` --reps times per file (default: the
@@ -17,7 +17,9 @@
 // CPU time, not wall time: the build machines are shared, and a loaded
 // machine stretches wall time far more than the CPU time a process uses.
 // The output file defaults to one in $TMPDIR (a real file, as users write;
-// /dev/null would hide the kernel's share of the write).
+// /dev/null would hide the kernel's share of the write). Given several
+// --hloverlap binaries, the runs alternate between them (A B A B ...), so a
+// before/after comparison sees the same machine load.
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -154,11 +156,109 @@ std::string Basename2(const std::string& path) {
   return path.substr(prev == std::string::npos ? 0 : prev + 1);
 }
 
+struct FileResult {
+  std::string file;
+  int64_t bytes = 0;
+  double cpu_ms = 0;
+  double faults = 0;
+  double rss_kb = 0;
+  std::map<std::string, double> phase_ms, phase_faults, phase_heap;
+};
+
+// The runs of one binary on one file, reduced to medians.
+struct Samples {
+  std::vector<double> cpu, faults, rss;
+  std::map<std::string, std::vector<double>> ms, flt, heap;
+  void Add(const Run& run, std::vector<std::string>& phase_names) {
+    cpu.push_back(run.cpu_ms);
+    faults.push_back(static_cast<double>(run.faults));
+    rss.push_back(static_cast<double>(run.max_rss_kb));
+    for (const PhaseSample& p : run.phases) {
+      if (std::find(phase_names.begin(), phase_names.end(), p.name) ==
+          phase_names.end()) {
+        phase_names.push_back(p.name);
+      }
+      ms[p.name].push_back(p.cpu_ms);
+      flt[p.name].push_back(static_cast<double>(p.faults));
+      heap[p.name].push_back(static_cast<double>(p.heap));
+    }
+  }
+  FileResult Reduce(const std::string& file) const {
+    FileResult r;
+    r.file = file;
+    r.bytes = FileSize(file);
+    r.cpu_ms = Median(cpu);
+    r.faults = Median(faults);
+    r.rss_kb = Median(rss);
+    for (const auto& [name, v] : ms) r.phase_ms[name] = Median(v);
+    for (const auto& [name, v] : flt) r.phase_faults[name] = Median(v);
+    for (const auto& [name, v] : heap) r.phase_heap[name] = Median(v);
+    return r;
+  }
+};
+
+void PrintTables(const std::string& tool,
+                 const std::vector<std::string>& phase_names,
+                 const std::vector<FileResult>& results) {
+  std::printf("\n%s\n\n| file | KB | CPU ms | MB/s | faults | max RSS MB |",
+              tool.c_str());
+  for (const std::string& p : phase_names) std::printf(" %s |", p.c_str());
+  std::printf("\n|---|---|---|---|---|---|");
+  for (size_t k = 0; k < phase_names.size(); ++k) std::printf("---|");
+  std::printf("\n");
+  double total_bytes = 0, total_ms = 0, worst = 1e30, best = 0;
+  for (const FileResult& r : results) {
+    const double mbps = r.cpu_ms > 0 ? r.bytes / 1e6 / (r.cpu_ms / 1e3) : 0;
+    total_bytes += r.bytes;
+    total_ms += r.cpu_ms;
+    worst = std::min(worst, mbps);
+    best = std::max(best, mbps);
+    std::printf("| %s | %.0f | %.2f | %.1f | %.0f | %.1f |",
+                Basename2(r.file).c_str(), r.bytes / 1024.0, r.cpu_ms, mbps,
+                r.faults, r.rss_kb / 1024.0);
+    for (const std::string& p : phase_names) {
+      auto it = r.phase_ms.find(p);
+      auto ft = r.phase_faults.find(p);
+      if (it == r.phase_ms.end()) {
+        std::printf(" - |");
+      } else {
+        std::printf(" %.2f (%.0f) |", it->second, ft->second);
+      }
+    }
+    std::printf("\n");
+  }
+  if (results.empty()) return;
+  std::printf(
+      "\nphase cells: CPU ms (minor faults). All files: %.1f MB in %.1f "
+      "CPU ms = %.1f MB/s; per file %.1f-%.1f MB/s\n",
+      total_bytes / 1e6, total_ms, total_bytes / 1e6 / (total_ms / 1e3), worst,
+      best);
+  std::printf("\nheap in malloc blocks at the end of each phase (MB):\n");
+  std::printf("| file |");
+  for (const std::string& p : phase_names) {
+    if (p != "exit") std::printf(" %s |", p.c_str());
+  }
+  std::printf("\n");
+  for (const FileResult& r : results) {
+    std::printf("| %s |", Basename2(r.file).c_str());
+    for (const std::string& p : phase_names) {
+      if (p == "exit") continue;
+      auto it = r.phase_heap.find(p);
+      if (it == r.phase_heap.end()) {
+        std::printf(" - |");
+      } else {
+        std::printf(" %.1f |", it->second / 1e6);
+      }
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 21;
-  std::string tool;
+  std::vector<std::string> tools;
   std::string output;
   std::vector<std::string> extra;
   std::vector<std::string> files;
@@ -167,37 +267,39 @@ int main(int argc, char** argv) {
     if (a.rfind("--reps=", 0) == 0) {
       reps = std::max(1, std::atoi(a.c_str() + 7));
     } else if (a.rfind("--hloverlap=", 0) == 0) {
-      tool = a.substr(12);
+      tools.push_back(a.substr(12));
     } else if (a.rfind("--output=", 0) == 0) {
       output = a.substr(9);
     } else if (a.rfind("--arg=", 0) == 0) {
       extra.push_back(a.substr(6));
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: cold_opt_bench [--reps=N] [--hloverlap=PATH] "
+          "usage: cold_opt_bench [--reps=N] [--hloverlap=PATH]... "
           "[--output=PATH] [--arg=EXTRA]... [FILE...]\n");
       return 0;
     } else {
       files.push_back(a);
     }
   }
-  if (tool.empty()) {
+  if (tools.empty()) {
     const char* env = std::getenv("HLOVERLAP_BIN");
     if (env != nullptr && env[0] != '\0') {
-      tool = env;
+      tools.push_back(env);
     } else {
       // build/bench/cold_opt_bench -> build/hloverlap
       std::string self = argv[0];
       size_t slash = self.rfind('/');
       std::string dir =
           slash == std::string::npos ? "." : self.substr(0, slash);
-      tool = dir + "/../hloverlap";
+      tools.push_back(dir + "/../hloverlap");
     }
   }
-  if (!FileExists(tool)) {
-    std::fprintf(stderr, "cold_opt_bench: no hloverlap binary at %s\n",
-                 tool.c_str());
-    return 2;
+  for (const std::string& tool : tools) {
+    if (!FileExists(tool)) {
+      std::fprintf(stderr, "cold_opt_bench: no hloverlap binary at %s\n",
+                   tool.c_str());
+      return 2;
+    }
   }
   if (files.empty()) {
     const std::string corpus =
@@ -226,55 +328,31 @@ int main(int argc, char** argv) {
   if (output.empty()) output = stem + ".out.hlo";
   const std::string phase_file = stem + ".phases";
 
-  std::printf("hloverlap: %s, %d runs per file, output %s\n", tool.c_str(),
-              reps, output.c_str());
-  std::printf("medians; ms = CPU ms (user+sys), flt = minor page faults\n\n");
+  std::printf("%d runs per file and binary, output %s\n", reps, output.c_str());
+  std::printf("medians; ms = CPU ms (user+sys), faults = minor page faults\n");
   std::vector<std::string> phase_names;
-  struct FileResult {
-    std::string file;
-    int64_t bytes;
-    double cpu_ms;
-    double faults;
-    double rss_kb;
-    std::map<std::string, double> phase_ms, phase_faults, phase_heap;
-  };
-  std::vector<FileResult> results;
+  std::vector<std::vector<FileResult>> results(tools.size());
   int failures = 0;
   for (const std::string& file : files) {
-    FileResult r{file, FileSize(file), 0, 0, 0, {}, {}, {}};
-    std::vector<double> cpu, faults, rss;
-    std::map<std::string, std::vector<double>> pms, pflt, pheap;
+    std::vector<Samples> samples(tools.size());
     bool ok = true;
     for (int k = 0; k < reps && ok; ++k) {
-      Run run;
-      ok = RunOnce(tool, file, output, extra, phase_file, &run);
-      if (!ok) break;
-      cpu.push_back(run.cpu_ms);
-      faults.push_back(static_cast<double>(run.faults));
-      rss.push_back(static_cast<double>(run.max_rss_kb));
-      for (const PhaseSample& p : run.phases) {
-        if (std::find(phase_names.begin(), phase_names.end(), p.name) ==
-            phase_names.end()) {
-          phase_names.push_back(p.name);
-        }
-        pms[p.name].push_back(p.cpu_ms);
-        pflt[p.name].push_back(static_cast<double>(p.faults));
-        pheap[p.name].push_back(static_cast<double>(p.heap));
+      for (size_t t = 0; t < tools.size() && ok; ++t) {
+        Run run;
+        ok = RunOnce(tools[t], file, output, extra, phase_file, &run);
+        if (ok) samples[t].Add(run, phase_names);
       }
     }
     if (!ok) {
       ++failures;
       continue;
     }
-    r.cpu_ms = Median(cpu);
-    r.faults = Median(faults);
-    r.rss_kb = Median(rss);
-    for (auto& [name, v] : pms) r.phase_ms[name] = Median(v);
-    for (auto& [name, v] : pflt) r.phase_faults[name] = Median(v);
-    for (auto& [name, v] : pheap) r.phase_heap[name] = Median(v);
-    results.push_back(r);
+    for (size_t t = 0; t < tools.size(); ++t) {
+      results[t].push_back(samples[t].Reduce(file));
+    }
   }
   ::unlink(phase_file.c_str());
+  ::unlink(output.c_str());
 
   // "exit" goes last whatever order the marks came in.
   auto exit_it = std::find(phase_names.begin(), phase_names.end(), "exit");
@@ -282,57 +360,8 @@ int main(int argc, char** argv) {
     phase_names.erase(exit_it);
     phase_names.push_back("exit");
   }
-  std::printf("| file | KB | CPU ms | MB/s | faults | max RSS MB |");
-  for (const std::string& p : phase_names) std::printf(" %s |", p.c_str());
-  std::printf("\n|---|---|---|---|---|---|");
-  for (size_t k = 0; k < phase_names.size(); ++k) std::printf("---|");
-  std::printf("\n");
-  double total_bytes = 0, total_ms = 0, worst = 1e30, best = 0;
-  for (const FileResult& r : results) {
-    const double mbps = r.cpu_ms > 0 ? r.bytes / 1e6 / (r.cpu_ms / 1e3) : 0;
-    total_bytes += r.bytes;
-    total_ms += r.cpu_ms;
-    worst = std::min(worst, mbps);
-    best = std::max(best, mbps);
-    std::printf("| %s | %.0f | %.2f | %.1f | %.0f | %.1f |",
-                Basename2(r.file).c_str(), r.bytes / 1024.0, r.cpu_ms, mbps,
-                r.faults, r.rss_kb / 1024.0);
-    for (const std::string& p : phase_names) {
-      auto it = r.phase_ms.find(p);
-      auto ft = r.phase_faults.find(p);
-      if (it == r.phase_ms.end()) {
-        std::printf(" - |");
-      } else {
-        std::printf(" %.2f (%.0f) |", it->second, ft->second);
-      }
-    }
-    std::printf("\n");
-  }
-  if (!results.empty()) {
-    std::printf(
-        "\nphase cells: CPU ms (minor faults). All files: %.1f MB in %.1f "
-        "CPU ms = %.1f MB/s; per file %.1f-%.1f MB/s\n",
-        total_bytes / 1e6, total_ms, total_bytes / 1e6 / (total_ms / 1e3),
-        worst, best);
-    std::printf("\nheap in malloc blocks at the end of each phase (MB):\n");
-    std::printf("| file |");
-    for (const std::string& p : phase_names) {
-      if (p != "exit") std::printf(" %s |", p.c_str());
-    }
-    std::printf("\n");
-    for (const FileResult& r : results) {
-      std::printf("| %s |", Basename2(r.file).c_str());
-      for (const std::string& p : phase_names) {
-        if (p == "exit") continue;
-        auto it = r.phase_heap.find(p);
-        if (it == r.phase_heap.end()) {
-          std::printf(" - |");
-        } else {
-          std::printf(" %.1f |", it->second / 1e6);
-        }
-      }
-      std::printf("\n");
-    }
+  for (size_t t = 0; t < tools.size(); ++t) {
+    PrintTables(tools[t], phase_names, results[t]);
   }
   return failures == 0 ? 0 : 1;
 }

@@ -100,20 +100,30 @@ void Instruction::AddControlPredecessor(Instruction* predecessor) {
   predecessor->control_successors_.push_back(this);
 }
 
+namespace {
+// Erases `item` from `list`, freeing the list when it becomes empty.
+void EraseEdge(BoxedList<std::vector<Instruction*>>& list,
+               const Instruction* item) {
+  std::vector<Instruction*>& v = list.mutable_value();
+  auto it = std::find(v.begin(), v.end(), item);
+  if (it != v.end()) v.erase(it);
+  if (v.empty()) list.clear();
+}
+}  // namespace
+
 void Instruction::RemoveControlPredecessor(Instruction* predecessor) {
-  auto it = std::find(control_predecessors_.begin(),
-                      control_predecessors_.end(), predecessor);
-  if (it == control_predecessors_.end()) return;
-  control_predecessors_.erase(it);
-  auto& succ = predecessor->control_successors_;
-  auto jt = std::find(succ.begin(), succ.end(), this);
-  if (jt != succ.end()) succ.erase(jt);
+  if (std::find(control_predecessors_.begin(), control_predecessors_.end(),
+                predecessor) == control_predecessors_.end()) {
+    return;
+  }
+  EraseEdge(control_predecessors_, predecessor);
+  EraseEdge(predecessor->control_successors_, this);
 }
 
 void Instruction::DropAllControlDependencies() {
-  auto preds = control_predecessors_;
+  std::vector<Instruction*> preds = control_predecessors_;
   for (Instruction* p : preds) RemoveControlPredecessor(p);
-  auto succs = control_successors_;
+  std::vector<Instruction*> succs = control_successors_;
   for (Instruction* s : succs) s->RemoveControlPredecessor(this);
 }
 

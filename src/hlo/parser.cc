@@ -2547,11 +2547,11 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrIotaDimension:
       return ParseInt(&a.iota_dimension, "iota dimension");
     case kAttrSlice:
-      return ParseSlice(&a.slice);
+      return ParseSlice(&a.slice.mutable_value());
     case kAttrDynamicSliceSizes:
-      return ParseIntList(&a.dynamic_slice_sizes);
+      return ParseIntList(&a.dynamic_slice_sizes.mutable_value());
     case kAttrPadding:
-      return ParsePadding(&a.padding);
+      return ParsePadding(&a.padding.mutable_value());
     case kAttrLhsBatchDims:
       return ParseIntList(&a.dot->lhs_batch_dims);
     case kAttrLhsContractingDims:
@@ -2602,18 +2602,18 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrConstrainLayout:
       return ParseBool(&a.constrain_layout);
     case kAttrSourceTargetPairs:
-      return ParseSourceTargetPairs(&a.source_target_pairs);
+      return ParseSourceTargetPairs(&a.source_target_pairs.mutable_value());
     case kAttrKind:
       if (tok_.kind != TK::kIdent) return Unexpected("fusion kind");
       a.fusion_kind = std::string(tok_.text);
       Advance();
       return true;
     case kAttrCustomCallTarget:
-      return ParseString(&a.custom_call_target);
+      return ParseString(&a.custom_call_target.mutable_value());
     case kAttrMetadata:
       return ParseMetadata(&a.metadata);
     case kAttrFrontendAttributes:
-      return ParseFrontendAttributes(&a.frontend_attributes);
+      return ParseFrontendAttributes(&a.frontend_attributes.mutable_value());
     case kAttrBackendConfig:
       if (tok_.kind == TK::kLbrace) {
         std::string_view blob;
@@ -2631,7 +2631,7 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
       if (tok_.kind != TK::kLbrace) return Unexpected("'{' for sharding");
       std::string_view raw;
       if (!CaptureRawValue(&raw)) return false;
-      a.sharding.assign(raw.data(), raw.size());
+      a.sharding = raw;
       return true;
     }
     case kAttrIsComposite:
@@ -2678,10 +2678,10 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     switch (key.size()) {
       case 7:
         if (key == "op_name") str = &md->op_name;
-        if (key == "op_type") str = &md->op_type;
+        if (key == "op_type") str = &md->op_type.mutable_value();
         break;
       case 11:
-        if (key == "source_file") str = &md->source_file;
+        if (key == "source_file") str = &md->source_file.mutable_value();
         if (key == "source_line") num = &md->source_line;
         break;
       case 14:
@@ -2692,14 +2692,16 @@ bool Parser::ParseMetadata(OpMetadata* md) {
         if (key == "source_end_line") num = &md->source_end_line;
         break;
       case 17:
-        if (key == "deduplicated_name") str = &md->deduplicated_name;
+        if (key == "deduplicated_name")
+          str = &md->deduplicated_name.mutable_value();
         if (key == "source_end_column") num = &md->source_end_column;
         break;
       case 13:
         if (key == "source_column") num = &md->source_column;
         break;
       case 16:
-        if (key == "metadata_payload") str = &md->metadata_payload;
+        if (key == "metadata_payload")
+          str = &md->metadata_payload.mutable_value();
         break;
       default:
         break;
@@ -2711,7 +2713,7 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     } else if (key == "profile_type") {
       std::string_view blob;
       if (!CaptureBraceBlob(&blob)) return false;
-      md->profile_type.assign(blob.data(), blob.size());
+      md->profile_type = blob;
     } else {
       // Unknown key from a newer XLA: skip its value.
       if (tok_.kind == TK::kLbrace) {

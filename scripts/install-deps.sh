@@ -9,7 +9,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev llvm-14-tools lld-14 clang-format-14
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   nlohmann-json3-dev libeigen3-dev zlib1g-dev
-  python3 gzip
+  python3 python3-pip python3-venv gzip
 )
 
 missing=()

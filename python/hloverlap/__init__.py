@@ -1,9 +1,11 @@
 """hloverlap from Python: run the `hloverlap` tool on HLO text and hand the
 result back to XLA from JAX.
 
-Pure Python, no build step. The tool itself is the `hloverlap` binary (found
-through `Options.binary`, the environment variable `HLOVERLAP_BIN`, or
-`PATH`, in that order; see `hloverlap.binary`).
+Pure Python; the tool itself is the `hloverlap` binary. `pip install .`
+(pyproject.toml) builds it with CMake and installs it inside the package,
+with the `hloverlap` command on PATH; from a source tree
+(PYTHONPATH=python) the binary is found through `Options.binary`, the
+environment variable `HLOVERLAP_BIN` or `PATH` (see `hloverlap.binary`).
 
     import hloverlap.jax as hjax
     step = hjax.jit(train_step, options=hloverlap.Options(
@@ -35,4 +37,4 @@ __all__ = [
     "find_binary", "run_opt", "OptResult", "text", "xla", "gspmd", "errors",
     "BridgeError", "BridgeFallbackWarning",
 ]
-__version__ = "0.1.0"
+from hloverlap._version import __version__

@@ -3,7 +3,10 @@
 The binary is looked up in this order:
   1. `Options.binary` (or the `binary=` argument of `find_binary`);
   2. the environment variable `HLOVERLAP_BIN`;
-  3. `hloverlap` on `PATH`.
+  3. the binary installed inside the package (`hloverlap/_bin/hloverlap`,
+     put there by `pip install .`: the one built with this package, the
+     same version);
+  4. `hloverlap` on `PATH`.
 A path that is given but does not name an executable file is an error (no
 silent fallback to the next place).
 
@@ -46,6 +49,13 @@ def _is_exe(path: str) -> bool:
   return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
+def packaged_binary() -> Optional[str]:
+  """The binary `pip install` put inside the package, if there is one."""
+  path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin",
+                      "hloverlap")
+  return path if _is_exe(path) else None
+
+
 def find_binary(binary: Optional[str] = None,
                 env: Optional[Mapping[str, str]] = None) -> str:
   """The path of the hloverlap binary (see the module comment)."""
@@ -65,11 +75,15 @@ def find_binary(binary: Optional[str] = None,
       return os.path.abspath(from_env)
     raise BinaryNotFoundError("{}={!r} is not an executable file".format(
         ENV_VAR, from_env))
+  packaged = packaged_binary()
+  if packaged:
+    return packaged
   found = shutil.which("hloverlap", path=env.get("PATH"))
   if found:
     return found
   raise BinaryNotFoundError(
-      "hloverlap binary not found: pass Options(binary=PATH), set {} or put "
+      "hloverlap binary not found: install the package with `pip install .` "
+      "(it builds the binary), pass Options(binary=PATH), set {} or put "
       "'hloverlap' on PATH (build it with: cmake -S . -B build -G Ninja && "
       "ninja -C build hloverlap)".format(ENV_VAR))
 

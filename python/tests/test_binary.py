@@ -52,6 +52,18 @@ class FindBinaryTest(unittest.TestCase):
     self.assertEqual(binary.find_binary(None, env), other_exe)
     self.assertEqual(binary.find_binary(None, {"PATH": self.tmp}), self.exe)
 
+  def test_packaged_binary_after_env_before_path(self):
+    packaged = _fake_exe(tempfile.mkdtemp())
+    other = _fake_exe(tempfile.mkdtemp())
+    with mock.patch.object(binary, "packaged_binary", lambda: packaged):
+      self.assertEqual(binary.find_binary(None, {"PATH": self.tmp}), packaged)
+      self.assertEqual(
+          binary.find_binary(None, {"HLOVERLAP_BIN": other,
+                                    "PATH": self.tmp}), other)
+      self.assertEqual(binary.find_binary(self.exe, {}), self.exe)
+    # A source tree has none.
+    self.assertIsNone(binary.packaged_binary())
+
   def test_errors(self):
     with self.assertRaisesRegex(binary.BinaryNotFoundError, "Options.binary"):
       binary.find_binary("/nonexistent/hloverlap", {})

@@ -616,8 +616,7 @@ OpCost GpuCostModel::RawCost(const Instruction& instr) const {
   switch (op) {
     case Opcode::kWhile: {
       if (instr.called_computations().size() < 2) return cost;
-      std::optional<int64_t> trip = KnownTripCount(instr);
-      if (!trip.has_value()) trip = AnalyzeWhileLoop(instr).trip_count;
+      std::optional<int64_t> trip = WhileTripCount(instr);
       double n = static_cast<double>(trip.value_or(1));
       double body = ComputationTimeUs(*instr.while_body());
       double cond = ComputationTimeUs(*instr.while_condition());

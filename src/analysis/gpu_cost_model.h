@@ -28,10 +28,11 @@
 //   bitcast, reshape (a bitcast under the default layouts), after-all,
 //   add-dependency, opt-barrier, partition-id, replica-id, domain,
 //   get-dimension-size, async -done halves.
-// * while: trip count (known_trip_count or inferred; 1 if unknown) times
-//   (condition + body); call: callee; conditional: the most expensive
-//   branch. A computation costs the sum of its instructions (serial compute
-//   stream, collectives synchronous, async collectives not counted).
+// * while: trip count (while_loop_analysis.h: proven, else known_trip_count;
+//   1 if unknown) times (condition + body); call: callee; conditional: the
+//   most expensive branch. A computation costs the sum of its instructions
+//   (serial compute stream, collectives synchronous, async collectives not
+//   counted).
 //
 // Collectives: CollectiveTable, keyed by kind (all-reduce, all-gather,
 // reduce-scatter), group size and buffer bytes ("full buffer": the
@@ -42,9 +43,10 @@
 // the largest row's throughput. A group size missing from the table is
 // derived from the nearest one by the ring traffic factor ((n-1)/n for
 // all-gather / reduce-scatter, 2(n-1)/n for all-reduce) applied to the time
-// above the floor (the fastest row of that kind and group size). all-to-all and collective-broadcast use the all-gather
-// rows; collective-permute (and send) uses all-gather with group size 2 and
-// twice the bytes (each device receives the buffer once).
+// above the floor (the fastest row of that kind and group size). all-to-all and
+// collective-broadcast use the all-gather rows; collective-permute (and send)
+// uses all-gather with group size 2 and twice the bytes (each device receives
+// the buffer once).
 //
 // The compiled-in table (gpu_collective_table.inc) is XLA's measured 8 x
 // H100 NVLink table (reference/xla_lhs.md §5.3), used for H200 too, as XLA

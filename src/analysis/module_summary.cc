@@ -60,43 +60,6 @@ std::string RoleFor(Opcode opcode, size_t index) {
 
 }  // namespace
 
-std::optional<int64_t> ParseKnownTripCount(std::string_view backend_config) {
-  if (backend_config.empty()) return std::nullopt;
-  nlohmann::json json = nlohmann::json::parse(
-      backend_config.begin(), backend_config.end(), /*cb=*/nullptr,
-      /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) return std::nullopt;
-  auto ktc = json.find("known_trip_count");
-  if (ktc == json.end() || !ktc->is_object()) return std::nullopt;
-  auto n = ktc->find("n");
-  if (n == ktc->end()) return std::nullopt;
-  if (n->is_number_unsigned()) {
-    uint64_t v = n->get<uint64_t>();
-    if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-    return static_cast<int64_t>(v);
-  }
-  if (n->is_number_integer()) {
-    int64_t v = n->get<int64_t>();
-    if (v < 0) return std::nullopt;
-    return v;
-  }
-  if (n->is_string()) {
-    const std::string& s = n->get_ref<const std::string&>();
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || v < 0) {
-      return std::nullopt;
-    }
-    return v;
-  }
-  return std::nullopt;
-}
-
-std::optional<int64_t> KnownTripCount(const Instruction& instruction) {
-  if (instruction.opcode() != Opcode::kWhile) return std::nullopt;
-  return ParseKnownTripCount(instruction.attrs().backend_config);
-}
-
 std::string_view CollectiveKind(const Instruction& instruction) {
   switch (instruction.opcode()) {
     case Opcode::kAllGatherStart:
@@ -242,18 +205,20 @@ ModuleSummary SummarizeModule(const Module& module) {
         loop.condition = called[0]->name();
         loop.body = called[1]->name();
         loop.op_name = inst->metadata().op_name;
-        loop.trip_count = KnownTripCount(*inst);
         WhileLoopInfo info = AnalyzeWhileLoop(*inst);
         if (info.has_induction_variable()) {
           loop.iv_index = info.iv_index;
           loop.iv_start = info.start;
-          loop.iv_step = info.step;
+          loop.iv_step = info.step->ToSigned();  // -1, not 4294967295
           loop.iv_bound = info.bound;
         }
-        if (loop.trip_count) {
+        loop.trip_count = info.trip_count;
+        loop.trip_count_warning = info.contradiction;
+        if (info.trip_count_source == TripCountSource::kKnownTripCount ||
+            (info.trip_count_proven() &&
+             info.known_trip_count == info.trip_count)) {
           loop.trip_count_source = LoopSummary::TripCountSource::kBackendConfig;
-        } else if (info.trip_count && !info.trip_count_from_backend_config) {
-          loop.trip_count = info.trip_count;
+        } else if (info.trip_count_proven()) {
           loop.trip_count_source = LoopSummary::TripCountSource::kInferred;
         } else {
           loop.unknown_reason = info.missing.empty()

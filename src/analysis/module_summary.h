@@ -6,8 +6,9 @@
 //   - the while-loop nesting tree: a while inside a body (directly or through
 //     calls, conditionals, async wrappers, ...) that another while runs is
 //     that while's child; each loop carries its trip count when the while's
-//     backend_config says so ({"known_trip_count":{"n":"8"}}) or the
-//     induction variable pattern gives it (while_loop_analysis.h);
+//     induction variable pattern proves it or, where the loop cannot be
+//     analysed, its backend_config says so ({"known_trip_count":{"n":"8"}})
+//     (while_loop_analysis.h);
 //   - every collective (synchronous ones, the native -start forms and the
 //     collectives wrapped by async-start) with its kind, result bytes and
 //     replica groups, attributed to its innermost loop;
@@ -26,16 +27,10 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/int_value.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
-
-// The trip count in a while's backend_config JSON (`known_trip_count.n`, a
-// quoted decimal string or a number). nullopt when absent, not JSON, not a
-// non-negative 64-bit integer.
-std::optional<int64_t> ParseKnownTripCount(std::string_view backend_config);
-// Same for a while instruction (nullopt for other opcodes).
-std::optional<int64_t> KnownTripCount(const Instruction& instruction);
 
 // The collective kind of an instruction ("all-gather" for all-gather and
 // all-gather-start, ...), or empty when it is not a collective (the -done
@@ -66,19 +61,24 @@ struct LoopSummary {
   std::string body;
   std::string condition;
   std::string op_name;  // metadata op_name, may be empty
-  // The trip count: from backend_config known_trip_count when present,
-  // else inferred from the induction variable pattern
-  // (analysis/while_loop_analysis.h), else unknown.
+  // The trip count of analysis/while_loop_analysis.h: proven from the
+  // condition, else (loop not analysable) backend_config known_trip_count,
+  // else unknown. kBackendConfig also when known_trip_count is present and
+  // agrees with the proof.
   std::optional<int64_t> trip_count;
   enum class TripCountSource { kUnknown, kBackendConfig, kInferred };
   TripCountSource trip_count_source = TripCountSource::kUnknown;
-  // Induction variable facts when the pattern was recognised.
+  // Induction variable facts when the pattern was recognised (values of the
+  // counter's type; the step as the signed distance it moves).
   std::optional<int64_t> iv_index;
-  std::optional<int64_t> iv_start;
-  std::optional<int64_t> iv_step;
-  std::optional<int64_t> iv_bound;
+  std::optional<IntValue> iv_start;
+  std::optional<IntValue> iv_step;
+  std::optional<IntValue> iv_bound;
   // Why the trip count could not be inferred (empty when it was).
   std::string unknown_reason;
+  // known_trip_count contradicted by the condition (the analysis's warning
+  // text; the proven count is used). Empty when none.
+  std::string trip_count_warning;
   int parent = -1;  // index in ModuleSummary::loops, -1 = outermost
   std::vector<int> children;
   int depth = 0;  // 0 = outermost

@@ -1,59 +1,252 @@
 #include "analysis/while_loop_analysis.h"
 
-#include <charconv>
-#include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/absl_compat.h"
 
 namespace hloverlap {
 namespace {
 
-constexpr int kMaxExprDepth = 16;
+using u128 = unsigned __int128;
 
-std::optional<int64_t> EvalScalar(const Instruction& instr, int depth) {
-  if (depth > kMaxExprDepth) return std::nullopt;
+// Bounds on the work one expression may cost (a hostile module can build a
+// DAG whose paths are exponential in its depth).
+constexpr int kMaxExprDepth = 64;
+constexpr int kMaxCallNesting = 16;
+constexpr int64_t kMaxVisits = 4096;
+
+// The element type of a one-element integer array, when supported.
+std::optional<PrimitiveType> ScalarIntType(const Instruction& instr) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray() || shape.ElementCount() != 1) return std::nullopt;
-  if (!IsIntegralType(shape.element_type())) return std::nullopt;
-  auto operand = [&](int64_t i) -> std::optional<int64_t> {
-    if (i >= instr.operand_count()) return std::nullopt;
-    return EvalScalar(*instr.operand(i), depth + 1);
+  if (!IntValue::IsSupportedType(shape.element_type())) return std::nullopt;
+  return shape.element_type();
+}
+
+IntValue Zero(PrimitiveType type) { return *IntValue::FromBits(type, 0); }
+
+// A scalar integer as a function of the loop state: a constant (`var`
+// empty), or loop-state element `var` plus `offset`, both of that element's
+// type.
+struct Affine {
+  std::optional<int64_t> var;
+  IntValue offset;
+};
+
+// Folds scalar integer expressions of one loop computation (the condition
+// or the body, whose parameter is `loop_param`) or of the parent
+// computation (loop_param null). Fusion and call parameters read the
+// caller's operands; loop-invariant elements read the while's initial
+// state `init`.
+class Evaluator {
+ public:
+  Evaluator(const Instruction* loop_param, const Instruction* init,
+            const std::vector<bool>* invariant)
+      : loop_param_(loop_param), init_(init), invariant_(invariant) {}
+
+  // Element `index` of the loop state reads as the constant `value`.
+  void BindCounter(int64_t index, IntValue value) {
+    counter_ = std::make_pair(index, value);
+  }
+  // Evaluation starts inside the computation `caller` calls.
+  void PushCaller(const Instruction* caller) { callers_.push_back(caller); }
+
+  std::optional<Affine> Eval(const Instruction& instr) {
+    return Visit(&instr, 0);
+  }
+  std::optional<IntValue> EvalConstant(const Instruction& instr) {
+    std::optional<Affine> a = Eval(instr);
+    if (!a.has_value() || a->var.has_value()) return std::nullopt;
+    return a->offset;
+  }
+
+ private:
+  static std::optional<Affine> Const(IntValue v) {
+    return Affine{std::nullopt, v};
+  }
+
+  std::optional<Affine> Visit(const Instruction* instr, int depth);
+  std::optional<Affine> VisitLoopElement(int64_t index, PrimitiveType type,
+                                         int depth);
+  std::optional<Affine> VisitBinary(const Instruction& instr,
+                                    PrimitiveType type, int depth);
+
+  const Instruction* loop_param_;
+  const Instruction* init_;
+  const std::vector<bool>* invariant_;
+  std::optional<std::pair<int64_t, IntValue>> counter_;
+  std::vector<const Instruction*> callers_;
+  int64_t visits_ = 0;
+};
+
+std::optional<Affine> Evaluator::Visit(const Instruction* instr, int depth) {
+  if (instr == nullptr || depth > kMaxExprDepth || ++visits_ > kMaxVisits) {
+    return std::nullopt;
+  }
+  std::optional<PrimitiveType> type = ScalarIntType(*instr);
+  if (!type.has_value()) return std::nullopt;
+  auto same_type_operand = [&](int64_t i) -> const Instruction* {
+    if (i >= instr->operand_count()) return nullptr;
+    const Instruction* op = instr->operand(i);
+    std::optional<PrimitiveType> t = ScalarIntType(*op);
+    return t == type ? op : nullptr;
   };
-  switch (instr.opcode()) {
+  switch (instr->opcode()) {
     case Opcode::kConstant: {
-      const Literal* lit = instr.literal();
-      if (lit == nullptr || lit->elided() || lit->data().empty()) {
-        return std::nullopt;
-      }
-      return lit->GetAsInt64(0);
+      const Literal* lit = instr->literal();
+      if (lit == nullptr) return std::nullopt;
+      std::optional<IntValue> v = IntValue::FromLiteral(*lit);
+      if (!v.has_value() || v->type() != *type) return std::nullopt;
+      return Const(*v);
     }
-    case Opcode::kConvert:
+    case Opcode::kConvert: {
+      if (instr->operand_count() != 1) return std::nullopt;
+      const Instruction* op = instr->operand(0);
+      std::optional<PrimitiveType> from = ScalarIntType(*op);
+      if (!from.has_value()) return std::nullopt;
+      std::optional<Affine> a = Visit(op, depth + 1);
+      if (!a.has_value()) return std::nullopt;
+      if (a->var.has_value()) {
+        // A converted counter is affine only when nothing changes.
+        if (*from != *type) return std::nullopt;
+        return a;
+      }
+      return Const(a->offset.ConvertTo(*type));
+    }
     case Opcode::kReshape:
     case Opcode::kBitcast:
     case Opcode::kCopy:
-      if (!IsIntegralType(instr.operand(0)->shape().element_type())) {
-        return std::nullopt;
-      }
-      return operand(0);
+      return Visit(same_type_operand(0), depth + 1);
     case Opcode::kNegate: {
-      auto a = operand(0);
-      if (!a || *a == std::numeric_limits<int64_t>::min()) return std::nullopt;
-      return -*a;
+      std::optional<Affine> a = Visit(same_type_operand(0), depth + 1);
+      if (!a.has_value() || a->var.has_value()) return std::nullopt;
+      return Const(a->offset.Negate());
     }
     case Opcode::kAdd:
     case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return VisitBinary(*instr, *type, depth);
+    case Opcode::kGetTupleElement: {
+      if (instr->operand_count() != 1) return std::nullopt;
+      const Instruction* tuple = instr->operand(0);
+      const int64_t index = instr->tuple_index();
+      if (tuple == loop_param_ && loop_param_ != nullptr && callers_.empty()) {
+        return VisitLoopElement(index, *type, depth);
+      }
+      if (tuple->opcode() == Opcode::kTuple && index >= 0 &&
+          index < tuple->operand_count()) {
+        const Instruction* element = tuple->operand(index);
+        if (ScalarIntType(*element) != type) return std::nullopt;
+        return Visit(element, depth + 1);
+      }
+      return std::nullopt;
+    }
+    case Opcode::kParameter: {
+      // Inside a fusion or call: the caller's operand.
+      if (callers_.empty()) return std::nullopt;
+      const Instruction* caller = callers_.back();
+      const int64_t n = instr->parameter_number();
+      if (n < 0 || n >= caller->operand_count() ||
+          ScalarIntType(*caller->operand(n)) != type) {
+        return std::nullopt;
+      }
+      callers_.pop_back();
+      std::optional<Affine> a = Visit(caller->operand(n), depth + 1);
+      callers_.push_back(caller);
+      return a;
+    }
+    case Opcode::kFusion:
+    case Opcode::kCall: {
+      const Computation* callee = instr->to_apply();
+      if (callee == nullptr || callee->root() == nullptr ||
+          callers_.size() >= kMaxCallNesting) {
+        return std::nullopt;
+      }
+      callers_.push_back(instr);
+      std::optional<Affine> a = Visit(callee->root(), depth + 1);
+      callers_.pop_back();
+      return a;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<Affine> Evaluator::VisitLoopElement(int64_t index,
+                                                  PrimitiveType type,
+                                                  int depth) {
+  if (counter_.has_value() && counter_->first == index) {
+    if (counter_->second.type() != type) return std::nullopt;
+    return Const(counter_->second);
+  }
+  const bool invariant = invariant_ != nullptr && index >= 0 &&
+                         index < static_cast<int64_t>(invariant_->size()) &&
+                         (*invariant_)[index];
+  if (!invariant) return Affine{index, Zero(type)};
+  // The same value in every iteration: the initial one, read in the parent
+  // computation.
+  if (init_ == nullptr || init_->opcode() != Opcode::kTuple ||
+      index >= init_->operand_count()) {
+    return std::nullopt;
+  }
+  const Instruction* saved_param = loop_param_;
+  auto saved_counter = counter_;
+  loop_param_ = nullptr;
+  counter_.reset();
+  std::optional<Affine> a = Visit(init_->operand(index), depth + 1);
+  loop_param_ = saved_param;
+  counter_ = saved_counter;
+  if (!a.has_value() || a->var.has_value() || a->offset.type() != type) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::optional<Affine> Evaluator::VisitBinary(const Instruction& instr,
+                                             PrimitiveType type, int depth) {
+  if (instr.operand_count() != 2) return std::nullopt;
+  for (const Instruction* op : instr.operands()) {
+    if (ScalarIntType(*op) != type) return std::nullopt;
+  }
+  const Opcode opcode = instr.opcode();
+  std::optional<Affine> a = Visit(instr.operand(0), depth + 1);
+  auto is_zero = [](const std::optional<Affine>& x) {
+    return x.has_value() && !x->var.has_value() && x->offset.IsZero();
+  };
+  // x * 0 = 0 whatever x is (partition-id, a parameter, ...).
+  if (opcode == Opcode::kMultiply && is_zero(a)) return Const(Zero(type));
+  std::optional<Affine> b = Visit(instr.operand(1), depth + 1);
+  if (opcode == Opcode::kMultiply && is_zero(b)) return Const(Zero(type));
+  if (!a.has_value() || !b.has_value()) return std::nullopt;
+  if (a->var.has_value() && b->var.has_value()) return std::nullopt;
+  const bool has_var = a->var.has_value() || b->var.has_value();
+  const std::optional<int64_t> var = a->var.has_value() ? a->var : b->var;
+  switch (opcode) {
+    case Opcode::kAdd:
+      return Affine{var, a->offset.Add(b->offset)};
+    case Opcode::kSubtract:
+      if (b->var.has_value()) return std::nullopt;  // c - x
+      return Affine{var, a->offset.Subtract(b->offset)};
     case Opcode::kMultiply: {
-      auto a = operand(0);
-      auto b = operand(1);
-      if (!a || !b) return std::nullopt;
-      int64_t r;
-      bool overflow = instr.opcode() == Opcode::kAdd
-                          ? __builtin_add_overflow(*a, *b, &r)
-                      : instr.opcode() == Opcode::kSubtract
-                          ? __builtin_sub_overflow(*a, *b, &r)
-                          : __builtin_mul_overflow(*a, *b, &r);
-      if (overflow) return std::nullopt;
-      return r;
+      if (!has_var) return Const(a->offset.Multiply(b->offset));
+      // x * 1 only: other factors scale the counter.
+      const Affine& c = a->var.has_value() ? *b : *a;
+      const Affine& x = a->var.has_value() ? *a : *b;
+      if (c.offset != *IntValue::FromBits(type, 1) || !x.offset.IsZero()) {
+        return std::nullopt;
+      }
+      return x;
+    }
+    case Opcode::kMaximum:
+    case Opcode::kMinimum: {
+      if (has_var) return std::nullopt;
+      const bool a_less =
+          IntValue::Compare(ComparisonDirection::kLt, a->offset, b->offset);
+      const bool take_a = opcode == Opcode::kMaximum ? !a_less : a_less;
+      return Const(take_a ? a->offset : b->offset);
     }
     default:
       return std::nullopt;
@@ -66,29 +259,6 @@ bool IsGteOf(const Instruction* instr, const Instruction* tuple,
   if (instr->operand_count() != 1 || instr->operand(0) != tuple) return false;
   *index = instr->tuple_index();
   return true;
-}
-
-// Value of a condition/body operand that is either a constant scalar or a
-// get-tuple-element of an invariant index whose initial value is constant.
-std::optional<int64_t> ResolveScalar(const Instruction& instr,
-                                     const Instruction* param,
-                                     const WhileLoopInfo& info,
-                                     const Instruction* init) {
-  if (auto v = EvaluateConstantScalar(instr)) return v;
-  int64_t index;
-  const Instruction* cur = &instr;
-  // Look through one convert.
-  if (cur->opcode() == Opcode::kConvert && cur->operand_count() == 1) {
-    cur = cur->operand(0);
-  }
-  if (!IsGteOf(cur, param, &index)) return std::nullopt;
-  if (index < 0 || index >= info.tuple_size || !info.invariant_index[index]) {
-    return std::nullopt;
-  }
-  if (init->opcode() != Opcode::kTuple || index >= init->operand_count()) {
-    return std::nullopt;
-  }
-  return EvaluateConstantScalar(*init->operand(index));
 }
 
 ComparisonDirection Flip(ComparisonDirection d) {
@@ -106,112 +276,187 @@ ComparisonDirection Flip(ComparisonDirection d) {
   }
 }
 
-// Iterations of `for (iv = start; iv DIR bound; iv += step)`, or nullopt
-// when infinite or not representable.
-std::optional<int64_t> CountIterations(int64_t start, int64_t step,
-                                       int64_t bound, ComparisonDirection dir,
-                                       std::string* why) {
-  __int128 s = start, st = step, b = bound;
-  auto holds = [&](__int128 v) {
-    switch (dir) {
-      case ComparisonDirection::kLt:
-        return v < b;
-      case ComparisonDirection::kLe:
-        return v <= b;
-      case ComparisonDirection::kGt:
-        return v > b;
-      case ComparisonDirection::kGe:
-        return v >= b;
-      case ComparisonDirection::kNe:
-        return v != b;
-      case ComparisonDirection::kEq:
-        return v == b;
-    }
-    return false;
-  };
-  if (!holds(s)) return 0;
-  if (step == 0) {
-    *why = "the induction variable has step 0 (the loop never ends)";
-    return std::nullopt;
+// Whether an integer compare's `type=` attribute (if any) agrees with the
+// element type's signedness; HLO's verifier requires it.
+bool ComparisonTypeMatches(const Instruction& cmp, PrimitiveType type) {
+  const std::string& t = cmp.attrs().comparison_type;
+  if (t.empty()) return true;
+  return IsSignedIntegralType(type) ? t == "SIGNED" : t == "UNSIGNED";
+}
+
+// no_wrap / counts_down of a counter that runs n iterations: whether
+// start + t*step stays inside the type for every t < n moving up (step read
+// as s) or down (read as s - 2^width); in the type's order the ordinal of
+// the start moves by exactly that much.
+void SetMonotonicity(int64_t n, WhileLoopInfo& info) {
+  const u128 m = static_cast<u128>(1) << info.start->width();
+  const u128 origin = info.start->Ordinal();
+  const u128 s = info.step->bits();
+  const u128 last = n > 0 ? static_cast<u128>(n - 1) : 0;
+  if (n <= 1) {
+    info.no_wrap = true;
+    info.counts_down = s >= m / 2;
+  } else if (origin + last * s < m) {
+    info.no_wrap = true;
+  } else if (last * (m - s) <= origin) {
+    info.no_wrap = true;
+    info.counts_down = true;
   }
-  __int128 n;
-  switch (dir) {
-    case ComparisonDirection::kLt:
-    case ComparisonDirection::kLe: {
-      if (step < 0) {
-        *why = "the induction variable moves away from the bound";
-        return std::nullopt;
-      }
-      __int128 limit = dir == ComparisonDirection::kLt ? b - 1 : b;
-      n = (limit - s) / st + 1;
-      break;
-    }
-    case ComparisonDirection::kGt:
-    case ComparisonDirection::kGe: {
-      if (step > 0) {
-        *why = "the induction variable moves away from the bound";
-        return std::nullopt;
-      }
-      __int128 limit = dir == ComparisonDirection::kGt ? b + 1 : b;
-      n = (s - limit) / (-st) + 1;
-      break;
-    }
-    case ComparisonDirection::kNe: {
-      __int128 diff = b - s;
-      if (diff % st != 0 || diff / st < 0) {
-        *why = "the induction variable never equals the NE bound";
-        return std::nullopt;
-      }
-      n = diff / st;
-      break;
-    }
-    case ComparisonDirection::kEq:
-      n = 1;  // iv == bound holds once, then iv moves on (step != 0)
-      break;
-  }
-  if (n < 0 || n > std::numeric_limits<int32_t>::max()) {
-    *why = "the trip count is out of range";
-    return std::nullopt;
-  }
-  return static_cast<int64_t>(n);
+}
+
+std::string TypeName(PrimitiveType type) {
+  return std::string(PrimitiveTypeName(type));
 }
 
 }  // namespace
 
-std::optional<int64_t> EvaluateConstantScalar(const Instruction& instr) {
-  return EvalScalar(instr, 0);
+std::optional<uint64_t> CountTrips(const IntValue& start, const IntValue& step,
+                                   ComparisonDirection direction,
+                                   const IntValue& bound, std::string* why) {
+  if (start.type() != step.type() || start.type() != bound.type()) {
+    *why = "the counter, its step and its bound have different types";
+    return std::nullopt;
+  }
+  if (!IntValue::Compare(direction, start, bound)) return 0;
+  const uint64_t b = bound.Ordinal();
+  const uint64_t top = IntValue::Max(start.type()).Ordinal();
+  // The values that end the loop, as an interval of ordinals (positions in
+  // the type's order).
+  uint64_t lo = 0, hi = top;
+  switch (direction) {
+    case ComparisonDirection::kEq:
+      // Holds at the start only; any non-zero step leaves it.
+      if (step.IsZero()) break;
+      return 1;
+    case ComparisonDirection::kNe:
+      lo = hi = b;
+      break;
+    case ComparisonDirection::kLt:
+      lo = b;
+      break;
+    case ComparisonDirection::kLe:
+      if (b == top) {
+        *why = absl::StrCat("x <= ", bound.ToString(), " holds for every ",
+                            TypeName(start.type()),
+                            " value (the loop never ends)");
+        return std::nullopt;
+      }
+      lo = b + 1;
+      break;
+    case ComparisonDirection::kGt:
+      hi = b;
+      break;
+    case ComparisonDirection::kGe:
+      if (b == 0) {
+        *why = absl::StrCat("x >= ", bound.ToString(), " holds for every ",
+                            TypeName(start.type()),
+                            " value (the loop never ends)");
+        return std::nullopt;
+      }
+      hi = b - 1;
+      break;
+  }
+  if (step.IsZero()) {
+    *why = "the induction variable has step 0 (the loop never ends)";
+    return std::nullopt;
+  }
+  std::optional<uint64_t> k =
+      FirstInInterval(start.width(), start.Ordinal(), step.bits(), lo, hi);
+  if (!k.has_value()) {
+    *why = direction == ComparisonDirection::kNe
+               ? "the induction variable never equals the NE bound (the loop "
+                 "never ends)"
+               : absl::StrCat("the induction variable cycles through ",
+                              TypeName(start.type()),
+                              " values that all satisfy the condition (the "
+                              "loop never ends)");
+    return std::nullopt;
+  }
+  return k;
 }
 
-std::optional<int64_t> KnownTripCountFromBackendConfig(
-    const Instruction& while_instr) {
-  const std::string& bc = while_instr.attrs().backend_config;
-  size_t key = bc.find("\"known_trip_count\"");
-  if (key == std::string::npos) return std::nullopt;
-  size_t n = bc.find("\"n\"", key);
-  if (n == std::string::npos) return std::nullopt;
-  size_t colon = bc.find(':', n);
-  if (colon == std::string::npos) return std::nullopt;
-  size_t pos = colon + 1;
-  while (pos < bc.size() && (bc[pos] == ' ' || bc[pos] == '"')) ++pos;
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(bc.data() + pos, bc.data() + bc.size(), v);
-  if (ec != std::errc() || v < 0) return std::nullopt;
-  return v;
+std::optional<IntValue> WhileLoopInfo::IvAt(int64_t t) const {
+  if (!start.has_value() || !step.has_value() || t < 0) return std::nullopt;
+  return start->Add(step->Times(static_cast<uint64_t>(t)));
+}
+
+std::optional<IntValue> WhileLoopInfo::StepTimes(int64_t k) const {
+  if (!step.has_value()) return std::nullopt;
+  // A negative k multiplies by its value modulo 2^64, which is what k
+  // wraps to at any width.
+  return step->Times(static_cast<uint64_t>(k));
+}
+
+std::optional<IntValue> WhileLoopInfo::CounterConstant(int64_t value) const {
+  return IntValue::FromInt64(iv_type, value);
+}
+
+std::optional<KnownInitStep> WhileLoopInfo::KnownInitStepFrom(
+    int64_t first, int64_t step_multiple) const {
+  std::optional<IntValue> init = IvAt(first);
+  std::optional<IntValue> step_k = StepTimes(step_multiple);
+  if (!init.has_value() || !step_k.has_value()) return std::nullopt;
+  std::optional<int64_t> i = init->ToInt64();
+  std::optional<int64_t> st = step_k->ToInt64();
+  if (!i.has_value() || !st.has_value()) return std::nullopt;
+  return KnownInitStep{*i, *st};
+}
+
+std::string WhileLoopInfo::WrapReason() const {
+  if (!trip_count_proven()) {
+    return missing.empty() ? "the trip count is not proven" : missing;
+  }
+  if (no_wrap) return "";
+  return absl::StrCat(
+      "the ", TypeName(iv_type), " induction variable wraps around (from ",
+      start.has_value() ? start->ToString() : "?", " by ",
+      step.has_value() ? step->ToSigned().ToString() : "?",
+      " it leaves the type's range [", IntValue::Min(iv_type).ToString(), ", ",
+      IntValue::Max(iv_type).ToString(), "] before its ",
+      trip_count.value_or(0), " iterations end)");
+}
+
+std::optional<IntValue> EvaluateConstantScalar(const Instruction& instr) {
+  Evaluator evaluator(nullptr, nullptr, nullptr);
+  return evaluator.EvalConstant(instr);
+}
+
+std::optional<IntValue> EvaluateInIteration(const Instruction& x,
+                                            const WhileLoopInfo& info,
+                                            int64_t t) {
+  const Instruction* w = info.while_instr;
+  std::optional<IntValue> iv = info.IvAt(t);
+  if (w == nullptr || !iv.has_value() || !info.iv_index.has_value() ||
+      w->called_computations().size() != 2 || w->operand_count() != 1) {
+    return std::nullopt;
+  }
+  const Computation* body = w->while_body();
+  if (body == nullptr || body->num_parameters() != 1) return std::nullopt;
+  Evaluator evaluator(body->parameter(0), w->operand(0), &info.invariant_index);
+  evaluator.BindCounter(*info.iv_index, *iv);
+  return evaluator.EvalConstant(x);
 }
 
 WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   WhileLoopInfo info;
   info.while_instr = &while_instr;
+  if (while_instr.opcode() == Opcode::kWhile) {
+    info.known_trip_count =
+        while_instr.attrs().while_config->known_trip_count();
+  }
+  // Not analysable: known_trip_count, XLA's promise, is all there is.
   auto fail = [&](std::string why) {
     info.missing = std::move(why);
     info.iv_index.reset();
     info.start.reset();
     info.step.reset();
     info.bound.reset();
+    info.condition_offset.reset();
+    info.iv_type = PrimitiveType::kInvalid;
     info.iv_update = nullptr;
-    if (auto n = KnownTripCountFromBackendConfig(while_instr)) {
-      info.trip_count = n;
-      info.trip_count_from_backend_config = true;
+    if (info.known_trip_count.has_value()) {
+      info.trip_count = info.known_trip_count;
+      info.trip_count_source = TripCountSource::kKnownTripCount;
     }
     return info;
   };
@@ -247,95 +492,171 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   }
   const Instruction* init = while_instr.operand(0);
 
-  // Condition: compare(gte(param, k), bound) in either order.
+  // Condition: compare(f(gte(param, k)), bound) in either order, possibly
+  // inside fusions (XLA's loop_compare_fusion).
+  Evaluator cond_eval(cond_param, init, &info.invariant_index);
   const Instruction* cmp = cond->root();
+  for (int n = 0;
+       cmp != nullptr &&
+       (cmp->opcode() == Opcode::kFusion || cmp->opcode() == Opcode::kCall) &&
+       cmp->to_apply() != nullptr && n < kMaxCallNesting;
+       ++n) {
+    cond_eval.PushCaller(cmp);
+    cmp = cmp->to_apply()->root();
+  }
   if (cmp == nullptr || cmp->opcode() != Opcode::kCompare ||
       cmp->operand_count() != 2) {
     return fail("the condition root is not a compare");
   }
   ComparisonDirection dir = cmp->attrs().comparison_direction;
-  int64_t k = -1;
-  const Instruction* bound_instr = nullptr;
-  for (int side = 0; side < 2; ++side) {
-    const Instruction* a = cmp->operand(side);
-    int64_t idx;
-    if (IsGteOf(a, cond_param, &idx) && idx >= 0 && idx < info.tuple_size &&
-        !info.invariant_index[idx]) {
-      k = idx;
-      bound_instr = cmp->operand(1 - side);
-      if (side == 1) dir = Flip(dir);
-      break;
+  std::optional<Affine> lhs = cond_eval.Eval(*cmp->operand(0));
+  std::optional<Affine> rhs = cond_eval.Eval(*cmp->operand(1));
+  const bool lhs_var = lhs.has_value() && lhs->var.has_value();
+  const bool rhs_var = rhs.has_value() && rhs->var.has_value();
+  if (lhs.has_value() && rhs.has_value() && !lhs_var && !rhs_var) {
+    // The condition does not read the loop state: it never changes.
+    if (lhs->offset.type() != rhs->offset.type()) {
+      return fail("the condition compares values of different types");
     }
+    if (!IntValue::Compare(dir, lhs->offset, rhs->offset)) {
+      info.trip_count = 0;
+      info.trip_count_source = TripCountSource::kProven;
+      info.no_wrap = true;
+    } else {
+      info.missing = "the condition is always true (the loop never ends)";
+    }
+    if (info.known_trip_count.has_value() &&
+        info.trip_count != info.known_trip_count) {
+      info.contradiction = absl::StrCat(
+          "known_trip_count ", *info.known_trip_count,
+          " contradicts the loop condition, which ",
+          info.trip_count.has_value() ? "is always false (0 iterations)"
+                                      : "is always true (the loop never ends)");
+    }
+    return info;
   }
-  if (k < 0) {
+  if (lhs_var && rhs_var) {
+    return fail("the condition compares two loop-carried tuple elements");
+  }
+  if (!lhs_var && !rhs_var) {
     return fail(
         "the condition does not compare a loop-carried tuple element with a "
         "bound");
   }
+  if (rhs_var) {
+    std::swap(lhs, rhs);
+    dir = Flip(dir);
+  }
+  const Instruction* bound_instr = cmp->operand(lhs_var ? 1 : 0);
+  const int64_t k = *lhs->var;
+  if (k < 0 || k >= info.tuple_size) {
+    return fail("the condition reads a tuple element out of range");
+  }
   const Shape& iv_shape = state.tuple_shapes(k);
-  if (!iv_shape.IsScalar() || !IsIntegralType(iv_shape.element_type())) {
+  if (!iv_shape.IsScalar() ||
+      !IntValue::IsSupportedType(iv_shape.element_type())) {
     return fail(absl::StrCat("the induction variable (tuple index ", k,
                              ") is not an integer scalar"));
   }
-  // Body update: add(gte(p,k), step), add(step, gte(p,k)), sub(gte(p,k), s).
-  const Instruction* update = root->operand(k);
-  int64_t step_sign = 1;
-  const Instruction* step_instr = nullptr;
-  if ((update->opcode() == Opcode::kAdd ||
-       update->opcode() == Opcode::kSubtract) &&
-      update->operand_count() == 2) {
-    int64_t idx;
-    if (IsGteOf(update->operand(0), body_param, &idx) && idx == k) {
-      step_instr = update->operand(1);
-      step_sign = update->opcode() == Opcode::kSubtract ? -1 : 1;
-    } else if (update->opcode() == Opcode::kAdd &&
-               IsGteOf(update->operand(1), body_param, &idx) && idx == k) {
-      step_instr = update->operand(0);
-    }
+  const PrimitiveType iv_type = iv_shape.element_type();
+  if (!rhs.has_value()) {
+    return fail(absl::StrCat("the loop bound (", bound_instr->name(),
+                             ") is not a constant: data-dependent trip count"));
   }
-  if (step_instr == nullptr) {
+  if (lhs->offset.type() != iv_type || rhs->offset.type() != iv_type ||
+      !ComparisonTypeMatches(*cmp, iv_type)) {
+    return fail(absl::StrCat("the condition does not compare the ",
+                             TypeName(iv_type),
+                             " induction variable in its own type"));
+  }
+
+  // Body update: root operand k = gte(param, k) + STEP.
+  const Instruction* update = root->operand(k);
+  Evaluator body_eval(body_param, init, &info.invariant_index);
+  std::optional<Affine> next = body_eval.Eval(*update);
+  if (!next.has_value() || next->var != k || next->offset.type() != iv_type) {
+    int64_t idx;
+    if ((update->opcode() == Opcode::kAdd ||
+         update->opcode() == Opcode::kSubtract) &&
+        update->operand_count() == 2) {
+      for (int side = 0; side < 2; ++side) {
+        if (IsGteOf(update->operand(side), body_param, &idx) && idx == k &&
+            (side == 0 || update->opcode() == Opcode::kAdd)) {
+          return fail(absl::StrCat("the step of the induction variable (",
+                                   update->operand(1 - side)->name(),
+                                   ") is not a constant"));
+        }
+      }
+    }
     return fail(absl::StrCat(
         "tuple element ", k,
         " is compared in the condition but the body does not update it by "
         "adding or subtracting a step"));
-  }
-  auto step = ResolveScalar(*step_instr, body_param, info, init);
-  if (!step) {
-    return fail(absl::StrCat("the step of the induction variable (",
-                             step_instr->name(), ") is not a constant"));
-  }
-  auto bound = ResolveScalar(*bound_instr, cond_param, info, init);
-  if (!bound) {
-    return fail(absl::StrCat("the loop bound (", bound_instr->name(),
-                             ") is not a constant: data-dependent trip count"));
   }
   if (init->opcode() != Opcode::kTuple || k >= init->operand_count()) {
     return fail(
         "the initial loop state is not a tuple instruction, so the start "
         "value is unknown");
   }
-  auto start = EvaluateConstantScalar(*init->operand(k));
-  if (!start) {
+  Evaluator parent_eval(nullptr, nullptr, nullptr);
+  std::optional<IntValue> start = parent_eval.EvalConstant(*init->operand(k));
+  if (!start.has_value() || start->type() != iv_type) {
     return fail(absl::StrCat("the start value of the induction variable (",
                              init->operand(k)->name(), ") is not a constant"));
   }
+
   info.iv_index = k;
+  info.iv_type = iv_type;
   info.start = *start;
-  info.step = step_sign * *step;
-  info.bound = *bound;
+  info.step = next->offset;
+  info.bound = rhs->offset;
+  info.condition_offset = lhs->offset;
   info.direction = dir;
-  info.iv_type = iv_shape.element_type();
   info.iv_update = update;
+
+  // The condition reads y = x + offset, which moves by the same step.
   std::string why;
-  info.trip_count = CountIterations(*start, *info.step, *bound, dir, &why);
-  if (!info.trip_count) {
-    info.missing = why;
-    if (auto n = KnownTripCountFromBackendConfig(while_instr)) {
-      info.trip_count = n;
-      info.trip_count_from_backend_config = true;
-    }
+  std::optional<uint64_t> trips =
+      CountTrips(start->Add(lhs->offset), *info.step, dir, *info.bound, &why);
+  if (trips.has_value() && *trips > static_cast<uint64_t>(INT64_MAX)) {
+    why = absl::StrCat("the loop runs ", *trips,
+                       " times, more than a 64-bit count holds");
+    trips.reset();
   }
+  auto facts = [&] {
+    std::string offset =
+        lhs->offset.IsZero() ? "" : absl::StrCat(" + ", lhs->offset.ToString());
+    return absl::StrCat(TypeName(iv_type), " induction variable #", k,
+                        ": start ", start->ToString(), ", step ",
+                        info.step->ToSigned().ToString(), ", condition x",
+                        offset, " ", AsAbsl(ComparisonDirectionName(dir)), " ",
+                        info.bound->ToString());
+  };
+  if (!trips.has_value()) {
+    info.missing = why;
+    if (info.known_trip_count.has_value()) {
+      info.contradiction = absl::StrCat(
+          "known_trip_count ", *info.known_trip_count,
+          " contradicts the loop condition (", facts(), "): ", why);
+    }
+    return info;
+  }
+  const int64_t n = static_cast<int64_t>(*trips);
+  info.trip_count = n;
+  info.trip_count_source = TripCountSource::kProven;
+  if (info.known_trip_count.has_value() && *info.known_trip_count != n) {
+    info.contradiction = absl::StrCat(
+        "known_trip_count ", *info.known_trip_count,
+        " contradicts the loop condition, which proves ", n, " iteration",
+        n == 1 ? "" : "s", " (", facts(), "); using ", n);
+  }
+  SetMonotonicity(n, info);
   return info;
+}
+
+std::optional<int64_t> WhileTripCount(const Instruction& while_instr) {
+  if (while_instr.opcode() != Opcode::kWhile) return std::nullopt;
+  return AnalyzeWhileLoop(while_instr).trip_count;
 }
 
 absl::flat_hash_set<const Instruction*> FindLoopInvariantInstructions(

@@ -1,8 +1,9 @@
-// While-loop analysis: induction variable, start/step/bound, trip count and
-// loop invariants.
+// While-loop analysis: induction variable, exact trip count and loop
+// invariants. The one place that says how often a loop runs: every pass,
+// the scheduler's and the simulator's cost models and `explain` read it.
 //
-// Recognised shape (any tuple index k, any integer type, either operand
-// order, steps of either sign, LT/LE/GT/GE/NE conditions):
+// Recognised shape (any tuple index k, any of s8..s64 / u8..u64, either
+// operand order, steps of either sign, EQ/NE/LT/LE/GT/GE conditions):
 //
 //   cond { p = (s32[], ...) parameter(0)
 //          ROOT c = pred[] compare(gte(p, k), BOUND), direction=LT }
@@ -11,12 +12,37 @@
 //          ROOT t = tuple(..., next, ...) }
 //   init = tuple(..., START, ...)
 //
-// START, STEP and BOUND are "constant scalars": a constant, a convert /
-// reshape / negate of one, or (BOUND, STEP) a loop-invariant tuple element
-// whose initial value is a constant scalar. When a fact cannot be
-// established the info says which one (`missing`), and trip_count is empty;
-// a known_trip_count in the while's backend_config is used as a fallback for
-// the trip count only.
+// and the same computed through fusions, as in XLA's optimized dumps:
+//
+//   cond { ROOT f = pred[] fusion(gte(p, 0)), calls=fused_compare }
+//   fused_compare { x = s32[] parameter(0); ROOT c = compare(x, 3), LT }
+//   body { next = s32[] fusion(gte(p, 0)), calls=fused_add ... }
+//
+// START, STEP and BOUND are constant-folded: constants; convert (wrapping
+// or extending as HLO does), reshape, bitcast, copy, negate, add, subtract,
+// multiply (x * 0 = 0 for any x, e.g. partition-id), minimum, maximum of
+// such; get-tuple-element of a tuple; fusion and call parameters (the
+// caller's operands); and, in the condition and body, loop-invariant tuple
+// elements whose initial value folds. The counter may be offset in the
+// condition (`compare(add(gte(p, k), 1), BOUND)`).
+//
+// All arithmetic is exact at the counter's width: the trip count is the
+// number of iterations of `x = START; while (x DIR BOUND) x = wrap(x +
+// STEP)`, compared in the type's order (unsigned for u*), even when the
+// counter wraps before the condition fails:
+//
+//   s8 counter from 120 by 5 while x < 127: 120, 125, -126 (wrapped), ...
+//   runs 155 times; u64 from 2^64-1 while x < 4 (unsigned) runs 0 times.
+//
+// Infinite loops and counts above 2^63-1 are unknown, with the reason.
+// known_trip_count in the while's backend_config (while_backend_config.h)
+// is XLA's promise: used when the loop cannot be analysed; when the
+// condition proves something else, the proof wins and `contradiction` says
+// so (passes turn it into a KnownTripCountContradicted warning remark).
+//
+// Rewrites that rebuild the condition (the pipeliner's new bound) need the
+// counter not to wrap: `no_wrap` says whether START + t*STEP stays inside
+// the type for every executed iteration t, and WrapReason() words a refusal.
 #ifndef HLOVERLAP_ANALYSIS_WHILE_LOOP_ANALYSIS_H_
 #define HLOVERLAP_ANALYSIS_WHILE_LOOP_ANALYSIS_H_
 
@@ -26,9 +52,16 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "analysis/int_value.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
+
+enum class TripCountSource {
+  kUnknown,
+  kProven,          // from the condition, start and step
+  kKnownTripCount,  // the backend_config's promise (loop not analysable)
+};
 
 struct WhileLoopInfo {
   const Instruction* while_instr = nullptr;
@@ -38,45 +71,89 @@ struct WhileLoopInfo {
 
   // Induction variable (all set together, or none).
   std::optional<int64_t> iv_index;
-  std::optional<int64_t> start;
-  std::optional<int64_t> step;
-  std::optional<int64_t> bound;
-  // Condition normalised to `iv DIRECTION bound`.
-  ComparisonDirection direction = ComparisonDirection::kLt;
   PrimitiveType iv_type = PrimitiveType::kInvalid;
-  // The body instruction computing the next iv value (the add/subtract).
+  std::optional<IntValue> start;  // value in iteration 0
+  // Added per iteration, at the counter's width (subtract c adds -c: a u8
+  // counter decremented by 50 has step 206; ToSigned() reads it as -50).
+  std::optional<IntValue> step;
+  std::optional<IntValue> bound;
+  // Condition normalised to `iv + condition_offset DIRECTION bound`
+  // (condition_offset is zero in the usual `iv DIRECTION bound`).
+  std::optional<IntValue> condition_offset;
+  ComparisonDirection direction = ComparisonDirection::kLt;
+  // The body instruction computing the next iv value.
   const Instruction* iv_update = nullptr;
 
-  // Number of iterations, when known (from the pattern, else from
-  // backend_config known_trip_count).
+  // The number of iterations every consumer uses: proven, else (loop not
+  // analysable) the backend_config's known_trip_count, else nullopt.
   std::optional<int64_t> trip_count;
-  bool trip_count_from_backend_config = false;
+  TripCountSource trip_count_source = TripCountSource::kUnknown;
+  // known_trip_count as written in the backend_config.
+  std::optional<int64_t> known_trip_count;
+  // Set when the condition proves a count (or non-termination) different
+  // from known_trip_count: the warning text. Empty otherwise.
+  std::string contradiction;
+  // With a proven trip count: start + t*step (step read as the signed
+  // distance the counter moves, up or down) stays inside the counter's type
+  // for every iteration t < trip_count, so the counter runs monotonically.
+  bool no_wrap = false;
+  bool counts_down = false;  // with no_wrap: the counter decreases
 
-  // Why the induction variable or trip count is unknown; empty when known.
+  // Why the induction variable or trip count is unknown; empty when proven.
   std::string missing;
 
   bool has_induction_variable() const { return iv_index.has_value(); }
-  // Value of the iv in iteration t (0-based): start + t * step.
-  int64_t IvAt(int64_t t) const { return *start + t * *step; }
+  bool trip_count_proven() const {
+    return trip_count_source == TripCountSource::kProven;
+  }
+  // The counter's value in iteration t (0-based) as the loop computes it,
+  // wrapping: start + t*step mod 2^width. nullopt without an induction
+  // variable or for t < 0.
+  std::optional<IntValue> IvAt(int64_t t) const;
+  // step * k at the counter's type (what adding the step k times adds).
+  std::optional<IntValue> StepTimes(int64_t k) const;
+  // A constant of the counter's type; nullopt when `value` does not fit.
+  std::optional<IntValue> CounterConstant(int64_t value) const;
+  // known_init_step of a loop whose counter starts at IvAt(first) and moves
+  // by step * step_multiple; nullopt when a value does not fit in int64.
+  std::optional<KnownInitStep> KnownInitStepFrom(
+      int64_t first, int64_t step_multiple = 1) const;
+  // Empty when a proven count runs without wrapping; otherwise why a
+  // rewrite that needs a monotonic counter must leave the loop alone
+  // ("the s8 induction variable wraps around ...").
+  std::string WrapReason() const;
 };
 
 WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr);
 
-// Evaluates a scalar integer expression built from constants (and convert,
-// reshape, bitcast, negate, add, subtract, multiply of such). nullopt when
-// not constant.
-std::optional<int64_t> EvaluateConstantScalar(const Instruction& instr);
+// The trip count every consumer uses (AnalyzeWhileLoop(w).trip_count);
+// nullopt for a non-while.
+std::optional<int64_t> WhileTripCount(const Instruction& while_instr);
+
+// Iterations of `x = start; while (x DIRECTION bound) x = wrap(x + step)`
+// in the type of `start` (all three of one type), exactly; nullopt with
+// the reason in *why when the loop never ends.
+std::optional<uint64_t> CountTrips(const IntValue& start, const IntValue& step,
+                                   ComparisonDirection direction,
+                                   const IntValue& bound, std::string* why);
+
+// Folds a scalar integer expression of the parent computation (see the
+// header comment for what folds). nullopt when not constant.
+std::optional<IntValue> EvaluateConstantScalar(const Instruction& instr);
+
+// The value of the scalar integer `x`, an instruction of the loop body, in
+// iteration t: the counter is IvAt(t); nullopt when x depends on anything
+// but the counter, constants and loop-invariant elements whose initial
+// value folds.
+std::optional<IntValue> EvaluateInIteration(const Instruction& x,
+                                            const WhileLoopInfo& info,
+                                            int64_t t);
 
 // Instructions of the body whose value is the same in every iteration:
 // get-tuple-elements of invariant indices, constants, and side-effect-free
 // non-collective instructions all of whose operands are invariant.
 absl::flat_hash_set<const Instruction*> FindLoopInvariantInstructions(
     const Computation& body, const std::vector<bool>& invariant_index);
-
-// The trip count written in the while's backend_config
-// ({"known_trip_count":{"n":"8"}}), if present and well-formed.
-std::optional<int64_t> KnownTripCountFromBackendConfig(
-    const Instruction& while_instr);
 
 }  // namespace hloverlap
 

@@ -490,6 +490,11 @@ absl::Status CompareInstructionsIn(std::string_view context,
     if (!s.ok()) return s;
   }
   if (options.compare_backend_config) {
+    if (std::string xc = x.while_config->Encode(),
+        yc = y.while_config->Encode();
+        xc != yc) {
+      return Diff(context, "backend_config", Quote(xc), Quote(yc));
+    }
     if (x.backend_config != y.backend_config) {
       return Diff(context, "backend_config", Quote(x.backend_config),
                   Quote(y.backend_config));

@@ -170,6 +170,7 @@ void Instruction::CopyAttributesFrom(const Instruction& other) {
   a.frontend_attributes = o.frontend_attributes;
   a.backend_config = o.backend_config;
   a.backend_config_is_raw = o.backend_config_is_raw;
+  a.while_config = o.while_config;
   a.sharding = o.sharding;
   a.raw = o.raw;
   called_computations_ = other.called_computations_;

@@ -30,6 +30,7 @@
 #include "hlo/literal.h"
 #include "hlo/opcode.h"
 #include "hlo/shape.h"
+#include "hlo/while_backend_config.h"
 
 namespace hloverlap {
 
@@ -73,8 +74,11 @@ struct InstructionAttributes {
 
   OpMetadata metadata;
   BoxedList<FrontendAttributes> frontend_attributes;
-  std::string backend_config;         // raw text: JSON blob or unescaped string
-  bool backend_config_is_raw = true;  // printed as {...} blob vs "string"
+  // raw text: JSON blob or unescaped string. A while's JSON object is
+  // decoded into while_config instead (and this stays empty).
+  std::string backend_config;
+  bool backend_config_is_raw = true;       // printed as {...} blob vs "string"
+  Boxed<WhileBackendConfig> while_config;  // while (while_backend_config.h)
   BoxedString sharding;  // raw text of sharding={...}, braces included
 
   // Attributes no pass interprets, in input order, printed verbatim.

@@ -2618,8 +2618,18 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
       if (tok_.kind == TK::kLbrace) {
         std::string_view blob;
         if (!CaptureBraceBlob(&blob)) return false;
-        a.backend_config.assign(blob.data(), blob.size());
         a.backend_config_is_raw = true;
+        if (op == Opcode::kWhile) {
+          // Decoded once here (while_backend_config.h); a text that is not
+          // a JSON object stays raw.
+          if (std::optional<WhileBackendConfig> config =
+                  WhileBackendConfig::Decode(blob)) {
+            a.while_config = *std::move(config);
+            a.backend_config.clear();
+            return true;
+          }
+        }
+        a.backend_config.assign(blob.data(), blob.size());
         return true;
       }
       if (tok_.kind == TK::kString) {

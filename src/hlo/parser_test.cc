@@ -159,7 +159,11 @@ TEST(DumpStyles, Default2025) {
   ASSERT_EQ(w->called_computations().size(), 2u);
   EXPECT_EQ(w->while_condition()->name(), "cond.6");
   EXPECT_EQ(w->while_body()->name(), "body.11");
-  EXPECT_EQ(w->attrs().backend_config, "{\"known_trip_count\":{\"n\":\"4\"}}");
+  // A while's config is decoded (while_backend_config.h), not kept raw.
+  EXPECT_EQ(w->attrs().backend_config, "");
+  EXPECT_EQ(w->attrs().while_config->known_trip_count(), 4);
+  EXPECT_EQ(w->attrs().while_config->Encode(),
+            "{\"known_trip_count\":{\"n\":\"4\"}}");
 
   const Instruction* fusion = Find(*m, "scale_fusion");
   EXPECT_EQ(fusion->attrs().fusion_kind, "kLoop");
@@ -290,7 +294,7 @@ TEST(DumpStyles, HeaderlessEntry) {
   EXPECT_EQ(cp->attrs().source_target_pairs,
             (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 0}}));
   EXPECT_EQ(m->entry()->root()->opcode(), Opcode::kWhile);
-  EXPECT_EQ(m->entry()->root()->attrs().backend_config,
+  EXPECT_EQ(m->entry()->root()->attrs().while_config->Encode(),
             "{\"known_trip_count\":{\"n\":\"7\"}}");
   // Shapes without layouts stay without layouts.
   EXPECT_FALSE(cp->shape().has_layout());

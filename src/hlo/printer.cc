@@ -1168,7 +1168,13 @@ class InstructionPrinter {
       Sep();
       MetadataText(attrs_.metadata, out_);
     }
-    if (options_.print_backend_config && !attrs_.backend_config.empty()) {
+    if (options_.print_backend_config && attrs_.while_config->present()) {
+      // A while's decoded config (while_backend_config.h), re-encoded:
+      // verbatim when unchanged.
+      out_.Lit(", backend_config=");
+      out_.Put(attrs_.while_config->Encode());
+    } else if (options_.print_backend_config &&
+               !attrs_.backend_config.empty()) {
       out_.Lit(", backend_config=");
       if (attrs_.backend_config_is_raw && IsBraceBlob(attrs_.backend_config)) {
         out_.Put(attrs_.backend_config);

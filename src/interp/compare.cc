@@ -132,6 +132,7 @@ void CompareInto(const Value& a, const Value& b, const Tolerance& tol,
       }
       out.max_ulps = std::max(out.max_ulps, ulps);
       out.max_relative = std::max(out.max_relative, rel);
+      const double diff = std::fabs(a.GetDouble(i) - b.GetDouble(i));
       switch (tol.kind) {
         case Tolerance::Kind::kExact:
           ok = false;
@@ -143,6 +144,7 @@ void CompareInto(const Value& a, const Value& b, const Tolerance& tol,
           ok = rel <= tol.value;
           break;
       }
+      ok |= tol.kind != Tolerance::Kind::kExact && diff <= tol.absolute;
     }
     if (!ok) {
       out.within_tolerance = false;
@@ -154,13 +156,15 @@ void CompareInto(const Value& a, const Value& b, const Tolerance& tol,
 }  // namespace
 
 std::string Tolerance::ToString() const {
+  const std::string floor =
+      absolute > 0 ? absl::StrCat(",absolute:", absolute) : "";
   switch (kind) {
     case Kind::kExact:
       return "exact";
     case Kind::kUlps:
-      return absl::StrCat("ulps:", value);
+      return absl::StrCat("ulps:", value, floor);
     case Kind::kRelative:
-      return absl::StrCat("relative:", value);
+      return absl::StrCat("relative:", value, floor);
   }
   return "?";
 }
@@ -168,6 +172,28 @@ std::string Tolerance::ToString() const {
 absl::StatusOr<Tolerance> ParseTolerance(std::string_view text) {
   Tolerance t;
   if (text.empty() || text == "exact") return t;
+  if (size_t comma = text.find(','); comma != std::string_view::npos) {
+    std::string_view floor = text.substr(comma + 1);
+    double v = 0;
+    const size_t sep = floor.find_first_of(":=");
+    if (sep == std::string_view::npos ||
+        (floor.substr(0, sep) != "absolute" && floor.substr(0, sep) != "abs") ||
+        !absl::SimpleAtod(std::string(floor.substr(sep + 1)), &v) || v < 0 ||
+        std::isnan(v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tolerance: expected ...,absolute:Y after the comma, got '",
+          std::string(text), "'"));
+    }
+    absl::StatusOr<Tolerance> main = ParseTolerance(text.substr(0, comma));
+    if (!main.ok()) return main;
+    if (main->kind == Tolerance::Kind::kExact) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tolerance: absolute:Y needs ulps:N or relative:X before it, got '",
+          std::string(text), "'"));
+    }
+    main->absolute = v;
+    return main;
+  }
   size_t sep = text.find_first_of(":=");
   std::string kind(text.substr(0, sep));
   double v = 0;

@@ -4,9 +4,11 @@
 // has identical bytes. With a tolerance, floating-point elements may differ
 // by at most N units in the last place (`ulps:N`, distance in the ordered
 // bit patterns of the element type, so 1 ulp of bf16 is 2^-7 relative) or
-// by a relative error |a-b| <= X * max(|a|,|b|) (`relative:X`); NaN matches
-// NaN, +0 matches -0 only within a tolerance, integers and pred must be
-// equal, shapes must match.
+// by a relative error |a-b| <= X * max(|a|,|b|) (`relative:X`); either may
+// add an absolute floor, `relative:X,absolute:Y`, under which any difference
+// |a-b| <= Y passes too (values near zero, where a relative error means
+// nothing: w - lr*g that cancels). NaN matches NaN, +0 matches -0 only
+// within a tolerance, integers and pred must be equal, shapes must match.
 #ifndef HLOVERLAP_INTERP_COMPARE_H_
 #define HLOVERLAP_INTERP_COMPARE_H_
 
@@ -24,9 +26,12 @@ struct Tolerance {
   enum class Kind { kExact, kUlps, kRelative };
   Kind kind = Kind::kExact;
   double value = 0;
-  std::string ToString() const;  // "exact", "ulps:2", "relative:0.001"
+  double absolute = 0;  // differences up to this pass too (0: none)
+  // "exact", "ulps:2", "relative:0.001", "relative:0.01,absolute:1e-06"
+  std::string ToString() const;
 };
-// Parses "exact", "ulps:N", "relative:X" (also "ulps=N", "relative=X").
+// Parses "exact", "ulps:N", "relative:X" (also "ulps=N", "relative=X"),
+// optionally followed by ",absolute:Y".
 absl::StatusOr<Tolerance> ParseTolerance(std::string_view text);
 
 struct ValueComparison {

@@ -62,5 +62,25 @@ TEST(Compare, Tolerances) {
   EXPECT_EQ(ParseTolerance("exact")->kind, Tolerance::Kind::kExact);
 }
 
+TEST(Compare, AbsoluteFloor) {
+  // 1e-9 vs 3e-9 is 67% apart relative, but 2e-9 absolute.
+  Value a = F32({2}, {1.0f, 1e-9f}), b = F32({2}, {1.001f, 3e-9f});
+  absl::StatusOr<Tolerance> rel = ParseTolerance("relative:0.01");
+  ASSERT_TRUE(rel.ok());
+  EXPECT_FALSE(CompareValues(a, b, *rel).within_tolerance);
+  absl::StatusOr<Tolerance> floor =
+      ParseTolerance("relative:0.01,absolute:1e-8");
+  ASSERT_TRUE(floor.ok()) << floor.status();
+  EXPECT_TRUE(CompareValues(a, b, *floor).within_tolerance);
+  EXPECT_EQ(floor->ToString(), "relative:0.01,absolute:1e-08");
+  // The floor alone does not accept the large-value difference.
+  absl::StatusOr<Tolerance> tight = ParseTolerance("ulps:0,abs=1e-8");
+  ASSERT_TRUE(tight.ok());
+  EXPECT_FALSE(CompareValues(a, b, *tight).within_tolerance);
+  EXPECT_FALSE(ParseTolerance("exact,absolute:1").ok());
+  EXPECT_FALSE(ParseTolerance("relative:0.1,bogus:1").ok());
+  EXPECT_FALSE(ParseTolerance("relative:0.1,absolute:-1").ok());
+}
+
 }  // namespace
 }  // namespace hloverlap::interp

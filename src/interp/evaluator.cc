@@ -119,7 +119,8 @@ bool IsSupportedOpcode(const Instruction& instr) {
     case Opcode::kCopyDone:
       return true;
     case Opcode::kCustomCall:
-      return IsIdentityCustomCall(instr.attrs().custom_call_target);
+      return IsIdentityCustomCall(instr.attrs().custom_call_target) ||
+             IsGemmCustomCallTarget(instr.attrs().custom_call_target);
     default:
       return false;
   }
@@ -607,6 +608,10 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       if (absl::Status s = need(1); !s.ok()) return s;
       return operand(0);
     case Opcode::kCustomCall: {
+      if (auto it = interp_.gemms_.find(instr); it != interp_.gemms_.end()) {
+        return EvalGemm(it->second.call, operands_from(0),
+                        it->second.workspace);
+      }
       // Sharding annotations: identity (checked to keep the shape).
       if (nops == 1 && operand(0).shape().Compatible(shape)) return operand(0);
       std::vector<Value> ops = operands_from(0);
@@ -1092,7 +1097,35 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   return interp;
 }
 
+absl::Status Interpreter::PrepareGemm(
+    const Instruction& instr, absl::flat_hash_map<int64_t, Value>& workspaces) {
+  absl::StatusOr<GemmCall> call = DecodeGemmCustomCall(instr);
+  if (!call.ok()) {
+    return AtInstruction(
+        Invalid(absl::StrCat("cannot interpret custom-call '",
+                             instr.attrs().custom_call_target.value(), "' ",
+                             Where(&instr), ": ", call.status().message())),
+        &instr);
+  }
+  PreparedGemm prepared{*std::move(call), Value()};
+  if (prepared.call.has_workspace) {
+    const Shape& ws = prepared.call.workspace_shape;
+    auto it = workspaces.find(ws.ByteSize());
+    if (it == workspaces.end()) {
+      absl::StatusOr<Value> z = Value::ZerosOfShape(ws);
+      if (!z.ok()) return z.status();
+      it = workspaces.emplace(ws.ByteSize(), *std::move(z)).first;
+    }
+    // Same byte count, maybe another element type (s8 / u8).
+    prepared.workspace =
+        it->second.Reinterpret(ws.element_type(), ToDims(ws.dimensions()));
+  }
+  gemms_[&instr] = std::move(prepared);
+  return absl::OkStatus();
+}
+
 absl::Status Interpreter::Prepare() {
+  absl::flat_hash_map<int64_t, Value> workspaces;
   const Computation* entry = module_.entry();
   if (entry == nullptr) return Invalid("module has no entry computation");
   // Reachable computations, callees first.
@@ -1170,6 +1203,12 @@ absl::Status Interpreter::Prepare() {
       for (const Computation* callee : instr->called_computations()) {
         auto it = plans_.find(callee);
         step.called.push_back(it == plans_.end() ? nullptr : it->second.get());
+      }
+      if (instr->opcode() == Opcode::kCustomCall &&
+          IsGemmCustomCallTarget(instr->attrs().custom_call_target)) {
+        if (absl::Status s = PrepareGemm(*instr, workspaces); !s.ok()) {
+          return s;
+        }
       }
       if (instr->opcode() == Opcode::kConstant) {
         const Literal* lit = instr->literal();

@@ -39,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/module.h"
 #include "interp/collectives.h"
+#include "interp/gemm.h"
 #include "interp/value.h"
 
 namespace hloverlap::interp {
@@ -127,6 +128,10 @@ class Interpreter {
   friend class DeviceRunner;
   Interpreter(const Module& module, InterpreterOptions options);
   absl::Status Prepare();
+  // Decodes a GEMM custom call into gemms_ (workspaces: one shared zero
+  // value per workspace size).
+  absl::Status PrepareGemm(const Instruction& instr,
+                           absl::flat_hash_map<int64_t, Value>& workspaces);
 
   const Module& module_;
   InterpreterOptions options_;
@@ -134,6 +139,12 @@ class Interpreter {
   absl::flat_hash_map<const Computation*, std::unique_ptr<ComputationPlan>>
       plans_;
   absl::flat_hash_map<const Instruction*, Value> constants_;
+  // GEMM custom calls, decoded once; the workspace value is shared.
+  struct PreparedGemm {
+    GemmCall call;
+    Value workspace;
+  };
+  absl::flat_hash_map<const Instruction*, PreparedGemm> gemms_;
   const ComputationPlan* entry_plan_ = nullptr;
 };
 

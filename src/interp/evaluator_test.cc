@@ -192,14 +192,14 @@ HloModule m
 
 ENTRY main {
   x = f32[8] parameter(0)
-  ROOT cc = f32[8] custom-call(x), custom_call_target="__cublas$gemm"
+  ROOT cc = f32[8] custom-call(x), custom_call_target="__cudnn$convForward"
 }
 )";
   r = RunText(kCustom, {{F32({8}, std::vector<float>(8))}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "unsupported opcode 'custom-call' (target '__cublas$gemm') in "
-            "instruction cc (computation main)");
+            "unsupported opcode 'custom-call' (target '__cudnn$convForward') "
+            "in instruction cc (computation main)");
 }
 
 TEST(Evaluator, ElidedConstantsNeedTheFillFlag) {

@@ -29,7 +29,7 @@ uint64_t HashString(std::string_view s) {
 }
 
 absl::StatusOr<Value> RandomArray(PrimitiveType type, const Dims& dims,
-                                  uint64_t stream) {
+                                  uint64_t stream, double float_scale) {
   absl::StatusOr<Value> out = Value::Uninitialized(type, dims);
   if (!out.ok()) return out;
   Value& o = *out;
@@ -44,9 +44,13 @@ absl::StatusOr<Value> RandomArray(PrimitiveType type, const Dims& dims,
       if constexpr (std::is_same_v<T, pred_t>) {
         p[i] = pred_t{static_cast<uint8_t>(r >> 63)};
       } else if constexpr (std::is_same_v<T, double>) {
-        p[i] = std::ldexp(static_cast<double>(r >> 11), -52) - 1.0;
+        p[i] =
+            (std::ldexp(static_cast<double>(r >> 11), -52) - 1.0) * float_scale;
       } else if constexpr (kIsFloatStorage<T>) {
         float f = std::ldexp(static_cast<float>(r >> 40), -23) - 1.0f;
+        if (float_scale != 1) {
+          f = static_cast<float>(static_cast<double>(f) * float_scale);
+        }
         p[i] = ElemTraits<T>::Store(f);
       } else if constexpr (std::is_signed_v<T>) {
         p[i] = scalar ? static_cast<T>(r >> 62)
@@ -59,12 +63,13 @@ absl::StatusOr<Value> RandomArray(PrimitiveType type, const Dims& dims,
   return out;
 }
 
-absl::StatusOr<Value> RandomValue(const Shape& shape, uint64_t stream) {
+absl::StatusOr<Value> RandomValue(const Shape& shape, uint64_t stream,
+                                  double float_scale) {
   if (shape.IsTuple()) {
     std::vector<Value> elems;
     for (int64_t j = 0; j < shape.tuple_size(); ++j) {
       absl::StatusOr<Value> e =
-          RandomValue(shape.tuple_shapes(j), MixKey(stream, j));
+          RandomValue(shape.tuple_shapes(j), MixKey(stream, j), float_scale);
       if (!e.ok()) return e;
       elems.push_back(*std::move(e));
     }
@@ -78,7 +83,8 @@ absl::StatusOr<Value> RandomValue(const Shape& shape, uint64_t stream) {
   if (!IsSupportedElementType(shape.element_type())) {
     return UnsupportedTypeError(shape.element_type(), "a parameter");
   }
-  return RandomArray(shape.element_type(), ToDims(shape.dimensions()), stream);
+  return RandomArray(shape.element_type(), ToDims(shape.dimensions()), stream,
+                     float_scale);
 }
 
 bool IsReplicatedSharding(std::string_view sharding) {
@@ -138,7 +144,8 @@ absl::StatusOr<std::vector<std::vector<Value>>> MakeRandomInputs(
       uint64_t key =
           MixKey(MixKey(options.seed, static_cast<uint64_t>(p)),
                  replicated ? ~uint64_t{0} : static_cast<uint64_t>(d));
-      absl::StatusOr<Value> v = RandomValue(param->shape(), key);
+      absl::StatusOr<Value> v =
+          RandomValue(param->shape(), key, options.float_scale);
       if (!v.ok()) {
         return AtInstruction(
             absl::Status(v.status().code(),

@@ -13,6 +13,22 @@ using testing::Doubles;
 using testing::Ints;
 using testing::Parse;
 
+TEST(RandomInputs, FloatScaleByAPowerOfTwoIsExact) {
+  for (PrimitiveType t :
+       {PrimitiveType::kF32, PrimitiveType::kBF16, PrimitiveType::kF64}) {
+    absl::StatusOr<Value> one = RandomArray(t, {512}, 7);
+    absl::StatusOr<Value> small = RandomArray(t, {512}, 7, 1.0 / 64);
+    ASSERT_TRUE(one.ok() && small.ok());
+    std::vector<double> a = Doubles(*one), b = Doubles(*small);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i] / 64, b[i]) << i;
+  }
+  // Integers are not scaled.
+  absl::StatusOr<Value> i1 = RandomArray(PrimitiveType::kS32, {16}, 3);
+  absl::StatusOr<Value> i2 = RandomArray(PrimitiveType::kS32, {16}, 3, 0.5);
+  ASSERT_TRUE(i1.ok() && i2.ok());
+  EXPECT_EQ(Ints(*i1), Ints(*i2));
+}
+
 TEST(RandomInputs, DistributionsPerType) {
   absl::StatusOr<Value> f = RandomArray(PrimitiveType::kF32, {4096}, 1);
   ASSERT_TRUE(f.ok());

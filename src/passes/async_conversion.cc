@@ -70,6 +70,15 @@ class Converter {
     context_.remarks.Emit(std::move(r));
   }
 
+  // The flag that keeps collectives of `op` synchronous, if any.
+  const std::string* SynchronousBy(Opcode op) const {
+    for (const auto& [sync_op, flag] :
+         context_.options.synchronous_collectives) {
+      if (sync_op == op) return &flag;
+    }
+    return nullptr;
+  }
+
   Module& module_;
   PassContext& context_;
   // Loop body -> loop path, for remarks.
@@ -215,6 +224,12 @@ absl::StatusOr<bool> Converter::Run() {
           coll->FindRawAttribute("slice_sizes") != nullptr) {
         Emit(RemarkKind::kMissed, *coll,
              "in-place collective-permute (slice_sizes=) left synchronous");
+        continue;
+      }
+      if (const std::string* flag = SynchronousBy(coll->opcode())) {
+        Emit(RemarkKind::kMissed, *coll,
+             absl::StrCat(AsAbsl(OpcodeName(coll->opcode())),
+                          " left synchronous (", *flag, ")"));
         continue;
       }
       const Opcode op = coll->opcode();

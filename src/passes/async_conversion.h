@@ -32,7 +32,10 @@
 // schedule; the scheduler moves them apart. Every computation is converted
 // (loop bodies, branches, called computations) except fusion computations
 // and computations already wrapped by an async-start. In-place
-// collective-permutes (slice_sizes=) are left alone with a `missed` remark.
+// collective-permutes (slice_sizes=) and the kinds listed in
+// PassOptions::synchronous_collectives (XLA's
+// --xla_gpu_disable_async_collectives=alltoall,...) are left alone with a
+// `missed` remark naming the reason.
 #ifndef HLOVERLAP_PASSES_ASYNC_CONVERSION_H_
 #define HLOVERLAP_PASSES_ASYNC_CONVERSION_H_
 

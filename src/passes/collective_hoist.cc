@@ -148,8 +148,10 @@ int64_t ForwardStackedCopies(Instruction* inner, Instruction* value,
                              Instruction* index, Instruction* gathered_outer) {
   WhileLoopInfo info = AnalyzeWhileLoop(*inner);
   const Shape& gs = gathered_outer->shape();
-  if (!info.has_induction_variable() || !info.trip_count.has_value() ||
-      *info.start != 0 || *info.step != 1 ||
+  // Rows 0..N-1 in order: a counter from 0 by 1 that does not wrap.
+  if (!info.has_induction_variable() || !info.trip_count_proven() ||
+      !info.no_wrap || !info.start->IsZero() ||
+      info.step != info.CounterConstant(1) ||
       *info.trip_count != gs.dimensions(0)) {
     return 0;
   }

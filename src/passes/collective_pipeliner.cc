@@ -24,39 +24,6 @@ using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
 // ---------------------------------------------------------------------------
 // Small builders.
 
-Literal ScalarLiteral(PrimitiveType type, int64_t value) {
-  Literal lit(Shape::Scalar(type));
-  switch (type) {
-    case PrimitiveType::kS8:
-      lit.Set<int8_t>(0, value);
-      break;
-    case PrimitiveType::kS16:
-      lit.Set<int16_t>(0, value);
-      break;
-    case PrimitiveType::kS32:
-      lit.Set<int32_t>(0, value);
-      break;
-    case PrimitiveType::kS64:
-      lit.Set<int64_t>(0, value);
-      break;
-    case PrimitiveType::kU8:
-      lit.Set<uint8_t>(0, value);
-      break;
-    case PrimitiveType::kU16:
-      lit.Set<uint16_t>(0, value);
-      break;
-    case PrimitiveType::kU32:
-      lit.Set<uint32_t>(0, value);
-      break;
-    case PrimitiveType::kU64:
-      lit.Set<uint64_t>(0, value);
-      break;
-    default:
-      break;
-  }
-  return lit;
-}
-
 // Records what a rewrite created so that it can be undone.
 struct Transaction {
   Module* module = nullptr;
@@ -269,34 +236,19 @@ Instruction* MakeTuple(Computation& comp, std::vector<Instruction*> elements,
   return txn.Add(comp, std::move(t), before);
 }
 
-Instruction* MakeConstant(Computation& comp, PrimitiveType type, int64_t value,
-                          Transaction& txn, const Instruction* before) {
-  auto c = std::make_unique<Instruction>(
-      Opcode::kConstant, comp.parent()->UniqueInstructionName("constant"),
-      Shape::Scalar(type));
-  c->mutable_attrs().literal =
-      std::make_unique<Literal>(ScalarLiteral(type, value));
-  return txn.Add(comp, std::move(c), before);
+// A scalar constant holding `value` (of its type).
+std::unique_ptr<Instruction> NewConstant(Module& module, std::string_view base,
+                                         const IntValue& value) {
+  auto c = std::make_unique<Instruction>(Opcode::kConstant,
+                                         module.UniqueInstructionName(base),
+                                         Shape::Scalar(value.type()));
+  c->mutable_attrs().literal = std::make_unique<Literal>(value.ToLiteral());
+  return c;
 }
 
-// Writes (or replaces) known_trip_count in a while's backend_config.
-void SetKnownTripCount(Instruction& w, int64_t n) {
-  std::string& bc = w.mutable_attrs().backend_config;
-  std::string value = absl::StrCat("{\"n\":\"", n, "\"}");
-  size_t key = bc.find("\"known_trip_count\"");
-  if (key != std::string::npos) {
-    size_t open = bc.find('{', key);
-    size_t close = open == std::string::npos ? open : bc.find('}', open);
-    if (close != std::string::npos) {
-      bc.replace(open, close - open + 1, value);
-      return;
-    }
-  }
-  if (bc.empty() || bc == "{}") {
-    bc = absl::StrCat("{\"known_trip_count\":", value, "}");
-    w.mutable_attrs().backend_config_is_raw = true;
-  }
-  // Other configs without the key are left alone.
+Instruction* MakeConstant(Computation& comp, const IntValue& value,
+                          Transaction& txn, const Instruction* before) {
+  return txn.Add(comp, NewConstant(*comp.parent(), "constant", value), before);
 }
 
 // A fresh computation with one parameter of `shape`.
@@ -349,8 +301,7 @@ bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
                         ls.info.missing);
     return false;
   }
-  if (!ls.info.trip_count.has_value() ||
-      ls.info.trip_count_from_backend_config) {
+  if (!ls.info.trip_count_proven()) {
     *why = absl::StrCat("the loop's trip count is unknown: ", ls.info.missing);
     return false;
   }
@@ -386,9 +337,10 @@ StateProvider InitProvider(LoopState& ls, Transaction& txn) {
 }
 
 // Builds a new while instruction in the parent from `old` with a new init,
-// condition, body and trip count.
+// condition, body and trip count; its counter starts where the old one was
+// in iteration `first` (known_init_step, where the old loop had one).
 Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
-                        Computation* body, int64_t trip_count,
+                        Computation* body, int64_t trip_count, int64_t first,
                         Transaction& txn) {
   auto w = std::make_unique<Instruction>(
       Opcode::kWhile, ls.module->UniqueInstructionName(ls.while_instr->name()),
@@ -396,7 +348,7 @@ Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
   w->CopyAttributesFrom(*ls.while_instr);
   w->mutable_called_computations() = {cond, body};
   w->AppendOperand(init);
-  SetKnownTripCount(*w, trip_count);
+  SetWhileTripCount(*w, trip_count, ls.info.KnownInitStepFrom(first));
   return txn.Add(*ls.parent, std::move(w), ls.while_instr);
 }
 
@@ -714,11 +666,18 @@ absl::StatusOr<Instruction*> RewriteBackward(
   const int64_t n = ls.n;
   const int64_t m = cands.size();
   const int64_t k = *ls.info.iv_index;
-  const int64_t start = *ls.info.start;
-  const int64_t step = *ls.info.step;
   const int64_t trips = *ls.info.trip_count;
   const PrimitiveType iv_type = ls.info.iv_type;
   auto slot = [&](int64_t d, int64_t j) { return n + d * m + j; };
+  // The new condition compares against the counter's value in iteration
+  // trips - depth, which needs a counter that does not wrap (the caller
+  // checked no_wrap).
+  std::optional<IntValue> last_bound = ls.info.IvAt(trips - depth);
+  std::optional<IntValue> delta = ls.info.StepTimes(depth);
+  if (!ls.info.no_wrap || !last_bound.has_value() || !delta.has_value()) {
+    return absl::InternalError(
+        "the induction variable of a prefetched loop must not wrap");
+  }
 
   // 1. Prologue: the collectives of iterations 0..depth-1.
   std::vector<Instruction*> init_elems;
@@ -726,8 +685,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
   for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
   std::vector<Instruction*> prefetched(depth * m);
   for (int64_t d = 0; d < depth; ++d) {
-    Instruction* iv_value = MakeConstant(*ls.parent, iv_type, start + d * step,
-                                         txn, ls.while_instr);
+    Instruction* iv_value =
+        MakeConstant(*ls.parent, *ls.info.IvAt(d), txn, ls.while_instr);
     StateProvider provider = [&](int64_t index) -> Instruction* {
       if (index == k) return iv_value;
       return init_provider(index);
@@ -799,15 +758,11 @@ absl::StatusOr<Instruction*> RewriteBackward(
     iv_gte->mutable_attrs().tuple_index = k;
     iv_gte->AppendOperand(p);
     Instruction* iv_cur = body->AddInstruction(std::move(iv_gte));
-    auto c = std::make_unique<Instruction>(
-        Opcode::kConstant, module.UniqueInstructionName("constant"),
-        Shape::Scalar(iv_type));
-    c->mutable_attrs().literal =
-        std::make_unique<Literal>(ScalarLiteral(iv_type, depth * step));
-    Instruction* delta = body->AddInstruction(std::move(c));
+    Instruction* delta_constant =
+        body->AddInstruction(NewConstant(module, "constant", *delta));
     Instruction* iv_next = body->AddInstruction(
         Opcode::kAdd, module.UniqueInstructionName("iv.next"),
-        Shape::Scalar(iv_type), {iv_cur, delta});
+        Shape::Scalar(iv_type), {iv_cur, delta_constant});
     InstrMap next_map;
     StateProvider provider = [&](int64_t index) -> Instruction* {
       if (index == k) return iv_next;
@@ -877,22 +832,20 @@ absl::StatusOr<Instruction*> RewriteBackward(
     gte->mutable_attrs().tuple_index = k;
     gte->AppendOperand(cp);
     Instruction* iv = cond->AddInstruction(std::move(gte));
-    auto c = std::make_unique<Instruction>(
-        Opcode::kConstant, module.UniqueInstructionName("bound"),
-        Shape::Scalar(iv_type));
-    c->mutable_attrs().literal = std::make_unique<Literal>(
-        ScalarLiteral(iv_type, start + (trips - depth) * step));
-    Instruction* bound = cond->AddInstruction(std::move(c));
+    Instruction* bound =
+        cond->AddInstruction(NewConstant(module, "bound", *last_bound));
     Instruction* cmp = cond->AddInstruction(
         Opcode::kCompare, module.UniqueInstructionName("continue"),
         Shape::Scalar(PrimitiveType::kPred), {iv, bound});
-    cmp->mutable_attrs().comparison_direction =
-        step > 0 ? ComparisonDirection::kLt : ComparisonDirection::kGt;
+    cmp->mutable_attrs().comparison_direction = ls.info.counts_down
+                                                    ? ComparisonDirection::kGt
+                                                    : ComparisonDirection::kLt;
     cond->set_root(cmp);
   }
 
   // 4. The new loop.
-  Instruction* w = BuildWhile(ls, init_tuple, cond, body, trips - depth, txn);
+  Instruction* w =
+      BuildWhile(ls, init_tuple, cond, body, trips - depth, 0, txn);
 
   // 5. The last `depth` iterations, peeled after the loop.
   Instruction* state = w;
@@ -1165,7 +1118,7 @@ absl::StatusOr<Instruction*> RewriteForward(
   }
 
   // 4. The loop runs the remaining trips - 1 iterations.
-  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips - 1, txn);
+  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips - 1, 1, txn);
 
   // 5. Epilogue: the last iteration's collectives and stores.
   auto slot_after = [&](int64_t index) {
@@ -1215,63 +1168,6 @@ absl::StatusOr<Instruction*> RewriteForward(
 // ---------------------------------------------------------------------------
 // Forward-sink: the per-iteration operands are stored into an [N, ...]
 // buffer and one batched collective runs after the loop.
-
-// Value of the scalar integer `x` (a body instruction) in the iteration whose
-// induction variable is `iv`; nullopt when it depends on anything else.
-std::optional<int64_t> EvalAtIv(const Instruction* x, const LoopState& ls,
-                                int64_t iv, int depth = 0) {
-  // Operands stay below 2^31, so sums and products fit in 64 bits.
-  constexpr int64_t kLimit = int64_t{1} << 31;
-  if (depth > 32 || !x->shape().IsScalar()) return std::nullopt;
-  auto arg = [&](int i) -> std::optional<int64_t> {
-    if (i >= x->operand_count()) return std::nullopt;
-    std::optional<int64_t> v = EvalAtIv(x->operand(i), ls, iv, depth + 1);
-    if (v.has_value() && (*v > kLimit || *v < -kLimit)) return std::nullopt;
-    return v;
-  };
-  switch (x->opcode()) {
-    case Opcode::kGetTupleElement:
-      if (x->operand(0) == ls.body_param &&
-          x->tuple_index() == *ls.info.iv_index) {
-        return iv;
-      }
-      return std::nullopt;
-    case Opcode::kConstant:
-      return EvaluateConstantScalar(*x);
-    case Opcode::kConvert:
-    case Opcode::kReshape:
-    case Opcode::kBitcast:
-    case Opcode::kCopy:
-      return arg(0);
-    case Opcode::kNegate: {
-      auto a = arg(0);
-      if (!a) return std::nullopt;
-      return -*a;
-    }
-    case Opcode::kAdd:
-    case Opcode::kSubtract:
-    case Opcode::kMultiply:
-    case Opcode::kMaximum:
-    case Opcode::kMinimum: {
-      auto a = arg(0), b = arg(1);
-      if (!a || !b) return std::nullopt;
-      switch (x->opcode()) {
-        case Opcode::kAdd:
-          return *a + *b;
-        case Opcode::kSubtract:
-          return *a - *b;
-        case Opcode::kMultiply:
-          return *a * *b;
-        case Opcode::kMaximum:
-          return std::max(*a, *b);
-        default:
-          return std::min(*a, *b);
-      }
-    }
-    default:
-      return std::nullopt;
-  }
-}
 
 bool IsSinkFormattingOp(Opcode op) {
   switch (op) {
@@ -1337,8 +1233,8 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
     return false;
   }
   for (int64_t r = 3; r < dus->operand_count(); ++r) {
-    std::optional<int64_t> v = EvaluateConstantScalar(*dus->operand(r));
-    if (!v.has_value() || *v != 0) {
+    std::optional<IntValue> v = EvaluateConstantScalar(*dus->operand(r));
+    if (!v.has_value() || !v->IsZero()) {
       *why = absl::StrCat("its store ", dus->name(),
                           " has a non-zero index past dimension 0");
       return false;
@@ -1352,19 +1248,22 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
   }
   std::vector<bool> written(trips, false);
   for (int64_t t = 0; t < trips; ++t) {
-    std::optional<int64_t> row = EvalAtIv(dus->operand(2), ls, ls.info.IvAt(t));
-    if (!row.has_value()) {
+    // The index as the store reads it, at its own type's width.
+    std::optional<IntValue> index =
+        EvaluateInIteration(*dus->operand(2), ls.info, t);
+    if (!index.has_value()) {
       *why = absl::StrCat("the row its store ", dus->name(),
                           " writes is not a function of the loop counter");
       return false;
     }
-    if (*row < 0 || *row >= trips || written[*row]) {
+    const __int128 row = index->value();
+    if (row < 0 || row >= trips || written[static_cast<int64_t>(row)]) {
       *why = absl::StrCat("its store ", dus->name(),
                           " does not write every row exactly once (iteration ",
-                          t, " writes row ", *row, ")");
+                          t, " writes row ", index->ToString(), ")");
       return false;
     }
-    written[*row] = true;
+    written[static_cast<int64_t>(row)] = true;
   }
   return true;
 }
@@ -1494,7 +1393,7 @@ absl::StatusOr<Instruction*> RewriteSink(
   }
 
   // 4. The loop keeps its trip count.
-  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips, txn);
+  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips, 0, txn);
 
   // 5. After the loop: one batched collective per candidate, its formatting
   // with a leading dimension, reshaped into the output buffer.
@@ -1635,6 +1534,13 @@ class LoopPipeliner {
   std::vector<const Instruction*> removed_whiles_;
 };
 
+// The PassOptions field that enables pipelining a reduce-scatter or
+// all-reduce (for PassOptions::SourceOf).
+std::string_view ForwardKindOption(Opcode op) {
+  return op == Opcode::kReduceScatter ? "pipeline_reduce_scatter"
+                                      : "pipeline_all_reduce";
+}
+
 absl::Status LoopPipeliner::ReserveRewrite(
     const LoopState& ls, std::string_view what, int64_t body_copies,
     const std::vector<Instruction*>& chains, int64_t chain_copies,
@@ -1676,7 +1582,9 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     std::string reason, suggestion;
     ForwardCandidate fc;
     if (!enabled) {
-      reason = "pipelining of this collective kind is disabled by a flag";
+      reason = absl::StrCat(
+          "pipelining of this collective kind is disabled by a flag",
+          opts.SourceOf(ForwardKindOption(c->opcode())));
     } else if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion)) {
       // reason set
     } else if (used_dus.contains(fc.dus)) {
@@ -1758,12 +1666,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   std::string policy_warning;
   LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &policy_warning);
   if (!policy_warning.empty()) {
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = RemarkKind::kAnalysis;
-    DescribeInstruction(*w, module_, r);
-    r.loop = path;
-    r.message = policy_warning;
+    Remark r = MakeRemark(RemarkKind::kAnalysis, *w, path, "", policy_warning);
+    r.warn = true;
     context_.remarks.Emit(std::move(r));
   }
   std::vector<Instruction*> colls = Collectives(*w->while_body());
@@ -1780,10 +1684,11 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   LoopState ls;
   ls.removed_whiles = &removed_whiles_;
   std::string why;
-  if (!PrepareLoop(w, ls, &why)) {
+  const bool prepared = PrepareLoop(w, ls, &why);
+  EmitTripCountWarning(ls.info, "collective-pipeliner", path, context_.remarks);
+  if (!prepared) {
     // The trip count is known when the loop state's use was the problem.
-    const bool counted = ls.info.trip_count.has_value() &&
-                         !ls.info.trip_count_from_backend_config;
+    const bool counted = ls.info.trip_count_proven();
     MissAll(colls, path, why,
             counted ? "run tuple simplification first "
                       "(--passes=tuple-simplify,dce,collective-pipeliner)"
@@ -1826,10 +1731,36 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       if (c->opcode() == Opcode::kAllGather) ags.push_back(c);
     }
     if (!ags.empty() && !opts.pipeline_all_gather) {
-      MissAll(ags, path, "all-gather pipelining is disabled by a flag", "");
+      MissAll(ags, path,
+              absl::StrCat("all-gather pipelining is disabled by a flag",
+                           opts.SourceOf("pipeline_all_gather")),
+              "");
+      ags.clear();
+    }
+    if (!ags.empty() && !ls.info.no_wrap) {
+      // The rebuilt condition compares against a bound the counter reaches
+      // without wrapping.
+      MissAll(ags, path, ls.info.WrapReason(),
+              "count with a wider integer type, or with a bound the counter "
+              "reaches without wrapping");
       ags.clear();
     }
     int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
+    if (d < depth && !ags.empty()) {
+      // Say so: the user asked for more than the loop has.
+      Remark r = MakeRemark(
+          RemarkKind::kAnalysis, *w, path, "",
+          absl::StrCat(
+              "prefetch depth ", depth, " (",
+              policy.pipeline_depth.has_value()
+                  ? policy.source
+                  : absl::StrCat("--pipeline-depth=", opts.pipeline_depth),
+              ") clamped to ", d, ": the loop runs ", trips,
+              " iterations, so at most ", d, " can be prefetched ahead"));
+      r.warn = true;
+      r.Metric("requested_depth", depth).Metric("depth", d);
+      context_.remarks.Emit(std::move(r));
+    }
     // Fixpoint: drop candidates whose chain needs a dropped candidate.
     absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
     absl::flat_hash_map<const Instruction*, std::string> rejected;
@@ -1986,7 +1917,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       if (!enabled) {
         MissAll({c}, path,
                 absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                             " pipelining is disabled by a flag"),
+                             " pipelining is disabled by a flag",
+                             opts.SourceOf(ForwardKindOption(c->opcode()))),
                 "");
         continue;
       }
@@ -2109,7 +2041,12 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
     changed |= *r;
   }
   // Bodies and conditions of rewritten loops (and loops nested in them).
-  if (changed) RemoveUnreachableComputations(module_);
+  // Cloned callees (fused computations of a body, the peeled iterations'
+  // copies) are appended to the module: put them before their callers.
+  if (changed) {
+    RemoveUnreachableComputations(module_);
+    module_.SortComputationsCalleesFirst();
+  }
   return changed;
 }
 

@@ -51,6 +51,15 @@
 //   rows = while(...)                                      // rows: [N, 16]
 //   buf = reshape(reshape(reduce-scatter(rows), dimensions={1}))
 //
+// Trip counts come from analysis/while_loop_analysis.h and must be proven
+// (known_trip_count alone is not enough). Prefetching rebuilds the
+// condition as `i < start + (N-D)*step` (`>` counting down) at the
+// counter's type, which needs a counter that does not wrap (otherwise a
+// `missed` remark naming its width); forward and sink keep the original
+// condition and are exact for wrapping counters too. A contradicted
+// known_trip_count gets a KnownTripCountContradicted warning; the rewritten
+// loop records the proven count (SetWhileTripCount).
+//
 // A loop or collective that cannot be handled stays unchanged and gets a
 // `missed` remark saying which fact is missing; every rewrite is built,
 // verified and only then swapped in (a failure is reported as a `failure`

@@ -54,55 +54,6 @@ struct Undo {
   }
 };
 
-// A scalar integer constant of `type`; nullopt when `value` does not fit
-// (a negative value of an unsigned type is stored modulo 2^bits, which is
-// what adding it does).
-std::optional<Literal> IntScalar(PrimitiveType type, int64_t value) {
-  if (!IsIntegralType(type)) return std::nullopt;
-  const int64_t bytes = PrimitiveTypeByteSize(type);
-  if (bytes < 1 || bytes > 8) return std::nullopt;
-  if (bytes < 8) {
-    const int64_t bits = 8 * bytes - (IsSignedIntegralType(type) ? 1 : 0);
-    const int64_t limit = int64_t{1} << bits;
-    if (value >= limit || value < -limit) return std::nullopt;
-  }
-  Literal lit(Shape::Scalar(type));
-  if (static_cast<int64_t>(lit.data().size()) < bytes) return std::nullopt;
-  // Little-endian: the low `bytes` bytes of the two's complement value.
-  uint64_t bits_value = static_cast<uint64_t>(value);
-  for (int64_t k = 0; k < bytes; ++k) {
-    lit.mutable_data()[k] = static_cast<uint8_t>(bits_value >> (8 * k));
-  }
-  return lit;
-}
-
-// Sets known_trip_count in a while's backend_config, keeping the rest.
-void WriteKnownTripCount(Instruction& w, int64_t n) {
-  std::string& bc = w.mutable_attrs().backend_config;
-  const std::string entry = absl::StrCat("{\"n\":\"", n, "\"}");
-  const size_t key = bc.find("\"known_trip_count\"");
-  if (key != std::string::npos) {
-    const size_t open = bc.find('{', key);
-    const size_t close =
-        open == std::string::npos ? std::string::npos : bc.find('}', open);
-    if (close != std::string::npos) {
-      bc.replace(open, close - open + 1, entry);
-      return;
-    }
-  }
-  size_t first = bc.find_first_not_of(" \t\n");
-  if (bc.empty() || first == std::string::npos) {
-    bc = absl::StrCat("{\"known_trip_count\":", entry, "}");
-    w.mutable_attrs().backend_config_is_raw = true;
-    return;
-  }
-  if (bc[first] != '{') return;  // not JSON: leave it alone
-  size_t next = bc.find_first_not_of(" \t\n", first + 1);
-  const bool empty_object = next != std::string::npos && bc[next] == '}';
-  bc.insert(first + 1, absl::StrCat("\"known_trip_count\":", entry,
-                                    empty_object ? "" : ","));
-}
-
 // Collectives (synchronous or async) in `comp` or the non-loop computations
 // it calls.
 int64_t CountCollectives(const Computation& comp,
@@ -133,9 +84,10 @@ absl::Status AdvanceBy2(Computation& body_ref, const WhileLoopInfo& info,
   Module& module = *body->parent();
   Instruction* param = body->parameter(0);
   const int64_t k = *info.iv_index;
-  std::optional<Literal> step2 = IntScalar(info.iv_type, 2 * *info.step);
+  // Two steps at the counter's width (wrapping as the two adds would).
+  std::optional<IntValue> step2 = info.StepTimes(2);
   if (!step2.has_value()) {
-    return absl::InternalError("2 * step does not fit the induction type");
+    return absl::InternalError("the induction variable has no step");
   }
   const Shape iv_shape = param->shape().tuple_shapes(k);
   if (iv_gte == nullptr) {
@@ -149,7 +101,7 @@ absl::Status AdvanceBy2(Computation& body_ref, const WhileLoopInfo& info,
   auto c = std::make_unique<Instruction>(
       Opcode::kConstant, module.UniqueInstructionName("double_buffer_step"),
       Shape::Scalar(info.iv_type));
-  c->mutable_attrs().literal = std::make_unique<Literal>(*std::move(step2));
+  c->mutable_attrs().literal = std::make_unique<Literal>(step2->ToLiteral());
   Instruction* cst = body->AddInstruction(std::move(c));
   auto add = std::make_unique<Instruction>(
       Opcode::kAdd, module.UniqueInstructionName("double_buffer_iv"), iv_shape);
@@ -264,7 +216,10 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
     return d;
   }
   if (!opts.double_buffer_default) {
-    d.reason = "double buffering by default is off";
+    d.reason = absl::StrCat("double buffering by default is off",
+                            opts.SourceOf("double_buffer_default"));
+    d.suggestion =
+        "turn it on for a loop with --loop=<selector>:double-buffer=on";
     return d;
   }
   d.unroll = true;
@@ -377,7 +332,9 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   nw->CopyAttributesFrom(*w);
   nw->mutable_called_computations() = {cond, body};
   nw->AppendOperand(init);
-  WriteKnownTripCount(*nw, trips / 2);
+  SetWhileTripCount(
+      *nw, trips / 2,
+      advance_iv ? info.KnownInitStepFrom(peel ? 1 : 0, 2) : std::nullopt);
   Instruction* new_while = parent->AddInstruction(std::move(nw), w);
   undo.added.push_back(new_while);
 
@@ -455,12 +412,15 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   }
   Instruction* w = node.while_instr;
   const WhileLoopInfo info = AnalyzeWhileLoop(*w);
+  EmitTripCountWarning(info, kPassName, node.path, context_.remarks);
   std::string why;
   if (!info.trip_count.has_value()) {
     why = absl::StrCat(
         "the trip count is unknown (",
         info.missing.empty() ? "no induction variable" : info.missing,
-        ") and the loop has no known_trip_count");
+        info.known_trip_count.has_value()
+            ? ") and the condition contradicts its known_trip_count"
+            : ") and the loop has no known_trip_count");
   } else if (*info.trip_count < 2) {
     why = absl::StrCat("trip count ", *info.trip_count,
                        ": there is no second iteration to unroll");
@@ -484,7 +444,9 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
       RemarkKind::kPassed, node,
       absl::StrCat(
           "double-buffered (", d.reason, "): unrolled by 2, trip count ", trips,
-          info.trip_count_from_backend_config ? " (from known_trip_count)" : "",
+          info.trip_count_source == TripCountSource::kKnownTripCount
+              ? " (from known_trip_count)"
+              : "",
           " -> ", trips / 2,
           trips % 2 ? ", first iteration peeled before the loop" : ""));
   passed.Metric("trip_count", trips);

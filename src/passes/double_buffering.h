@@ -36,10 +36,15 @@
 //
 // The rewrite is transactional: the new loop is built beside the old one,
 // verified, and only then swapped in; otherwise it is discarded with a
-// `failure` remark. The trip count comes from the induction-variable
-// pattern, else (as XLA) from the while's known_trip_count; then the second
+// `failure` remark. The trip count comes from analysis/while_loop_analysis.h:
+// proven from the induction variable (exact at its width, also when the
+// counter wraps: the unrolled loop tests the unchanged condition before
+// every second iteration, and the exact count says which of those pass),
+// else (as XLA) from the while's known_trip_count, and then the second
 // copy's own induction update stays chained. Loops with neither, and trip
-// counts below 2, get a `missed` remark and stay unchanged.
+// counts below 2, get a `missed` remark and stay unchanged; a contradicted
+// known_trip_count gets a KnownTripCountContradicted warning and the proven
+// count is used.
 #ifndef HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_
 #define HLOVERLAP_PASSES_DOUBLE_BUFFERING_H_
 

@@ -748,8 +748,7 @@ double ScheduledNodeCostUs(const Instruction& instr,
     auto body = callees.find(instr.while_body());
     auto cond = callees.find(instr.while_condition());
     if (body != callees.end() && cond != callees.end()) {
-      std::optional<int64_t> trip = KnownTripCount(instr);
-      if (!trip.has_value()) trip = AnalyzeWhileLoop(instr).trip_count;
+      std::optional<int64_t> trip = WhileTripCount(instr);
       double k = static_cast<double>(trip.value_or(1));
       return k * (body->second.duration_us + cond->second.duration_us) +
              cond->second.duration_us;
@@ -882,6 +881,25 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   SchedulerConfig config;
   config.collective_in_flight_limit = options.collective_in_flight_limit;
   config.memory_limit_bytes = options.scheduler_memory_limit_bytes;
+  if (!config.memory_limit_bytes.has_value() &&
+      options.scheduler_memory_slop_percent.has_value()) {
+    // XLA:GPU's limit (reference/xla_lhs.md 2.5): 80% of the device memory
+    // less the entry's parameters and outputs, times the slop factor.
+    std::optional<GpuSpec> spec = GpuSpecByName(options.gpu);
+    int64_t io = 0;
+    if (const Computation* entry = module.entry(); entry != nullptr) {
+      for (int64_t p = 0; p < entry->num_parameters(); ++p) {
+        if (entry->parameter(p) != nullptr) {
+          io += entry->parameter(p)->shape().ByteSize();
+        }
+      }
+      if (entry->root() != nullptr) io += entry->root()->shape().ByteSize();
+    }
+    const double base = spec.has_value() ? 0.8 * spec->memory_bytes : 0;
+    config.memory_limit_bytes = static_cast<int64_t>(
+        std::max(0.0, (base - static_cast<double>(io)) *
+                          *options.scheduler_memory_slop_percent / 100.0));
+  }
 
   // Callees before callers; unreachable computations after.
   CallGraph graph(module);
@@ -1027,6 +1045,10 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   summary.message = absl::StrCat(
       "scheduled module ", module.name(), " for ", AsAbsl(estimator->name()),
       " ", options.gpu, " (in-flight limit ", config.collective_in_flight_limit,
+      config.memory_limit_bytes.has_value()
+          ? absl::StrCat(", memory limit ", *config.memory_limit_bytes,
+                         " bytes")
+          : std::string(),
       "): ", hidden_pairs, " of ", total_pairs,
       " async collectives overlapped; estimated step ",
       FormatUs(entry == callees.end() ? 0 : entry->second.duration_us));

@@ -67,7 +67,9 @@ absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
                    "' (known: pipeline, double-buffer)"));
 }
 
-bool Matches(const LoopSelector& s, const LoopNode& loop) {
+}  // namespace
+
+bool LoopSelectorMatches(const LoopSelector& s, const LoopNode& loop) {
   switch (s.kind) {
     case LoopSelector::Kind::kAll:
       return true;
@@ -91,7 +93,79 @@ bool Matches(const LoopSelector& s, const LoopNode& loop) {
   return false;
 }
 
-}  // namespace
+std::string_view LoopRuleHelp() {
+  return R"(--loop=SELECTOR:POLICY (repeatable; later rules win over earlier ones and
+over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
+  SELECTOR  NAME or name=NAME   the while instruction named NAME (while.147)
+            op_name~REGEX       loops whose metadata op_name contains a match
+                                of REGEX (ECMAScript), e.g. op_name~fori_loop
+            depth=N             loops nested N deep (0 = outermost)
+            innermost           loops with no loop inside
+            outermost           loops inside no other loop
+            all (or *)          every loop
+  POLICY    comma-separated items:
+            pipeline=off|on     pipelining of this loop's collectives
+            pipeline=depth=N    prefetch all-gathers N iterations ahead (1-8;
+                                at most trip count - 1, clamped with a warning)
+            pipeline=sink       batch per-iteration reduce-scatters/all-reduces
+                                into one collective after the loop
+            double-buffer=off|on  unroll by 2 (default: innermost loops with
+                                collectives)
+  A selector that matches no loop is a warning listing the loops.
+  `hloverlap explain IN.hlo` lists the loops with names, depths and op_names.
+  e.g. --loop=innermost:pipeline=depth=2
+       --loop='op_name~fori_loop:pipeline=off,double-buffer=off')";
+}
+
+int CheckLoopRulesMatch(const Module& module,
+                        const std::vector<LoopRule>& rules,
+                        RemarkSink& remarks) {
+  if (rules.empty()) return 0;
+  LoopNest nest(module);
+  // Outermost first, as `explain` lists them.
+  std::vector<const LoopNode*> loops;
+  std::vector<const LoopNode*> stack(nest.roots().rbegin(),
+                                     nest.roots().rend());
+  while (!stack.empty()) {
+    const LoopNode* n = stack.back();
+    stack.pop_back();
+    loops.push_back(n);
+    for (auto it = n->children.rbegin(); it != n->children.rend(); ++it) {
+      stack.push_back(*it);
+    }
+  }
+  std::string listing;
+  constexpr size_t kMaxListed = 16;
+  for (size_t i = 0; i < loops.size() && i < kMaxListed; ++i) {
+    const LoopNode& n = *loops[i];
+    absl::StrAppend(&listing, i ? "; " : "", n.path, " (depth ", n.depth,
+                    n.children.empty() ? ", innermost" : "");
+    const std::string& op_name = n.while_instr->metadata().op_name;
+    if (!op_name.empty())
+      absl::StrAppend(&listing, ", op_name \"", op_name, "\"");
+    listing += ")";
+  }
+  if (loops.size() > kMaxListed) {
+    absl::StrAppend(&listing, "; and ", loops.size() - kMaxListed, " more");
+  }
+  int unmatched = 0;
+  for (const LoopRule& rule : rules) {
+    bool any = false;
+    for (const LoopNode* n : loops)
+      any |= LoopSelectorMatches(rule.selector, *n);
+    if (any) continue;
+    ++unmatched;
+    Remark r;
+    r.pass = "loop-policy";
+    r.kind = RemarkKind::kMissed;
+    r.warn = true;
+    r.message = absl::StrCat("--loop=", rule.text, " matches no loop");
+    r.suggestion = loops.empty() ? std::string("the module has no while loop")
+                                 : absl::StrCat("the loops: ", listing);
+    remarks.Emit(std::move(r));
+  }
+  return unmatched;
+}
 
 absl::StatusOr<LoopRule> ParseLoopRule(std::string_view text) {
   LoopRule rule;
@@ -190,7 +264,7 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
     }
   }
   for (const LoopRule& rule : rules) {
-    if (!Matches(rule.selector, loop)) continue;
+    if (!LoopSelectorMatches(rule.selector, loop)) continue;
     if (rule.policy.pipeline.has_value()) {
       policy.pipeline = rule.policy.pipeline;
       policy.pipeline_depth = rule.policy.pipeline_depth;

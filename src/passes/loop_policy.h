@@ -8,16 +8,13 @@
 //        _hloverlap_pipeline="off" | "on" | "depth=2" | "sink"
 //        _hloverlap_double_buffer="off" | "on"
 //        _xla_loop_unroll_strategy="double-buffer" | "full"
-//   3. command-line rules `--loop=<selector>:<policy>`, later rules winning:
-//        selector:  NAME | name=NAME | op_name~REGEX | depth=N | innermost
-//                   | outermost | all
-//        policy:    comma-separated pipeline=off|on|depth=N|sink,
-//                   double-buffer=off|on
-//      (`sink`: reduce-scatters / all-reduces stored per iteration are
-//      batched into one collective after the loop instead of being delayed
-//      by one iteration; see collective_pipeliner.h)
-//      e.g. --loop=innermost:pipeline=depth=2
-//           --loop='op_name~fori_loop:pipeline=off,double-buffer=off'
+//   3. command-line rules `--loop=<selector>:<policy>`, later rules winning,
+//      e.g. --loop=innermost:pipeline=depth=2,
+//      --loop='op_name~fori_loop:pipeline=off,double-buffer=off' (the full
+//      grammar is LoopRuleHelp(), printed by `hloverlap opt --help`).
+//      A selector that matches no loop is a warning naming the loops that
+//      exist (CheckLoopRulesMatch); a prefetch depth larger than a loop
+//      allows (trip count - 1) is clamped with a warning by the pipeliner.
 #ifndef HLOVERLAP_PASSES_LOOP_POLICY_H_
 #define HLOVERLAP_PASSES_LOOP_POLICY_H_
 
@@ -27,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/call_graph.h"
+#include "passes/remarks.h"
 
 namespace hloverlap {
 
@@ -53,6 +51,20 @@ struct LoopRule {
 
 // Parses one `--loop=` value. Errors name the offending part.
 absl::StatusOr<LoopRule> ParseLoopRule(std::string_view text);
+
+// The `--loop=` grammar, for --help (several lines, no trailing newline).
+std::string_view LoopRuleHelp();
+
+// Whether `selector` selects `loop`.
+bool LoopSelectorMatches(const LoopSelector& selector, const LoopNode& loop);
+
+// Emits a `missed` remark (pass "loop-policy", marked `warn`) for every
+// rule whose selector matches no loop of `module`, listing the loops that
+// exist (path, depth, op_name), so a misspelt name or regex does not go
+// unnoticed. Returns how many rules matched nothing.
+int CheckLoopRulesMatch(const Module& module,
+                        const std::vector<LoopRule>& rules,
+                        RemarkSink& remarks);
 
 // The effective policy of a loop (frontend attributes, then rules in order).
 // Malformed frontend attribute values are reported through `warning`.

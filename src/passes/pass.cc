@@ -23,6 +23,12 @@
 
 namespace hloverlap {
 
+std::string PassOptions::SourceOf(std::string_view option) const {
+  auto it = option_sources.find(std::string(option));
+  if (it == option_sources.end()) return "";
+  return absl::StrCat(" (", it->second, ")");
+}
+
 void ModuleSizeGuard::Sync(const Module& module, std::optional<int64_t> limit) {
   explicit_limit_ = limit;
   if (input_ < 0) input_ = module.instruction_count();

@@ -28,9 +28,11 @@
 #ifndef HLOVERLAP_PASSES_PASS_H_
 #define HLOVERLAP_PASSES_PASS_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -53,11 +55,18 @@ struct PassOptions {
   std::vector<LoopRule> loop_rules;
   // Double buffering: by default only innermost loops containing collectives.
   bool double_buffer_default = true;
+  // Async conversion: collective kinds left synchronous, each with the flag
+  // that said so (XLA's --xla_gpu_disable_async_collectives=...).
+  std::vector<std::pair<Opcode, std::string>> synchronous_collectives;
   // Latency-hiding scheduler: async collectives in flight at once (1 as
   // XLA:GPU, 2 allowed), live-bytes limit (unset = none), the GPU preset of
   // the analytical cost model ("h100", "h200").
   int collective_in_flight_limit = 1;
   std::optional<int64_t> scheduler_memory_limit_bytes;
+  // Without an explicit limit: XLA's, (0.8 x the GPU's memory - the entry's
+  // parameter and output bytes) x this / 100
+  // (--xla_gpu_memory_limit_slop_factor).
+  std::optional<int> scheduler_memory_slop_percent;
   std::string gpu = "h200";
   // Run the verifier after every pass.
   bool verify_each = false;
@@ -67,6 +76,12 @@ struct PassOptions {
   // Write the module after the named pass (for --dump-after).
   std::string dump_after;
   std::string dump_path;
+  // The flag that set an option, as written, keyed by the option's field
+  // name ("pipeline_all_gather", "double_buffer_default"), so remarks can
+  // say why something is off.
+  std::map<std::string, std::string> option_sources;
+  // " (SOURCE)" when option_sources has `option`, else "".
+  std::string SourceOf(std::string_view option) const;
 };
 
 // Wall time of one pass run by a PassPipeline (`hloverlap opt --time-passes`).

@@ -16,8 +16,22 @@ std::string_view RemarkKindName(RemarkKind kind) {
       return "failure";
     case RemarkKind::kAnalysis:
       return "analysis";
+    case RemarkKind::kWarning:
+      return "warning";
   }
   return "analysis";
+}
+
+void RemarkSink::Emit(Remark remark) {
+  if (remark.kind == RemarkKind::kWarning) {
+    for (const Remark& r : remarks_) {
+      if (r.kind == RemarkKind::kWarning && r.name == remark.name &&
+          r.instruction == remark.instruction && r.message == remark.message) {
+        return;
+      }
+    }
+  }
+  remarks_.push_back(std::move(remark));
 }
 
 int64_t RemarkSink::Count(RemarkKind kind) const {
@@ -26,32 +40,50 @@ int64_t RemarkSink::Count(RemarkKind kind) const {
   return n;
 }
 
-std::string RemarkSink::ToText() const {
+namespace {
+
+// One remark as text; `label` is its kind or "warning".
+void AppendRemarkText(const Remark& r, std::string_view label,
+                      std::string& out) {
+  if (r.location.known()) {
+    absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
+  }
+  absl::StrAppend(&out, AsAbsl(label), ": ", r.pass, ": ");
+  if (!r.name.empty()) absl::StrAppend(&out, r.name, ": ");
+  out.append(r.message);
+  if (!r.instruction.empty()) {
+    absl::StrAppend(&out, " [", r.instruction);
+    if (!r.loop.empty()) absl::StrAppend(&out, " in loop ", r.loop);
+    absl::StrAppend(&out, "]");
+  }
+  if (!r.metrics.empty()) {
+    out.append(" (");
+    for (size_t i = 0; i < r.metrics.size(); ++i) {
+      if (i > 0) out.append(", ");
+      absl::StrAppend(&out, r.metrics[i].first, "=", r.metrics[i].second);
+    }
+    out.append(")");
+  }
+  out.push_back('\n');
+  if (!r.suggestion.empty()) {
+    absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");
+  }
+}
+
+}  // namespace
+
+std::string RemarkSink::WarningsText() const {
   std::string out;
   for (const Remark& r : remarks_) {
-    if (r.location.known()) {
-      absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
-    }
-    absl::StrAppend(&out, AsAbsl(RemarkKindName(r.kind)), ": ", r.pass, ": ",
-                    r.message);
-    if (!r.instruction.empty()) {
-      absl::StrAppend(&out, " [", r.instruction);
-      if (!r.loop.empty()) absl::StrAppend(&out, " in loop ", r.loop);
-      absl::StrAppend(&out, "]");
-    }
-    if (!r.metrics.empty()) {
-      out.append(" (");
-      for (size_t i = 0; i < r.metrics.size(); ++i) {
-        if (i > 0) out.append(", ");
-        absl::StrAppend(&out, r.metrics[i].first, "=", r.metrics[i].second);
-      }
-      out.append(")");
-    }
-    out.push_back('\n');
-    if (!r.suggestion.empty()) {
-      absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");
-    }
+    if (r.warn) AppendRemarkText(r, "warning", out);
   }
+  return out;
+}
+
+std::string RemarkSink::ToText() const {
+  std::string out;
+  for (const Remark& r : remarks_)
+    AppendRemarkText(r, RemarkKindName(r.kind), out);
   return out;
 }
 
@@ -61,6 +93,7 @@ std::string RemarkSink::ToJsonLines() const {
     nlohmann::json j;
     j["pass"] = r.pass;
     j["kind"] = std::string(RemarkKindName(r.kind));
+    if (!r.name.empty()) j["name"] = r.name;
     j["instruction"] = r.instruction;
     j["opcode"] = r.opcode;
     j["loop"] = r.loop;
@@ -72,6 +105,7 @@ std::string RemarkSink::ToJsonLines() const {
     if (!r.direction.empty()) j["direction"] = r.direction;
     j["message"] = r.message;
     if (!r.suggestion.empty()) j["suggestion"] = r.suggestion;
+    if (r.warn) j["warning"] = true;
     nlohmann::json metrics = nlohmann::json::object();
     for (const auto& [k, v] : r.metrics) metrics[k] = v;
     j["metrics"] = metrics;
@@ -89,6 +123,27 @@ void DescribeInstruction(const Instruction& instr, const Module& module,
   remark.opcode = std::string(OpcodeName(instr.opcode()));
   remark.location = module.GetSourceLocation(instr.metadata());
   remark.op_name = instr.metadata().op_name;
+}
+
+void EmitTripCountWarning(const WhileLoopInfo& info, std::string_view pass,
+                          std::string loop_path, RemarkSink& sink) {
+  const Instruction* w = info.while_instr;
+  if (info.contradiction.empty() || w == nullptr || w->parent() == nullptr ||
+      w->parent()->parent() == nullptr) {
+    return;
+  }
+  Remark r;
+  r.pass = std::string(pass);
+  r.kind = RemarkKind::kWarning;
+  r.name = "KnownTripCountContradicted";
+  DescribeInstruction(*w, *w->parent()->parent(), r);
+  r.loop = std::move(loop_path);
+  r.message = info.contradiction;
+  if (info.known_trip_count.has_value()) {
+    r.Metric("known_trip_count", *info.known_trip_count);
+  }
+  if (info.trip_count.has_value()) r.Metric("trip_count", *info.trip_count);
+  sink.Emit(std::move(r));
 }
 
 }  // namespace hloverlap

@@ -81,6 +81,9 @@ std::string FormatSimText(const SimResult& r, int top) {
     absl::StrAppendFormat(&out, "unknown trip counts (run once): %s\n",
                           absl::StrJoin(r.unknown_trip_counts, ", "));
   }
+  for (const std::string& w : r.warnings) {
+    absl::StrAppend(&out, "warning: ", w, "\n");
+  }
   if (r.extrapolated_iterations > 0) {
     absl::StrAppendFormat(&out, "extrapolated iterations:  %d\n",
                           r.extrapolated_iterations);
@@ -144,6 +147,7 @@ std::string FormatSimJson(const SimResult& r) {
   j["kernels"] = r.kernels;
   j["extrapolated_iterations"] = r.extrapolated_iterations;
   j["unknown_trip_counts"] = r.unknown_trip_counts;
+  if (!r.warnings.empty()) j["warnings"] = r.warnings;
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   j["peak_memory_at"] = r.peak_memory_at;
   j["parameter_bytes"] = r.parameter_bytes;

@@ -120,7 +120,9 @@ struct SimResult {
   int64_t extrapolated_iterations = 0;
   int64_t summarized_iterations = 0;
   std::vector<std::string> unknown_trip_counts;  // loops run once
-  std::vector<SimCollective> collectives;        // in first-issue order
+  // "while.3: KnownTripCountContradicted: ..." (while_loop_analysis.h).
+  std::vector<std::string> warnings;
+  std::vector<SimCollective> collectives;  // in first-issue order
   // Liveness peak (bytes) and where it is reached.
   int64_t peak_memory_bytes = 0;
   std::string peak_memory_at;   // instruction (computation) at the peak

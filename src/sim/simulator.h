@@ -16,12 +16,13 @@
 // exposed communication (attributed to that collective).
 //
 // Control flow is expanded: while loops run their trip count
-// (known_trip_count in backend_config, else the while-loop analysis, else
-// 1) times condition + body, nested loops too; call runs its callee;
-// conditional runs its most expensive branch. Iterations that repeat a
-// steady state are summarized rather than replayed, and loops reached again
-// from an equal state are looked up, so the work is near-linear in the
-// module and independent of nesting depth (sim/timeline.h).
+// (analysis/while_loop_analysis.h: proven from the condition, else
+// known_trip_count, else 1; a known_trip_count the condition contradicts
+// is reported in SimResult::warnings) times condition + body, nested loops
+// too; call runs its callee; conditional runs its most expensive branch.
+// Iterations that repeat a steady state are summarized rather than replayed,
+// and loops reached again from an equal state are looked up, so the work is
+// near-linear in the module and independent of nesting depth (sim/timeline.h).
 //
 // Costs come from analysis/gpu_cost_model.h (roofline per kernel,
 // collective table interpolated in log-size), memoized per instruction.
@@ -58,15 +59,10 @@ namespace hloverlap {
 absl::StatusOr<SimResult> Simulate(const Module& module,
                                    const SimOptions& options);
 
-// The trip count the simulator uses: known_trip_count, else the while-loop
-// analysis, else the induction variable (known_induction_variable, else
-// tuple index 0) followed through fusions, copies and add/subtract in the
-// condition and the body; nullopt when none applies (the loop then runs
-// once).
-std::optional<int64_t> SimTripCount(const Instruction& while_instr);
-
-// The times the timeline runs `while_instr` (SimTripCount, else 1), a loop
-// whose count is unknown named in `result.unknown_trip_counts`.
+// The times the timeline runs `while_instr`: its trip count
+// (WhileLoopInfo::trip_count), else 1, a loop whose count is unknown named
+// in `result.unknown_trip_counts`, a contradicted known_trip_count in
+// `result.warnings`.
 int64_t SimLoopTripCount(const Instruction& while_instr, SimResult& result);
 
 }  // namespace hloverlap

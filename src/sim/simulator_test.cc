@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "analysis/while_loop_analysis.h"
 #include "gtest/gtest.h"
 #include "hlo/computation.h"
 #include "hlo/parser.h"
@@ -282,7 +283,7 @@ ENTRY %main (x: f32[64]) -> f32[64] {
   const Instruction* w = Find(*m, "w");
   ASSERT_NE(w, nullptr);
   // i = 1, 3, 5 pass i < 7.
-  EXPECT_EQ(SimTripCount(*w), 3);
+  EXPECT_EQ(WhileTripCount(*w), 3);
   SimResult r = Sim(*m);
   EXPECT_TRUE(r.unknown_trip_counts.empty());
   EXPECT_NEAR(r.compute_us,

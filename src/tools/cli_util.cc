@@ -115,6 +115,13 @@ void PrintError(std::string_view message) {
   std::fflush(stderr);
 }
 
+void PrintRemarkWarnings(const RemarkSink& remarks) {
+  std::string text = remarks.WarningsText();
+  if (text.empty()) return;
+  text.pop_back();  // PrintError ends the line
+  PrintError(text);
+}
+
 int ReportStatus(const absl::Status& status) {
   if (status.ok()) return kExitOk;
   int code = ExitCodeForStatus(status);

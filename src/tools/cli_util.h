@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/module.h"
 #include "hlo/parser.h"
+#include "passes/remarks.h"
 
 namespace CLI {
 class App;
@@ -71,6 +72,9 @@ int ExitCodeForStatus(const absl::Status& status);
 
 // Prints `message` and a newline to stderr.
 void PrintError(std::string_view message);
+
+// Prints the remarks marked `warn` (RemarkSink::WarningsText) to stderr.
+void PrintRemarkWarnings(const RemarkSink& remarks);
 // Prints the status message to stderr (internal errors prefixed with
 // "internal error: ") and returns ExitCodeForStatus(status).
 int ReportStatus(const absl::Status& status);

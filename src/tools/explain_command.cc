@@ -42,10 +42,10 @@ std::string LoopTripText(const LoopSummary& l) {
       return absl::StrCat(TripText(l.trip_count), " (known_trip_count)");
     case LoopSummary::TripCountSource::kInferred:
       if (l.iv_index && l.iv_start && l.iv_step && l.iv_bound) {
-        return absl::StrCat(TripText(l.trip_count),
-                            " (inferred from induction variable #", *l.iv_index,
-                            ": start ", *l.iv_start, ", step ", *l.iv_step,
-                            ", bound ", *l.iv_bound, ")");
+        return absl::StrCat(
+            TripText(l.trip_count), " (inferred from induction variable #",
+            *l.iv_index, ": start ", l.iv_start->ToString(), ", step ",
+            l.iv_step->ToString(), ", bound ", l.iv_bound->ToString(), ")");
       }
       return absl::StrCat(TripText(l.trip_count), " (inferred)");
     case LoopSummary::TripCountSource::kUnknown:
@@ -53,6 +53,13 @@ std::string LoopTripText(const LoopSummary& l) {
   }
   if (l.unknown_reason.empty()) return "unknown";
   return absl::StrCat("unknown (", l.unknown_reason, ")");
+}
+
+// A counter value as a JSON number (u64 values above 2^63 stay positive).
+nlohmann::json IntJson(const std::optional<IntValue>& v) {
+  if (!v.has_value()) return nullptr;
+  if (std::optional<int64_t> i = v->ToInt64()) return *i;
+  return v->bits();
 }
 
 std::string BytesText(int64_t bytes) {
@@ -86,6 +93,11 @@ void AppendLoopTree(const ModuleSummary& s, int loop, std::string& out) {
   }
   if (!l.op_name.empty()) absl::StrAppend(&out, " [", l.op_name, "]");
   out.push_back('\n');
+  if (!l.trip_count_warning.empty()) {
+    out.append(4 + 2 * static_cast<size_t>(std::min(l.depth, 64)), ' ');
+    absl::StrAppend(&out, "warning: KnownTripCountContradicted: ",
+                    l.trip_count_warning, "\n");
+  }
   for (int c : l.children) AppendLoopTree(s, c, out);
 }
 
@@ -244,13 +256,16 @@ std::string FormatSummaryJson(const ModuleSummary& s) {
                            std::string(TripSourceName(l.trip_count_source))},
                           {"unknown_reason", l.unknown_reason},
                           {"iv_index", opt(l.iv_index)},
-                          {"iv_start", opt(l.iv_start)},
-                          {"iv_step", opt(l.iv_step)},
-                          {"iv_bound", opt(l.iv_bound)},
+                          {"iv_start", IntJson(l.iv_start)},
+                          {"iv_step", IntJson(l.iv_step)},
+                          {"iv_bound", IntJson(l.iv_bound)},
                           {"parent", l.parent},
                           {"depth", l.depth},
                           {"children", l.children},
                           {"body_executions", opt(l.body_executions)}});
+    if (!l.trip_count_warning.empty()) {
+      j["loops"].back()["trip_count_warning"] = l.trip_count_warning;
+    }
   }
   j["collectives"] = json::array();
   for (const CollectiveSummary& c : s.collectives) {
@@ -366,6 +381,11 @@ int DryRunPipeliner(Module& module, const ExplainCommandOptions& options,
     }
     context.options.memory_budget_bytes = *budget;
   }
+  {
+    RemarkSink selectors;
+    CheckLoopRulesMatch(module, context.options.loop_rules, selectors);
+    PrintRemarkWarnings(selectors);
+  }
   absl::StatusOr<PassPipeline> cleanup = BuildPreset("cleanup");
   if (!cleanup.ok()) return ReportStatus(cleanup.status());
   if (absl::StatusOr<bool> r = cleanup->Run(module, context); !r.ok()) {
@@ -376,6 +396,7 @@ int DryRunPipeliner(Module& module, const ExplainCommandOptions& options,
   if (absl::StatusOr<bool> r = dry_run.Run(module, context); !r.ok()) {
     return ReportStatus(r.status());
   }
+  PrintRemarkWarnings(context.remarks);
   remarks = std::move(context.remarks);
   return kExitOk;
 }
@@ -450,7 +471,8 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("!--no-pipeline", options->pipeline,
                 "Leave out the collective pipeliner's dry run");
   cmd->add_option("--loop", options->loop_rules,
-                  "Per-loop rule for the dry run, as for opt (repeatable)")
+                  absl::StrCat("Per-loop rule for the dry run, as for opt:\n",
+                               AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--memory-budget", options->memory_budget,

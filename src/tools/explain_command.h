@@ -3,7 +3,9 @@
 //
 // Prints (text, or JSON with --json) the module's computations with their
 // instruction counts and roles, the while-loop nesting tree with trip counts
-// (from backend_config known_trip_count, else "unknown"), the collectives of
+// (analysis/while_loop_analysis.h: proven, else backend_config
+// known_trip_count, else "unknown"; a contradicted known_trip_count is a
+// warning line / "trip_count_warning"), the collectives of
 // each loop / computation by kind with count, result bytes and replica
 // groups, and totals. The data comes from analysis/module_summary.h.
 //

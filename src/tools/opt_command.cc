@@ -9,11 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
 #include "hlo/diagnostic.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
+#include "passes/loop_policy.h"
 #include "passes/pass.h"
+#include "passes/remark_summary.h"
 #include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
@@ -68,37 +71,78 @@ absl::StatusOr<int64_t> ParseByteSize(
   return static_cast<int64_t>(bytes);
 }
 
-// Builds and runs the pipeline of `--passes` / `--preset` on the module.
-// Returns the exit code (remarks are written even when a pass fails).
+// The pass names of `--passes` / `--preset` after the XLA flags, or of the
+// flags alone (empty: nothing to run). Prints what the flags changed.
+absl::StatusOr<std::vector<std::string>> PipelinePasses(
+    const OptCommandOptions& options, const XlaFlagsResult& flags) {
+  if (!options.passes.empty() && !options.preset.empty()) {
+    return absl::InvalidArgumentError(
+        "--passes and --preset cannot be used together");
+  }
+  std::vector<std::string> names;
+  if (options.passes.empty() && options.preset.empty()) {
+    const std::string spec = PipelineFromXlaFlags(flags);
+    if (spec.empty()) return names;
+    PrintError(absl::StrCat(
+        "note: no --passes/--preset: the XLA flags choose the passes: ", spec));
+    for (absl::string_view n : absl::StrSplit(spec, ',')) {
+      names.emplace_back(n);
+    }
+    return names;
+  }
+  absl::StatusOr<PassPipeline> pipeline = options.preset.empty()
+                                              ? BuildPipeline(options.passes)
+                                              : BuildPreset(options.preset);
+  if (!pipeline.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.preset.empty() ? "--passes: " : "--preset: ",
+                     pipeline.status().message()));
+  }
+  for (const auto& pass : pipeline->passes()) names.emplace_back(pass->name());
+  for (const std::string& note : ApplyXlaFlagsToPipeline(
+           flags,
+           options.preset.empty() ? "--passes"
+                                  : absl::StrCat("--preset=", options.preset),
+           names)) {
+    PrintError(note);
+  }
+  return names;
+}
+
+// Builds and runs the pipeline of `--passes` / `--preset` (or of the XLA
+// flags) on the module. Returns the exit code (remarks are written even
+// when a pass fails).
 int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
-                      const PassOptions& flag_options, bool flags_pipeline) {
+                      const PassOptions& flag_options,
+                      const XlaFlagsResult& flags) {
   Module& module = *loaded.module;
   const std::string& filename = loaded.filename;
-  std::string preset = options.preset;
-  if (options.passes.empty() && preset.empty()) {
-    if (flags_pipeline) {
-      // XLA flags asked for pipelining: that is what the user wants run.
-      PrintError(
-          "note: XLA flags turn collective pipelining on; running "
-          "--preset=pipeline");
-      preset = "pipeline";
-    } else {
-      if (!options.loop_rules.empty()) {
-        PrintError("warning: --loop given without --passes or --preset");
-      }
-      return kExitOk;
+  absl::StatusOr<std::vector<std::string>> names =
+      PipelinePasses(options, flags);
+  if (!names.ok()) return ReportStatus(names.status());
+  if (names->empty() && options.passes.empty() && options.preset.empty()) {
+    if (!options.loop_rules.empty()) {
+      PrintError("warning: --loop given without --passes or --preset");
     }
-  }
-  if (!options.passes.empty() && !preset.empty()) {
-    return ReportStatus(absl::InvalidArgumentError(
-        "--passes and --preset cannot be used together"));
+    return kExitOk;
   }
   absl::StatusOr<PassPipeline> pipeline =
-      preset.empty() ? BuildPipeline(options.passes) : BuildPreset(preset);
-  if (!pipeline.ok()) {
-    return ReportStatus(absl::InvalidArgumentError(
-        absl::StrCat(preset.empty() ? "--passes: " : "--preset: ",
-                     pipeline.status().message())));
+      BuildPipeline(absl::StrJoin(*names, ","));
+  if (!pipeline.ok()) return ReportStatus(pipeline.status());
+
+  // Passes rely on a module that verifies (they index tuples by
+  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
+  // the check only for a plain round trip, so an invalid input is the
+  // user's error, located, and never reaches a pass.
+  if (!options.verify) {
+    if (absl::Status st =
+            VerifyWithLocations(module, loaded.text, loaded.filename);
+        !st.ok()) {
+      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
+          st.message(), "\n", filename,
+          ": the module does not verify; passes need a module that "
+          "verifies (--no-verify skips the check only when no pass runs)")));
+    }
   }
 
   // Passes rely on a module that verifies (they index tuples by
@@ -133,7 +177,10 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   if (options.max_module_instructions > 0) {
     context.options.max_module_instructions = options.max_module_instructions;
   }
-  context.options.collective_in_flight_limit = options.in_flight_limit;
+  // hloverlap's own options win over the XLA flags.
+  if (options.in_flight_limit > 0) {
+    context.options.collective_in_flight_limit = options.in_flight_limit;
+  }
   context.options.gpu = options.gpu;
   if (!options.scheduler_memory_limit.empty()) {
     absl::StatusOr<int64_t> limit = ParseByteSize(
@@ -146,7 +193,24 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     return ReportStatus(s);
   }
 
+  // Selectors are checked, and the summary groups remarks, by the loops
+  // the user sees: the input's.
+  CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  const bool summary = !options.no_remarks_summary &&
+                       (options.remarks_summary ||
+                        (!options.remarks.empty() && options.remarks != "-"));
+  std::vector<SummaryLoop> input_loops;
+  if (summary) input_loops = SummaryLoops(module);
   absl::StatusOr<bool> changed = pipeline->Run(module, context);
+  // What did not happen as asked is on stderr whatever --remarks says.
+  PrintRemarkWarnings(context.remarks);
+  if (summary) {
+    std::string text =
+        RemarksSummary(context.remarks.remarks(), input_loops,
+                       options.remarks == "-" ? "" : options.remarks);
+    text.pop_back();  // PrintError ends the line
+    PrintError(text);
+  }
   if (options.time_passes) {
     double total = 0;
     for (const PassTiming& t : context.timings) total += t.seconds;
@@ -171,7 +235,12 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
       absl::StrAppend(
           &text, "remarks: ", context.remarks.Count(RemarkKind::kPassed),
           " passed, ", context.remarks.Count(RemarkKind::kMissed), " missed, ",
-          context.remarks.Count(RemarkKind::kFailure), " failures\n");
+          context.remarks.Count(RemarkKind::kFailure), " failures",
+          context.remarks.Count(RemarkKind::kWarning) > 0
+              ? absl::StrCat(", ", context.remarks.Count(RemarkKind::kWarning),
+                             " warnings")
+              : std::string(),
+          "\n");
     }
     if (options.remarks == "-") {
       PrintError(text);
@@ -197,7 +266,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   PassOptions flag_options;
   XlaFlagsResult flags;
   if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          options.xla_flags, options.use_xla_flags_env, flag_options, flags);
+          options.xla_flags, options.use_xla_flags_env, flag_options, flags,
+          XlaFlagsPrint::kAll);
       !s.ok()) {
     return ReportStatus(s);
   }
@@ -208,8 +278,7 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(*loaded, options, flag_options,
-                                   flags.pipelining_requested);
+  if (int code = ApplyPassPipeline(*loaded, options, flag_options, flags);
       code != kExitOk) {
     return code;
   }
@@ -255,13 +324,18 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   absl::StrCat("Named pass pipeline: ",
                                absl::StrJoin(KnownPresets(), ", ")));
   cmd->add_option("--loop", options->loop_rules,
-                  "Per-loop rule SELECTOR:POLICY, repeatable, later wins "
-                  "(e.g. innermost:pipeline=depth=2, "
-                  "'op_name~fori_loop:pipeline=off')")
+                  absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
+                               AsAbsl(LoopRuleHelp())))
       // One value per occurrence, so `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--remarks", options->remarks,
                   "Write optimization remarks to FILE ('-' = stderr)");
+  cmd->add_flag("--remarks-summary", options->remarks_summary,
+                "Print a per-loop summary of the remarks on stderr (what was "
+                "pipelined, double-buffered, hidden, refused and why); on by "
+                "default when --remarks names a file");
+  cmd->add_flag("--no-remarks-summary", options->no_remarks_summary,
+                "No summary on stderr");
   cmd->add_option("--remarks-format", options->remarks_format,
                   "Remarks as 'text' (default) or 'json' lines")
       ->check(CLI::IsMember({"text", "json"}));
@@ -270,7 +344,9 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--time-passes", options->time_passes,
                 "Print each pass's wall time to stderr");
   cmd->add_option("--pipeline-depth", options->pipeline_depth,
-                  "Default prefetch depth for all-gathers (iterations ahead)")
+                  "Default prefetch depth for all-gathers (iterations "
+                  "ahead; at most a loop's trip count - 1, clamped with a "
+                  "warning)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--memory-budget", options->memory_budget,
                   "Extra live bytes the pipeliner may add per loop nest "
@@ -298,9 +374,11 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "File for --dump-after (default PASS.hlo)");
   cmd->add_option("--xla-flags", options->xla_flags,
                   "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
-                  "pipelined_all_gather=true ...\"): pipelining flags map to "
-                  "hloverlap's options, the others are reported and ignored; "
-                  "applied after the XLA_FLAGS environment variable");
+                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
+                  "double buffering, async conversion and the scheduler map "
+                  "to those passes (and, without --passes/--preset, choose "
+                  "them); each flag's effect is printed; applied after the "
+                  "XLA_FLAGS environment variable");
   cmd->add_flag("!--no-xla-flags-env", options->use_xla_flags_env,
                 "Ignore the XLA_FLAGS environment variable");
   cmd->add_flag("!--no-metadata", options->print_metadata,

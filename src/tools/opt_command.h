@@ -4,9 +4,10 @@
 // pass pipeline given by `--passes=a,b,c` or `--preset=NAME` (passes/pass.h)
 // with per-loop rules (`--loop=`), writes the remarks (`--remarks=-|FILE`,
 // text or JSON lines) and prints the result in the current default XLA
-// style. XLA flags (`XLA_FLAGS`, `--xla-flags`) set the pipelining options;
-// with no --passes/--preset, flags that turn pipelining on select the
-// `pipeline` preset. Unrelated XLA flags are warnings, never errors.
+// style. XLA flags (`XLA_FLAGS`, `--xla-flags`) set the options of the
+// passes they concern (tools/xla_flags.h); with no --passes/--preset, the
+// passes they turn on make the pipeline. Each flag's effect is printed on
+// stderr; unrelated XLA flags are warnings, never errors.
 #ifndef HLOVERLAP_TOOLS_OPT_COMMAND_H_
 #define HLOVERLAP_TOOLS_OPT_COMMAND_H_
 
@@ -26,11 +27,16 @@ struct OptCommandOptions {
   std::vector<std::string> loop_rules;  // --loop=SELECTOR:POLICY, repeatable
   std::string remarks;                  // --remarks=-|FILE (empty: none)
   std::string remarks_format = "text";  // --remarks-format=text|json
-  bool verify_each = false;             // --verify-each
+  // Per-loop summary of the remarks on stderr: --remarks-summary forces it,
+  // --no-remarks-summary turns it off; by default it is on when the remarks
+  // go to a file.
+  bool remarks_summary = false;
+  bool no_remarks_summary = false;
+  bool verify_each = false;   // --verify-each
   bool time_passes = false;   // --time-passes: per-pass wall time to stderr
   int pipeline_depth = 1;     // --pipeline-depth=N
   std::string memory_budget;  // --memory-budget=BYTES[KMG]
-  int in_flight_limit = 1;    // --in-flight-limit=N (scheduler)
+  int in_flight_limit = 0;    // --in-flight-limit=N (scheduler; 0: unset)
   std::string scheduler_memory_limit;  // --scheduler-memory-limit=BYTES
   std::string gpu = "h200";            // --gpu=h100|h200 (cost model)
   // --max-module-instructions=N (0: the default, relative to the input).

@@ -61,6 +61,7 @@ absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
   interp::RandomInputOptions ro;
   ro.seed = o.seed;
   ro.same_on_all_devices = o.same_inputs;
+  ro.float_scale = o.input_scale;
   absl::StatusOr<std::vector<std::vector<Value>>> random =
       interp::MakeRandomInputs(interp.module(), interp.num_devices(), ro);
   if (!random.ok()) return LocateInFile(random.status(), p.loaded.filename);
@@ -120,6 +121,11 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                   "Number of simulated devices (default: replica_count x "
                   "num_partitions of the module)");
   cmd->add_option("--seed", o.seed, "Seed of the random inputs (default 0)");
+  cmd->add_option("--input-scale", o.input_scale,
+                  "Random floating-point inputs are uniform in [-X, X) "
+                  "(default 1; e.g. 0.015625 keeps a real model's "
+                  "activations O(1))")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--inputs", o.inputs,
                   "JSON file with input values (docs/INTERPRETER.md)");
   cmd->add_option("--memory-limit", o.memory_limit,
@@ -348,7 +354,8 @@ void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
   vc->add_option("a", verify->a, "First HLO module")->required();
   vc->add_option("b", verify->b, "Second HLO module")->required();
   vc->add_option("--tolerance", verify->tolerance,
-                 "Accept float differences up to ulps:N or relative:X "
+                 "Accept float differences up to ulps:N or relative:X, "
+                 "optionally with an absolute floor (relative:X,absolute:Y) "
                  "(default: bit-identical)");
   AddInterpOptions(vc, verify->interp);
   vc->callback([&ctx, verify]() {

@@ -23,6 +23,7 @@ namespace hloverlap {
 struct InterpCommandOptions {
   int64_t devices = 0;       // --devices (0: from the module)
   uint64_t seed = 0;         // --seed
+  double input_scale = 1;    // --input-scale: random floats in [-X, X)
   std::string inputs;        // --inputs=FILE (JSON)
   std::string memory_limit;  // --memory-limit (bytes, K/M/G suffix)
   int64_t threads = 0;       // --threads: devices computing at once

@@ -1,13 +1,17 @@
 // XLA flags mapped onto hloverlap's options (see xla_flags.h).
 #include "tools/xla_flags.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
 #include "passes/loop_policy.h"
 #include "tools/cli_util.h"
@@ -51,17 +55,24 @@ std::string_view KnownButIgnored(std::string_view name) {
     std::string_view why;
   };
   static constexpr Entry kEntries[] = {
-      {"xla_gpu_enable_latency_hiding_scheduler",
-       "scheduling is not part of hloverlap's opt pipeline yet"},
       {"xla_gpu_collective_permute_decomposer",
        "hloverlap does not decompose or pipeline collective-permutes"},
       {"xla_gpu_enable_pipelined_p2p", "hloverlap does not pipeline send/recv"},
-      {"xla_gpu_disable_async_collectives",
-       "async conversion is not part of hloverlap's opt pipeline yet"},
       {"xla_gpu_enable_highest_priority_async_stream",
        "a runtime stream setting"},
       {"xla_gpu_run_post_layout_collective_pipeliner",
        "hloverlap pipelines the module it is given"},
+      {"xla_gpu_enable_while_loop_reduce_scatter_code_motion",
+       "hloverlap does not move accumulated reduce-scatters out of loops; "
+       "the nearest is --loop=SELECTOR:pipeline=sink"},
+      {"xla_gpu_enable_analytical_latency_estimator",
+       "hloverlap's scheduler always uses its analytical GPU model (--gpu)"},
+      {"xla_gpu_enable_analytical_sol_latency_estimator",
+       "hloverlap's scheduler always uses its analytical GPU model (--gpu)"},
+      {"xla_gpu_analytical_latency_estimator_options",
+       "hloverlap's model constants come from sim --gpu-spec, not flags"},
+      {"xla_gpu_pgle_profile_file_or_directory_path",
+       "hloverlap's scheduler has no profile-guided latencies"},
       {"xla_gpu_enable_all_gather_combine_by_dim",
        "hloverlap does not combine collectives"},
       {"xla_gpu_enable_reduce_scatter_combine_by_dim",
@@ -72,6 +83,8 @@ std::string_view KnownButIgnored(std::string_view name) {
        "hloverlap does not combine collectives"},
       {"xla_gpu_all_reduce_combine_threshold_bytes",
        "hloverlap does not combine collectives"},
+      {"xla_gpu_collective_permute_combine_threshold_bytes",
+       "hloverlap does not combine collectives"},
       {"xla_gpu_graph_level", "a runtime (CUDA graph) setting"},
       {"xla_gpu_enable_command_buffer", "a runtime (command buffer) setting"},
       {"xla_gpu_enable_triton_gemm", "a code generation setting"},
@@ -81,6 +94,50 @@ std::string_view KnownButIgnored(std::string_view name) {
     if (name.substr(0, e.prefix.size()) == e.prefix) return e.why;
   }
   return {};
+}
+
+// XLA's DebugOptions::CollectiveOpType names (case-insensitive) and the
+// opcodes hloverlap's async conversion would make asynchronous.
+struct CollectiveTypeName {
+  std::string_view name;
+  std::vector<Opcode> ops;
+};
+
+const std::vector<CollectiveTypeName>& CollectiveTypeNames() {
+  static const auto* names = new std::vector<CollectiveTypeName>{
+      {"NOOP", {}},
+      {"ALLREDUCE", {Opcode::kAllReduce}},
+      {"ALLGATHER", {Opcode::kAllGather}},
+      {"REDUCESCATTER", {Opcode::kReduceScatter}},
+      {"COLLECTIVEBROADCAST", {Opcode::kCollectiveBroadcast}},
+      {"ALLTOALL", {Opcode::kAllToAll}},
+      {"COLLECTIVEPERMUTE", {Opcode::kCollectivePermute}},
+      {"RAGGEDALLTOALL", {Opcode::kRaggedAllToAll}},
+      {"ALLCOLLECTIVES",
+       {Opcode::kAllReduce, Opcode::kAllGather, Opcode::kReduceScatter,
+        Opcode::kCollectiveBroadcast, Opcode::kAllToAll,
+        Opcode::kCollectivePermute, Opcode::kRaggedAllToAll}},
+  };
+  return *names;
+}
+
+// Keeps `op` synchronous (flag names the reason) or makes it async again.
+void SetSynchronous(PassOptions& options, Opcode op, bool sync,
+                    const std::string& flag) {
+  auto& list = options.synchronous_collectives;
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (it->first == op) {
+      list.erase(it);
+      break;
+    }
+  }
+  if (sync) list.emplace_back(op, flag);
+}
+
+std::optional<int64_t> ParseInt(const XlaFlag& flag) {
+  int64_t v = 0;
+  if (!flag.has_value || !absl::SimpleAtoi(flag.value, &v)) return std::nullopt;
+  return v;
 }
 
 }  // namespace
@@ -158,53 +215,73 @@ absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
   };
   for (const XlaFlag& f : *flags) {
     const std::string& name = f.name;
+    const std::string where = absl::StrCat(AsAbsl(origin), ": ", f.text);
     auto applied = [&](std::string what) {
-      result.applied.push_back(
-          absl::StrCat(AsAbsl(origin), ": ", f.text, ": ", what));
+      result.applied.push_back(absl::StrCat(where, ": ", what));
+      result.lines.push_back(absl::StrCat("note: ", where, ": ", what));
+    };
+    auto ignored = [&](std::string why) {
+      result.warnings.push_back(absl::StrCat(where, " ignored (", why, ")"));
+      result.lines.push_back(
+          absl::StrCat("warning: ", where, " ignored (", why, ")"));
+    };
+    auto switch_pass = [&](std::string_view pass, bool on) {
+      result.passes[std::string(pass)] = {on, where};
     };
     struct KindFlag {
       std::string_view enable_name;  // xla_gpu_enable_pipelined_<kind>
       std::string_view mode_name;    // xla_gpu_pipeline_<kind>
       bool PassOptions::*field;
+      std::string_view field_name;
       std::string_view what;
     };
     static constexpr KindFlag kKinds[] = {
         {"xla_gpu_enable_pipelined_all_gather", "xla_gpu_pipeline_all_gather",
-         &PassOptions::pipeline_all_gather, "all-gather prefetch"},
+         &PassOptions::pipeline_all_gather, "pipeline_all_gather",
+         "all-gather prefetch"},
         {"xla_gpu_enable_pipelined_reduce_scatter",
          "xla_gpu_pipeline_reduce_scatter",
-         &PassOptions::pipeline_reduce_scatter, "reduce-scatter pipelining"},
+         &PassOptions::pipeline_reduce_scatter, "pipeline_reduce_scatter",
+         "reduce-scatter pipelining"},
         {"xla_gpu_enable_pipelined_all_reduce", "xla_gpu_pipeline_all_reduce",
-         &PassOptions::pipeline_all_reduce, "all-reduce pipelining"},
+         &PassOptions::pipeline_all_reduce, "pipeline_all_reduce",
+         "all-reduce pipelining"},
+    };
+    auto set_kind = [&](const KindFlag& k, bool on) {
+      options.*k.field = on;
+      options.option_sources[std::string(k.field_name)] = where;
+      if (on) {
+        result.pipelining_requested = true;
+        switch_pass("collective-pipeliner", true);
+      }
     };
     bool handled = false;
     for (const KindFlag& k : kKinds) {
       if (name == k.enable_name) {
         std::optional<bool> b = ParseBool(f);
         if (!b) return bool_error(f);
-        options.*k.field = *b;
-        result.pipelining_requested |= *b;
+        set_kind(k, *b);
         applied(absl::StrCat(AsAbsl(k.what), *b ? " on" : " off"));
         handled = true;
       } else if (name == k.mode_name) {
         std::string v = absl::AsciiStrToLower(f.value);
         if (v == "on" || v == "true" || v == "default") {
-          options.*k.field = true;
-          result.pipelining_requested = true;
+          set_kind(k, true);
           applied(absl::StrCat(AsAbsl(k.what), " on"));
         } else if (v == "off" || v == "false") {
-          options.*k.field = false;
+          set_kind(k, false);
           applied(absl::StrCat(AsAbsl(k.what), " off"));
         } else if (v == "explicit") {
-          options.*k.field = true;
-          result.pipelining_requested = true;
-          result.warnings.push_back(absl::StrCat(
-              AsAbsl(origin), ": ", f.text,
+          set_kind(k, true);
+          std::string w = absl::StrCat(
+              where,
               ": 'explicit' (only collectives tagged is_pipelineable) is not "
               "supported; ",
               AsAbsl(k.what),
               " is on for every loop (use --loop= or "
-              "_hloverlap_pipeline to choose loops)"));
+              "_hloverlap_pipeline to choose loops)");
+          result.warnings.push_back(w);
+          result.lines.push_back(absl::StrCat("warning: ", w));
         } else {
           return absl::InvalidArgumentError(
               absl::StrCat(AsAbsl(origin), ": ", Quote(f.text),
@@ -220,10 +297,7 @@ absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
       std::optional<bool> b = ParseBool(f);
       if (!b) return bool_error(f);
       if (*b) {
-        options.pipeline_all_gather = true;
-        options.pipeline_reduce_scatter = true;
-        options.pipeline_all_reduce = true;
-        result.pipelining_requested = true;
+        for (const KindFlag& k : kKinds) set_kind(k, true);
         applied("all-gather, reduce-scatter and all-reduce pipelining on");
       } else {
         applied(
@@ -236,25 +310,29 @@ absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
       std::optional<bool> b = ParseBool(f);
       if (!b) return bool_error(f);
       options.double_buffer_default = *b;
-      applied(
-          absl::StrCat("double buffering ", *b ? "on" : "off", " by default"));
+      options.option_sources["double_buffer_default"] = where;
+      if (*b) switch_pass("double-buffer", true);
+      applied(absl::StrCat("double buffering ", *b ? "on" : "off",
+                           " by default (innermost loops with collectives)"));
       continue;
     }
     if (name == "xla_gpu_enable_while_loop_unrolling") {
       std::string v = absl::AsciiStrToUpper(f.value);
       if (v == "WHILE_LOOP_UNROLLING_NO_UNROLL") {
         options.double_buffer_default = false;
+        options.option_sources["double_buffer_default"] = where;
         applied("double buffering off by default");
       } else if (v == "WHILE_LOOP_UNROLLING_DOUBLE_BUFFER" ||
                  v == "WHILE_LOOP_UNROLLING_AUTO_UNROLL") {
         options.double_buffer_default = true;
+        options.option_sources["double_buffer_default"] = where;
+        switch_pass("double-buffer", true);
         applied("double buffering on by default");
       } else if (v == "WHILE_LOOP_UNROLLING_FULL_UNROLL" ||
                  v == "WHILE_LOOP_UNROLLING_MANUAL_UNROLL") {
-        result.warnings.push_back(absl::StrCat(
-            AsAbsl(origin), ": ", f.text,
-            " ignored (hloverlap does not unroll loops fully; per-loop "
-            "control: --loop= or _hloverlap_double_buffer)"));
+        ignored(
+            "hloverlap does not unroll loops fully; per-loop control: "
+            "--loop= or _hloverlap_double_buffer");
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             AsAbsl(origin), ": ", Quote(f.text),
@@ -263,15 +341,112 @@ absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
       }
       continue;
     }
-    std::string_view why = KnownButIgnored(name);
-    if (!why.empty()) {
-      result.warnings.push_back(absl::StrCat(AsAbsl(origin), ": ", f.text,
-                                             " ignored (", AsAbsl(why), ")"));
-    } else {
-      result.warnings.push_back(
-          absl::StrCat(AsAbsl(origin), ": ", f.text,
-                       " ignored (not a flag that concerns hloverlap)"));
+    if (name == "xla_gpu_enable_latency_hiding_scheduler") {
+      std::optional<bool> b = ParseBool(f);
+      if (!b) return bool_error(f);
+      switch_pass("latency-hiding-scheduler", *b);
+      // XLA always converts collectives to async pairs; the scheduler
+      // needs them.
+      if (*b) switch_pass("async-collectives", true);
+      applied(*b ? "latency-hiding scheduler on (after async conversion)"
+                 : "latency-hiding scheduler off");
+      continue;
     }
+    if (name == "xla_gpu_disable_async_collectives") {
+      // A comma-separated list of CollectiveOpType names; it replaces the
+      // previous list, as in XLA.
+      std::vector<Opcode> ops;
+      std::vector<std::string> kinds;
+      for (absl::string_view raw :
+           absl::StrSplit(AsAbsl(f.value), ',', absl::SkipWhitespace())) {
+        std::string token = absl::AsciiStrToUpper(raw);
+        const CollectiveTypeName* found = nullptr;
+        for (const CollectiveTypeName& c : CollectiveTypeNames()) {
+          if (c.name == token) found = &c;
+        }
+        if (found == nullptr) {
+          std::vector<std::string> known;
+          for (const CollectiveTypeName& c : CollectiveTypeNames()) {
+            known.push_back(absl::AsciiStrToLower(AsAbsl(c.name)));
+          }
+          return absl::InvalidArgumentError(absl::StrCat(
+              AsAbsl(origin), ": ", Quote(f.text), ": unknown collective '",
+              std::string(raw), "' (known: ", absl::StrJoin(known, ", "), ")"));
+        }
+        for (Opcode op : found->ops) {
+          ops.push_back(op);
+          kinds.emplace_back(OpcodeName(op));
+        }
+      }
+      options.synchronous_collectives.clear();
+      for (Opcode op : ops) SetSynchronous(options, op, true, where);
+      applied(kinds.empty()
+                  ? std::string("every collective kind may be async")
+                  : absl::StrCat("async conversion leaves ",
+                                 absl::StrJoin(kinds, ", "), " synchronous"));
+      continue;
+    }
+    // Older XLA (before 2024): one switch per kind.
+    static constexpr std::pair<std::string_view, Opcode> kAsyncKinds[] = {
+        {"xla_gpu_enable_async_all_reduce", Opcode::kAllReduce},
+        {"xla_gpu_enable_async_all_gather", Opcode::kAllGather},
+        {"xla_gpu_enable_async_reduce_scatter", Opcode::kReduceScatter},
+        {"xla_gpu_enable_async_all_to_all", Opcode::kAllToAll},
+        {"xla_gpu_enable_async_collective_permute", Opcode::kCollectivePermute},
+        {"xla_gpu_enable_async_collective_broadcast",
+         Opcode::kCollectiveBroadcast},
+    };
+    for (const auto& [flag_name, op] : kAsyncKinds) {
+      if (name != flag_name) continue;
+      std::optional<bool> b = ParseBool(f);
+      if (!b) return bool_error(f);
+      SetSynchronous(options, op, !*b, where);
+      if (*b) switch_pass("async-collectives", true);
+      applied(absl::StrCat(AsAbsl(OpcodeName(op)),
+                           *b ? " async" : " left synchronous"));
+      handled = true;
+    }
+    if (handled) continue;
+    if (name == "xla_gpu_enable_async_collectives") {
+      std::optional<bool> b = ParseBool(f);
+      if (!b) return bool_error(f);
+      for (Opcode op : CollectiveTypeNames().back().ops) {
+        SetSynchronous(options, op, !*b, where);
+      }
+      if (*b) switch_pass("async-collectives", true);
+      applied(*b ? "every collective kind async"
+                 : "async conversion leaves every collective synchronous");
+      continue;
+    }
+    if (name == "xla_gpu_experimental_parallel_collective_overlap_limit") {
+      std::optional<int64_t> v = ParseInt(f);
+      if (!v || *v < 1 || *v > 8) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(AsAbsl(origin), ": ", Quote(f.text),
+                         ": expected an integer from 1 to 8"));
+      }
+      options.collective_in_flight_limit = static_cast<int>(*v);
+      applied(absl::StrCat("scheduler: ", *v,
+                           " async collective(s) in flight at once"));
+      continue;
+    }
+    if (name == "xla_gpu_memory_limit_slop_factor") {
+      std::optional<int64_t> v = ParseInt(f);
+      if (!v || *v < 0 || *v > 1000) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            AsAbsl(origin), ": ", Quote(f.text),
+            ": expected a percentage (an integer from 0 to 1000)"));
+      }
+      options.scheduler_memory_slop_percent = static_cast<int>(*v);
+      applied(absl::StrCat(
+          "scheduler memory limit (0.8 x GPU memory - parameters and "
+          "outputs) x ",
+          *v, "%"));
+      continue;
+    }
+    std::string_view why = KnownButIgnored(name);
+    ignored(why.empty() ? std::string("not a flag that concerns hloverlap")
+                        : std::string(why));
   }
   return absl::OkStatus();
 }
@@ -279,7 +454,8 @@ absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
 absl::Status ApplyXlaFlagsFromEnvAndCommandLine(std::string_view command_line,
                                                 bool use_env,
                                                 PassOptions& options,
-                                                XlaFlagsResult& result) {
+                                                XlaFlagsResult& result,
+                                                XlaFlagsPrint print) {
   if (const char* env = std::getenv("XLA_FLAGS"); use_env && env != nullptr) {
     if (absl::Status s = ApplyXlaFlags(env, "XLA_FLAGS", options, result);
         !s.ok()) {
@@ -293,10 +469,75 @@ absl::Status ApplyXlaFlagsFromEnvAndCommandLine(std::string_view command_line,
       return s;
     }
   }
-  for (const std::string& w : result.warnings) {
-    PrintError(absl::StrCat("warning: ", w));
+  if (print == XlaFlagsPrint::kWarnings) {
+    for (const std::string& w : result.warnings) {
+      PrintError(absl::StrCat("warning: ", w));
+    }
+  } else if (print == XlaFlagsPrint::kAll) {
+    for (const std::string& line : result.lines) PrintError(line);
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// XLA:GPU's order of the passes flags can turn on (reference/xla_lhs.md 3).
+constexpr std::string_view kFlagPasses[] = {
+    "collective-pipeliner", "double-buffer", "async-collectives",
+    "latency-hiding-scheduler"};
+
+}  // namespace
+
+std::string PipelineFromXlaFlags(const XlaFlagsResult& result) {
+  std::vector<std::string> names;
+  for (std::string_view pass : kFlagPasses) {
+    auto it = result.passes.find(std::string(pass));
+    if (it == result.passes.end() || !it->second.on) continue;
+    names.emplace_back(pass);
+    // The cleanup after the pipeliner, as the presets have it.
+    if (pass == "collective-pipeliner") {
+      names.emplace_back("tuple-simplify");
+      names.emplace_back("dce");
+    }
+  }
+  if (names.empty()) return "";
+  return absl::StrCat("inline,tuple-simplify,dce,", absl::StrJoin(names, ","));
+}
+
+std::vector<std::string> ApplyXlaFlagsToPipeline(
+    const XlaFlagsResult& result, std::string_view pipeline_name,
+    std::vector<std::string>& passes) {
+  std::vector<std::string> notes;
+  // Passes a flag asked for that the pipeline lacks, per flag, in order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> missing;
+  for (std::string_view pass : kFlagPasses) {
+    auto it = result.passes.find(std::string(pass));
+    if (it == result.passes.end()) continue;
+    const XlaFlagsResult::PassSwitch& sw = it->second;
+    const bool present =
+        std::find(passes.begin(), passes.end(), pass) != passes.end();
+    if (!sw.on && present) {
+      passes.erase(std::remove(passes.begin(), passes.end(), pass),
+                   passes.end());
+      notes.push_back(absl::StrCat("note: ", sw.flag, ": ", AsAbsl(pass),
+                                   " left out of ", AsAbsl(pipeline_name)));
+    } else if (sw.on && !present) {
+      auto m = std::find_if(missing.begin(), missing.end(),
+                            [&](const auto& e) { return e.first == sw.flag; });
+      if (m == missing.end()) {
+        missing.push_back({sw.flag, {}});
+        m = missing.end() - 1;
+      }
+      m->second.emplace_back(pass);
+    }
+  }
+  for (const auto& [flag, lacking] : missing) {
+    notes.push_back(absl::StrCat(
+        "warning: ", flag, ": no effect, ", AsAbsl(pipeline_name),
+        " does not run ", absl::StrJoin(lacking, " or "),
+        " (without --passes/--preset the XLA flags choose the passes)"));
+  }
+  return notes;
 }
 
 absl::Status AddLoopRules(const std::vector<std::string>& rules,

@@ -1,0 +1,60 @@
+// A few lines per loop from a pipeline's remarks (`hloverlap opt
+// --remarks-summary`, the default when the remarks go to a file).
+//
+// A pipeline leaves one remark per decision: on the seed example about 240.
+// The summary groups them by the loop of the *input* module they concern
+// (passes rename the loops they rebuild, `while.147` -> `while.147.1`, and
+// copy them, `while.145.1.peel0`; a remark's loop is mapped back to the
+// input loop whose name is the longest dotted prefix of its own), and
+// within a loop by pass and by what happened, with instruction names left
+// out so that equal reasons count together:
+//
+//   summary per loop (input names, outermost first):
+//     while.147 (trip count 4; experiments/seed_repro.py:61)
+//       pipeliner: 12x prefetched all-gather 1 iteration ahead
+//       pipeliner refused: 8x all-reduce: it is stored into ..., which is
+//           not a loop state element (e.g. all-reduce.5.pipelined.1.1)
+//       double buffering refused: 1x outer loop: only innermost loops ...
+//       scheduler: 23 of 25 async collectives hidden; exposed:
+//           all-reduce-start.24 131.3 of 131.3 us (no independent compute
+//           between the start and its use)
+//     while.147/while.145 (trip count 8; experiments/seed_repro.py:52)
+//       ...
+//   async conversion: 98 collectives to start/done pairs
+//   scheduled module jit_train_step for analytical h200 ...: 96 of 98
+//     async collectives overlapped; estimated step 247.68 ms
+//
+// followed by the remark counts. Remarks outside any loop are grouped under
+// "outside loops"; loops of other passes' making that match no input loop
+// keep their own path.
+#ifndef HLOVERLAP_PASSES_REMARK_SUMMARY_H_
+#define HLOVERLAP_PASSES_REMARK_SUMMARY_H_
+
+#include <string>
+#include <vector>
+
+#include "hlo/module.h"
+#include "passes/remarks.h"
+
+namespace hloverlap {
+
+// A loop of the input module, recorded before the passes run.
+struct SummaryLoop {
+  std::string name;  // the while instruction
+  std::string path;  // "while.147/while.145"
+  int depth = 0;
+  SourceLocation location;
+};
+
+// The loops of `module`, outermost first (a parent before its children).
+std::vector<SummaryLoop> SummaryLoops(const Module& module);
+
+// The summary text (lines end with '\n'; the last one is the counts line,
+// with "; all remarks in FILE" when `remarks_file` is not empty).
+std::string RemarksSummary(const std::vector<Remark>& remarks,
+                           const std::vector<SummaryLoop>& loops,
+                           const std::string& remarks_file = "");
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_PASSES_REMARK_SUMMARY_H_

@@ -1,0 +1,125 @@
+#include "passes/remark_summary.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace hloverlap {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Remark Make(std::string pass, RemarkKind kind, std::string instruction,
+            std::string opcode, std::string loop, std::string message) {
+  Remark r;
+  r.pass = std::move(pass);
+  r.kind = kind;
+  r.instruction = std::move(instruction);
+  r.opcode = std::move(opcode);
+  r.loop = std::move(loop);
+  r.message = std::move(message);
+  return r;
+}
+
+std::vector<SummaryLoop> Loops() {
+  return {{"outer", "outer", 0, {}}, {"while.1", "outer/while.1", 1, {}}};
+}
+
+TEST(RemarksSummary, RenamedAndCopiedLoopsCountForTheInputLoop) {
+  std::vector<Remark> remarks = {
+      Make("collective-pipeliner", RemarkKind::kPassed, "ag", "all-gather",
+           "outer/while.1", "prefetched all-gather 1 iteration ahead"),
+      // The pass rebuilt the loop: while.1 -> while.1.2, and a peeled copy
+      // at the top level.
+      Make("double-buffer", RemarkKind::kPassed, "while.1.2", "while",
+           "outer.1/while.1.2", "double-buffered: unrolled by 2"),
+      Make("double-buffer", RemarkKind::kPassed, "while.1.peel0", "while",
+           "while.1.peel0", "double-buffered: unrolled by 2"),
+  };
+  const std::string s = RemarksSummary(remarks, Loops());
+  EXPECT_THAT(s, HasSubstr("  outer/while.1\n"
+                           "    pipeliner: 1x prefetched all-gather 1 "
+                           "iteration ahead\n"
+                           "    double buffering: 2x double-buffered: "
+                           "unrolled by 2\n"));
+  // Nothing happened to `outer` itself: no section.
+  EXPECT_THAT(s, Not(HasSubstr("  outer\n")));
+  EXPECT_THAT(s, HasSubstr("remarks: 3 passed, 0 missed, 0 failures\n"));
+}
+
+TEST(RemarksSummary, EqualReasonsAboutDifferentInstructionsCountOnce) {
+  std::vector<Remark> remarks = {
+      Make("collective-pipeliner", RemarkKind::kMissed, "ar.1", "all-reduce",
+           "outer",
+           "all-reduce not pipelined: it is stored into gte.2.1, "
+           "which is not a loop state element"),
+      Make("collective-pipeliner", RemarkKind::kMissed, "ar.2", "all-reduce",
+           "outer",
+           "all-reduce not pipelined: it is stored into gte.3.1, "
+           "which is not a loop state element"),
+  };
+  const std::string s = RemarksSummary(remarks, Loops(), "r.txt");
+  EXPECT_THAT(s, HasSubstr("    pipeliner refused: 2x all-reduce: it is "
+                           "stored into ..., which is not a loop state "
+                           "element (e.g. ar.1)\n"));
+  EXPECT_THAT(s, HasSubstr("; all remarks in r.txt\n"));
+}
+
+TEST(RemarksSummary, SchedulerPairsAsyncAndOutsideLoops) {
+  Remark hidden =
+      Make("latency-hiding-scheduler", RemarkKind::kPassed, "ag-start",
+           "all-gather-start", "outer.1/while.1.1", "overlapped");
+  hidden.Metric("latency_ns", 1000).Metric("exposed_ns", 0);
+  Remark exposed = Make("latency-hiding-scheduler", RemarkKind::kMissed,
+                        "ar-start", "all-reduce-start", "", "exposed");
+  exposed.Metric("latency_ns", 2000).Metric("exposed_ns", 1500);
+  exposed.suggestion = "no independent compute; pipeline it";
+  Remark per_computation =
+      Make("latency-hiding-scheduler", RemarkKind::kAnalysis, "body", "",
+           "outer.1/while.1.1", "scheduled body: estimated 1 ms");
+  Remark module = Make("latency-hiding-scheduler", RemarkKind::kAnalysis, "m",
+                       "", "", "scheduled module m: 1 of 2 overlapped");
+  Remark async = Make("async-collectives", RemarkKind::kPassed, "ag", "", "",
+                      "converted all-gather");
+  Remark sync = Make("async-collectives", RemarkKind::kMissed, "a2a.7", "", "",
+                     "all-to-all left synchronous (flag)");
+  const std::string s = RemarksSummary(
+      {hidden, exposed, per_computation, module, async, sync}, Loops());
+  EXPECT_THAT(s, HasSubstr("  outer/while.1\n"
+                           "    scheduler: 1 of 1 async collectives hidden\n"));
+  EXPECT_THAT(s, HasSubstr("  outside loops\n"
+                           "    scheduler: 0 of 1 async collectives hidden; "
+                           "exposed: ar-start 1.5 of 2.0 us (no independent "
+                           "compute)\n"));
+  EXPECT_THAT(s, HasSubstr("async conversion: 1 collectives to start/done "
+                           "pairs; 1x all-to-all left synchronous (flag)\n"));
+  EXPECT_THAT(s, HasSubstr("scheduled module m: 1 of 2 overlapped\n"));
+  EXPECT_THAT(s, Not(HasSubstr("estimated 1 ms")));
+}
+
+TEST(RemarksSummary, NoLoopDecisions) {
+  const std::string s = RemarksSummary({}, {});
+  EXPECT_THAT(s, HasSubstr("  no loop decisions\n"));
+  EXPECT_THAT(s, HasSubstr("remarks: 0 passed, 0 missed, 0 failures\n"));
+}
+
+// Every kind is counted, warnings too (an index by kind once wrote past a
+// four-entry array when a fifth kind was added).
+TEST(RemarksSummary, CountsEveryKind) {
+  std::vector<Remark> remarks = {
+      Make("collective-pipeliner", RemarkKind::kWarning, "while.1", "while",
+           "outer/while.1", "known_trip_count 4 contradicts the loop"),
+      Make("collective-pipeliner", RemarkKind::kPassed, "all-gather.1",
+           "all-gather", "outer/while.1", "prefetched"),
+      Make("collective-pipeliner", RemarkKind::kAnalysis, "", "", "", "note")};
+  const std::string s = RemarksSummary(remarks, Loops());
+  EXPECT_THAT(s, HasSubstr("pipeliner warning: 1x known_trip_count 4"));
+  EXPECT_THAT(s, HasSubstr("remarks: 1 passed, 0 missed, 0 failures, "
+                           "1 warnings\n"));
+}
+
+}  // namespace
+}  // namespace hloverlap

@@ -13,6 +13,7 @@
 #include "analysis/module_summary.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/opcode_traits.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -462,16 +463,10 @@ std::optional<CollectiveInfo> GpuCostModel::GetCollectiveInfo(
     const Instruction& instr) {
   const Instruction* coll = &instr;
   Opcode op = instr.opcode();
+  if (IsAsyncStart(op) && SyncCollectiveOf(op).has_value()) {
+    op = *SyncCollectiveOf(op);  // all-gather-start: all-gather
+  }
   switch (op) {
-    case Opcode::kAllGatherStart:
-      op = Opcode::kAllGather;
-      break;
-    case Opcode::kAllReduceStart:
-      op = Opcode::kAllReduce;
-      break;
-    case Opcode::kCollectivePermuteStart:
-      op = Opcode::kCollectivePermute;
-      break;
     case Opcode::kSend:
       op = Opcode::kCollectivePermute;
       break;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/while_loop_analysis.h"
+#include "hlo/opcode_traits.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -61,15 +62,9 @@ std::string RoleFor(Opcode opcode, size_t index) {
 }  // namespace
 
 std::string_view CollectiveKind(const Instruction& instruction) {
-  switch (instruction.opcode()) {
-    case Opcode::kAllGatherStart:
-      return OpcodeName(Opcode::kAllGather);
-    case Opcode::kAllReduceStart:
-      return OpcodeName(Opcode::kAllReduce);
-    case Opcode::kCollectivePermuteStart:
-      return OpcodeName(Opcode::kCollectivePermute);
-    default:
-      break;
+  const Opcode op = instruction.opcode();
+  if (IsAsyncStart(op) && SyncCollectiveOf(op).has_value()) {
+    return OpcodeName(*SyncCollectiveOf(op));
   }
   if (IsCollective(instruction.opcode())) {
     return OpcodeName(instruction.opcode());

@@ -596,9 +596,8 @@ void GpuCostModel::AddFusedComputationFlops(const Computation& fused,
 OpCost GpuCostModel::RawCost(const Instruction& instr) const {
   OpCost cost;
   Opcode op = instr.opcode();
-  if (IsNop(op) || IsAsyncDone(op) || op == Opcode::kAsyncUpdate ||
-      op == Opcode::kRecv || op == Opcode::kRecvDone ||
-      op == Opcode::kSendDone) {
+  if (IsNop(op) || IsDoneLike(op) || op == Opcode::kAsyncUpdate ||
+      op == Opcode::kRecv) {
     return cost;
   }
   if (IsAsyncStart(op)) return cost;  // see AsyncLatencyUs

@@ -190,8 +190,7 @@ absl::StatusOr<bool> Converter::Run() {
   absl::flat_hash_set<const Computation*> skip;
   for (const auto& c : module_.computations()) {
     for (const auto& inst : c->instructions()) {
-      if (inst->opcode() == Opcode::kAsyncStart ||
-          inst->opcode() == Opcode::kFusion) {
+      if (Traits(inst->opcode()).callees == CalleeForm::kCalls) {
         for (const Computation* callee : inst->called_computations()) {
           skip.insert(callee);
         }

@@ -497,8 +497,11 @@ void Verifier::VerifyComputation(const Computation& c) {
   }
   VerifyAcyclic(c);
   // The schedule only where the graph itself is sound (a cycle or a foreign
-  // operand is reported once, above).
-  if (problems_.size() == problems_before && HasSchedule(c)) {
+  // operand is reported once, above), and only when the whole module is
+  // verified: a pass checking a computation it is building (a new loop body
+  // in a scheduled module) leaves ordering it to the scheduler.
+  if (only_ == nullptr && problems_.size() == problems_before &&
+      HasSchedule(c)) {
     if (std::optional<ScheduleProblem> p = FirstScheduleProblem(c)) {
       Report(c, *p->at, "invalid schedule: ", p->message);
     }

@@ -57,8 +57,8 @@ absl::Status VerifyModule(const Module& module,
 
 // The per-instruction and per-computation checks for one computation (e.g. a
 // loop body a pass just built), without the module-wide ones (name
-// uniqueness, call-graph cycles, async-start counts). Called computations
-// must belong to the computation's module when it has one.
+// uniqueness, call-graph cycles, async-start counts, the schedule). Called
+// computations must belong to the computation's module when it has one.
 std::vector<std::string> VerifyComputationAll(
     const Computation& computation, const VerifierOptions& options = {});
 

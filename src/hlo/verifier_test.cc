@@ -1533,8 +1533,9 @@ TEST(VerifierScheduleTest, DoneMovedAboveItsStart) {
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("invalid schedule of computation main: "
                         "all-gather-done agd (position 1)"));
-  // Located at the done.
-  EXPECT_THAT(VerifyComputationAll(*c), ::testing::SizeIs(1));
+  // A pass verifying a computation it builds leaves the order to the
+  // scheduler.
+  EXPECT_THAT(VerifyComputationAll(*c), IsEmpty());
   m->set_is_scheduled(false);
   EXPECT_THAT(VerifyModuleAll(*m), IsEmpty());
 }

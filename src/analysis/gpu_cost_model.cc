@@ -14,6 +14,7 @@
 #include "analysis/module_summary.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/opcode_traits.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -600,9 +601,8 @@ void GpuCostModel::AddFusedComputationFlops(const Computation& fused,
 OpCost GpuCostModel::RawCost(const Instruction& instr) const {
   OpCost cost;
   Opcode op = instr.opcode();
-  if (IsNop(op) || IsAsyncDone(op) || op == Opcode::kAsyncUpdate ||
-      op == Opcode::kRecv || op == Opcode::kRecvDone ||
-      op == Opcode::kSendDone) {
+  if (IsNop(op) || IsDoneLike(op) || op == Opcode::kAsyncUpdate ||
+      op == Opcode::kRecv) {
     return cost;
   }
   if (IsAsyncStart(op)) return cost;  // see AsyncLatencyUs

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
+#include "hlo/opcode_traits.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {

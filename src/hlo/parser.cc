@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/lexer.h"
+#include "hlo/opcode_traits.h"
 #include "hlo/shape_inference.h"
 
 namespace hloverlap {
@@ -473,21 +474,7 @@ bool HasNativeAsyncForm(Opcode op) {
 
 // Opcodes that take `to_apply=` (required).
 bool TakesToApply(Opcode op) {
-  switch (op) {
-    case Opcode::kCall:
-    case Opcode::kMap:
-    case Opcode::kReduce:
-    case Opcode::kReduceWindow:
-    case Opcode::kScatter:
-    case Opcode::kSort:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kScan:
-      return true;
-    default:
-      return false;
-  }
+  return Traits(op).callees == CalleeForm::kToApply;
 }
 
 enum class Sugar { kNone, kStart, kUpdate, kDone };

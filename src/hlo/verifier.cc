@@ -16,6 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "hlo/absl_compat.h"
+#include "hlo/diagnostic.h"
+#include "hlo/opcode_traits.h"
 #include "hlo/shape_inference.h"
 
 namespace hloverlap {
@@ -110,117 +112,119 @@ std::optional<int64_t> MeshGroupSize(std::string_view text) {
   return size;
 }
 
-// Opcodes that take exactly one called computation (to_apply/calls).
-bool TakesOneComputation(Opcode op) {
-  switch (op) {
-    case Opcode::kCall:
-    case Opcode::kMap:
-    case Opcode::kReduce:
-    case Opcode::kReduceWindow:
-    case Opcode::kScatter:
-    case Opcode::kSort:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kScan:
-    case Opcode::kFusion:
-    case Opcode::kAsyncStart:
-      return true;
-    default:
-      return false;
-  }
+// The -done that completes `start` (or continues through `start`, an
+// async-update): all-gather-done for all-gather-start, ...
+bool CompletesAsync(const Instruction& start, const Instruction& user) {
+  const Opcode op = start.opcode();
+  return (IsAsyncStart(op) || op == Opcode::kAsyncUpdate) &&
+         Traits(op).async_done == user.opcode();
 }
 
-// Fixed operand counts; -1 if the opcode has no fixed count.
-int64_t FixedOperandCount(Opcode op) {
-  if (op == Opcode::kConvert || op == Opcode::kBitcastConvert ||
-      IsElementwiseUnary(op)) {
-    return 1;
+// The first schedule problem of `c`: where it is (the instruction that runs
+// too early) and what it is.
+struct ScheduleProblem {
+  const Instruction* at = nullptr;
+  std::string message;
+};
+
+std::optional<ScheduleProblem> FirstScheduleProblem(const Computation& c) {
+  absl::flat_hash_map<const Instruction*, int64_t> pos;
+  pos.reserve(c.instruction_count());
+  for (const auto& i : c.instructions()) {
+    if (i != nullptr) pos.emplace(i.get(), static_cast<int64_t>(pos.size()));
   }
-  if (IsElementwiseBinary(op)) return 2;
-  switch (op) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kIota:
-    case Opcode::kPartitionId:
-    case Opcode::kReplicaId:
-    case Opcode::kRngGetAndUpdateState:
-      return 0;
-    case Opcode::kBitcast:
-    case Opcode::kBroadcast:
-    case Opcode::kReshape:
-    case Opcode::kTranspose:
-    case Opcode::kReverse:
-    case Opcode::kSlice:
-    case Opcode::kGetTupleElement:
-    case Opcode::kWhile:
-    case Opcode::kFft:
-    case Opcode::kCholesky:
-    case Opcode::kGetDimensionSize:
-    case Opcode::kDomain:
-    case Opcode::kCopyStart:
-    case Opcode::kCopyDone:
-    case Opcode::kAllGatherDone:
-    case Opcode::kAllReduceDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone:
-    case Opcode::kSendDone:
-    case Opcode::kRecvDone:
-    case Opcode::kRecv:
-    case Opcode::kInfeed:
-    case Opcode::kRngBitGenerator:
-    case Opcode::kOptBarrier:
-    case Opcode::kTopk:
-      return 1;
-    case Opcode::kPad:
-    case Opcode::kDot:
-    case Opcode::kAddDependency:
-    case Opcode::kSetDimensionSize:
-    case Opcode::kOutfeed:
-    case Opcode::kSend:
-    case Opcode::kGather:
-    case Opcode::kConvolution:
-    case Opcode::kTriangularSolve:
-      return 2;
-    case Opcode::kSelect:
-    case Opcode::kClamp:
-    case Opcode::kSelectAndScatter:
-    case Opcode::kRaggedDot:
-    case Opcode::kBatchNormTraining:
-      return 3;
-    case Opcode::kScaledDot:
-      return 4;
-    case Opcode::kBatchNormInference:
-    case Opcode::kBatchNormGrad:
-      return 5;
-    case Opcode::kRaggedAllToAll:
-      return 6;
-    default:
-      return -1;
+  auto where = [&](const Instruction* i) {
+    auto it = pos.find(i);
+    if (it == pos.end()) return absl::StrCat(i->name(), " (elsewhere)");
+    return absl::StrCat(i->name(), " (position ", it->second, ")");
+  };
+  auto bad = [](const Instruction* at, std::string message) {
+    return ScheduleProblem{at, std::move(message)};
+  };
+  for (const auto& up : c.instructions()) {
+    const Instruction* i = up.get();
+    if (i == nullptr) continue;
+    const int64_t at = pos.find(i)->second;  // i is in c
+    for (const Instruction* o : i->operands()) {
+      if (o == nullptr) continue;
+      auto it = pos.find(o);
+      if (it == pos.end()) {
+        return bad(i, absl::StrCat("operand ", o->name(), " of ", i->name(),
+                                   " is not in the computation"));
+      }
+      if (it->second < at) continue;
+      if (IsAsyncDone(i->opcode()) && IsAsyncStart(o->opcode())) {
+        return bad(
+            i, absl::StrCat(Op(i->opcode()), " ", where(i), " runs before its ",
+                            Op(o->opcode()), " ", where(o)));
+      }
+      return bad(i, absl::StrCat(where(i), " uses ", where(o),
+                                 " before it is computed"));
+    }
+    for (const Instruction* p : i->control_predecessors()) {
+      if (p == nullptr) continue;
+      auto it = pos.find(p);
+      if (it != pos.end() && it->second > at) {
+        return bad(
+            i, absl::StrCat(where(i), " runs before its control predecessor ",
+                            where(p)));
+      }
+    }
+    if (!IsAsyncStart(i->opcode()) && i->opcode() != Opcode::kAsyncUpdate) {
+      continue;
+    }
+    // The done that completes this start (through async-updates).
+    const Instruction* done = nullptr;
+    const Instruction* cur = i;
+    for (int64_t guard = 0;
+         cur != nullptr && done == nullptr && guard <= c.instruction_count();
+         ++guard) {
+      const Instruction* next = nullptr;
+      for (const Instruction* u : cur->users()) {
+        if (u == nullptr) continue;
+        if (CompletesAsync(*cur, *u)) {
+          done = u;
+          break;
+        }
+        if (u->opcode() == Opcode::kAsyncUpdate && next == nullptr &&
+            (cur->opcode() == Opcode::kAsyncStart ||
+             cur->opcode() == Opcode::kAsyncUpdate)) {
+          next = u;
+        }
+      }
+      cur = next;
+    }
+    for (const Instruction* u : i->users()) {
+      if (u == nullptr || CompletesAsync(*i, *u) ||
+          u->opcode() == Opcode::kAsyncUpdate) {
+        continue;
+      }
+      if (done == nullptr) {
+        return bad(
+            u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()),
+                            " ", where(i), ", which has no matching done"));
+      }
+      auto u_at = pos.find(u);
+      auto done_at = pos.find(done);
+      if (u_at == pos.end() || done_at == pos.end()) {
+        return bad(i, absl::StrCat("users of ", where(i),
+                                   " are not all in the computation"));
+      }
+      if (u_at->second < done_at->second) {
+        return bad(
+            u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()),
+                            " ", where(i), " before its ", Op(done->opcode()),
+                            " ", where(done)));
+      }
+    }
   }
+  return std::nullopt;
 }
 
-bool NeedsAtLeastOneOperand(Opcode op) {
-  switch (op) {
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kAllToAll:
-    case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart:
-    case Opcode::kCollectiveBroadcast:
-    case Opcode::kConcatenate:
-    case Opcode::kSort:
-    case Opcode::kMap:
-    case Opcode::kDynamicReshape:
-    case Opcode::kScan:
-      return true;
-    default:
-      return false;
-  }
+// Whether `c`'s instruction order is a schedule to check.
+bool HasSchedule(const Computation& c) {
+  return c.parent() != nullptr && c.parent()->is_scheduled() &&
+         !c.IsFusionComputation();
 }
 
 class Verifier {
@@ -508,6 +512,7 @@ void Verifier::VerifyModuleWide() {
 // ----------------------------------------------------------
 
 void Verifier::VerifyComputation(const Computation& c) {
+  const size_t problems_before = problems_.size();
   if (c.root() == nullptr) {
     ReportComputation(c, "has no root instruction");
   } else if (!Indexed(c.root()) || c.root()->parent() != &c) {
@@ -528,6 +533,16 @@ void Verifier::VerifyComputation(const Computation& c) {
     VerifyInstruction(c, *inst);
   }
   VerifyAcyclic(c);
+  // The schedule only where the graph itself is sound (a cycle or a foreign
+  // operand is reported once, above), and only when the whole module is
+  // verified: a pass checking a computation it is building (a new loop body
+  // in a scheduled module) leaves ordering it to the scheduler.
+  if (only_ == nullptr && problems_.size() == problems_before &&
+      HasSchedule(c)) {
+    if (std::optional<ScheduleProblem> p = FirstScheduleProblem(c)) {
+      Report(c, *p->at, "invalid schedule: ", p->message);
+    }
+  }
 }
 
 void Verifier::VerifyParameters(const Computation& c) {
@@ -783,9 +798,10 @@ bool Verifier::VerifyCalledComputations(const Computation& c,
       Report(c, i, "expected at least 1 branch computation, found 0");
       ok = false;
     }
-  } else if (TakesOneComputation(op)) {
-    expect(1, op == Opcode::kFusion || op == Opcode::kAsyncStart ? "calls"
-                                                                 : "to_apply");
+  } else if (Traits(op).callees == CalleeForm::kToApply) {
+    expect(1, "to_apply");
+  } else if (Traits(op).callees == CalleeForm::kCalls) {
+    expect(1, "calls");
   } else if (op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone) {
     if (called.size() > 1) {
       Report(c, i, "expected at most 1 called computation, found ",
@@ -799,7 +815,7 @@ bool Verifier::VerifyCalledComputations(const Computation& c,
 bool Verifier::VerifyOperandCount(const Computation& c, const Instruction& i) {
   const Opcode op = i.opcode();
   const int64_t n = i.operand_count();
-  const int64_t fixed = FixedOperandCount(op);
+  const int64_t fixed = Traits(op).arity;
   if (fixed >= 0) {
     if (n != fixed) {
       Report(c, i, "expected ", fixed, " operand", fixed == 1 ? "" : "s",
@@ -808,7 +824,7 @@ bool Verifier::VerifyOperandCount(const Computation& c, const Instruction& i) {
     }
     return true;
   }
-  if (NeedsAtLeastOneOperand(op) && n < 1) {
+  if (Traits(op).arity == kAtLeastOne && n < 1) {
     Report(c, i, "expected at least 1 operand for ", Op(op), ", found 0");
     return false;
   }
@@ -1627,6 +1643,15 @@ std::vector<std::string> VerifyComputationAll(const Computation& computation,
   Verifier verifier(computation.parent(), &computation, options);
   verifier.VerifyComputation(computation);
   return verifier.TakeProblems();
+}
+
+absl::Status VerifySchedule(const Computation& computation) {
+  std::optional<ScheduleProblem> p = FirstScheduleProblem(computation);
+  if (!p.has_value()) return absl::OkStatus();
+  return AtInstruction(absl::InvalidArgumentError(
+                           absl::StrCat("invalid schedule of computation ",
+                                        computation.name(), ": ", p->message)),
+                       p->at);
 }
 
 }  // namespace hloverlap

@@ -15,6 +15,7 @@
 #include "hlo/absl_compat.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
+#include "hlo/verifier.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
 #include "interp/random_inputs.h"
@@ -216,123 +217,6 @@ absl::StatusOr<Value> FillConstant(const Shape& shape, uint64_t seed) {
 }
 
 int64_t ShapeBytes(const Shape& s) { return s.ByteSize(); }
-
-// The -done opcode that completes `start` (async-update continues it).
-bool CompletesAsync(const Instruction& start, const Instruction& user) {
-  switch (start.opcode()) {
-    case Opcode::kAllGatherStart:
-      return user.opcode() == Opcode::kAllGatherDone;
-    case Opcode::kAllReduceStart:
-      return user.opcode() == Opcode::kAllReduceDone;
-    case Opcode::kCollectivePermuteStart:
-      return user.opcode() == Opcode::kCollectivePermuteDone;
-    case Opcode::kCopyStart:
-      return user.opcode() == Opcode::kCopyDone;
-    case Opcode::kAsyncStart:
-    case Opcode::kAsyncUpdate:
-      return user.opcode() == Opcode::kAsyncDone;
-    default:
-      return false;
-  }
-}
-
-// A scheduled computation's stored order must be executable with async
-// semantics: operands and control predecessors first, a -done after its
-// -start, and no use of a -start's (or async-update's) value other than by
-// its update/done before the done.
-absl::Status CheckSchedule(const Computation& c) {
-  absl::flat_hash_map<const Instruction*, int64_t> pos;
-  pos.reserve(c.instruction_count());
-  for (const auto& i : c.instructions()) {
-    pos.emplace(i.get(), static_cast<int64_t>(pos.size()));
-  }
-  auto where = [&](const Instruction* i) {
-    auto it = pos.find(i);
-    if (it == pos.end()) return absl::StrCat(i->name(), " (elsewhere)");
-    return absl::StrCat(i->name(), " (position ", it->second, ")");
-  };
-  const std::string prefix =
-      absl::StrCat("invalid schedule of computation ", c.name(), ": ");
-  // Located at the instruction that runs too early.
-  auto bad = [](const Instruction* at, std::string message) {
-    return AtInstruction(Invalid(std::move(message)), at);
-  };
-  for (const auto& up : c.instructions()) {
-    const Instruction* i = up.get();
-    const int64_t at = pos.find(i)->second;  // i is in c
-    for (const Instruction* o : i->operands()) {
-      auto it = pos.find(o);
-      if (it == pos.end()) {
-        return bad(i, absl::StrCat(prefix, "operand ", o->name(), " of ",
-                                   i->name(), " is not in the computation"));
-      }
-      if (it->second < at) continue;
-      if (IsAsyncDone(i->opcode()) && IsAsyncStart(o->opcode())) {
-        return bad(i, absl::StrCat(prefix, std::string(OpcodeName(i->opcode())),
-                                   " ", where(i), " runs before its ",
-                                   std::string(OpcodeName(o->opcode())), " ",
-                                   where(o)));
-      }
-      return bad(i, absl::StrCat(prefix, where(i), " uses ", where(o),
-                                 " before it is computed"));
-    }
-    for (const Instruction* p : i->control_predecessors()) {
-      auto it = pos.find(p);
-      if (it != pos.end() && it->second > at) {
-        return bad(
-            i, absl::StrCat(prefix, where(i),
-                            " runs before its control predecessor ", where(p)));
-      }
-    }
-    if (!IsAsyncStart(i->opcode()) && i->opcode() != Opcode::kAsyncUpdate) {
-      continue;
-    }
-    // The done that completes this start (through async-updates).
-    const Instruction* done = nullptr;
-    const Instruction* cur = i;
-    for (int64_t guard = 0;
-         cur != nullptr && done == nullptr && guard <= c.instruction_count();
-         ++guard) {
-      const Instruction* next = nullptr;
-      for (const Instruction* u : cur->users()) {
-        if (CompletesAsync(*cur, *u)) {
-          done = u;
-          break;
-        }
-        if (u->opcode() == Opcode::kAsyncUpdate && next == nullptr &&
-            (cur->opcode() == Opcode::kAsyncStart ||
-             cur->opcode() == Opcode::kAsyncUpdate)) {
-          next = u;
-        }
-      }
-      cur = next;
-    }
-    for (const Instruction* u : i->users()) {
-      if (CompletesAsync(*i, *u) || u->opcode() == Opcode::kAsyncUpdate) {
-        continue;
-      }
-      if (done == nullptr) {
-        return bad(u, absl::StrCat(prefix, where(u), " uses the value of ",
-                                   std::string(OpcodeName(i->opcode())), " ",
-                                   where(i), ", which has no matching done"));
-      }
-      auto u_at = pos.find(u);
-      auto done_at = pos.find(done);
-      if (u_at == pos.end() || done_at == pos.end()) {
-        return bad(i, absl::StrCat(prefix, "users of ", where(i),
-                                   " are not all in the computation"));
-      }
-      if (u_at->second < done_at->second) {
-        return bad(u, absl::StrCat(prefix, where(u), " uses the value of ",
-                                   std::string(OpcodeName(i->opcode())), " ",
-                                   where(i), " before its ",
-                                   std::string(OpcodeName(done->opcode())), " ",
-                                   where(done)));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -1155,7 +1039,7 @@ absl::Status Interpreter::Prepare() {
     std::vector<Instruction*> post;
     if (module_.is_scheduled() && !c->IsFusionComputation()) {
       // The stored order is the schedule: run it as is, after checking it.
-      if (absl::Status s = CheckSchedule(*c); !s.ok()) return s;
+      if (absl::Status s = VerifySchedule(*c); !s.ok()) return s;
       post.reserve(c->instruction_count());
       for (const auto& i : c->instructions()) post.push_back(i.get());
     } else {

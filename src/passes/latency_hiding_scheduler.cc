@@ -12,6 +12,7 @@
 #include "analysis/module_summary.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/opcode_traits.h"
 
 namespace hloverlap {
 namespace {
@@ -37,13 +38,6 @@ bool IsNopForScheduling(Opcode op) {
   }
 }
 
-bool IsDoneLike(Opcode op) {
-  return IsAsyncDone(op) || op == Opcode::kSendDone || op == Opcode::kRecvDone;
-}
-bool IsStartLike(Opcode op) {
-  return IsAsyncStart(op) || op == Opcode::kSend || op == Opcode::kRecv;
-}
-
 // The start of a done (through async-update), or nullptr.
 const Instruction* StartOf(const Instruction& done) {
   if (!IsDoneLike(done.opcode()) || done.operand_count() == 0) return nullptr;
@@ -57,18 +51,13 @@ const Instruction* StartOf(const Instruction& done) {
 }
 
 Resource ResourceOf(const Instruction& start) {
-  switch (start.opcode()) {
-    case Opcode::kAllGatherStart:
-    case Opcode::kAllReduceStart:
-    case Opcode::kCollectivePermuteStart:
-      return kCollectiveStream;
-    case Opcode::kAsyncStart:
-      return GpuCostModel::GetCollectiveInfo(start).has_value()
-                 ? kCollectiveStream
-                 : kAsyncCompute;
-    default:
-      return kNoResource;  // copy-start, send, recv
+  if (IsNativeCollectiveHalf(start.opcode())) return kCollectiveStream;
+  if (start.opcode() == Opcode::kAsyncStart) {
+    return GpuCostModel::GetCollectiveInfo(start).has_value()
+               ? kCollectiveStream
+               : kAsyncCompute;
   }
+  return kNoResource;  // copy-start, send, recv
 }
 
 // Bytes of the buffer an instruction defines (0 for aliases).

@@ -13,6 +13,7 @@
 #include "passes/collective_pipeliner.h"
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
+#include "support/byte_size.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
@@ -476,7 +477,9 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--memory-budget", options->memory_budget,
-                  "Memory budget for the dry run, as for opt (e.g. 512M)");
+                  absl::StrCat("Memory budget for the dry run, as for opt "
+                               "(e.g. 512M; ",
+                               AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--xla-flags", options->xla_flags,
                   "XLA flags for the dry run, as for opt (after XLA_FLAGS)");
   cmd->callback([&ctx, options]() {

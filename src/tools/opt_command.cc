@@ -1,7 +1,6 @@
 // `hloverlap opt` (see opt_command.h).
 #include "tools/opt_command.h"
 
-#include <charconv>
 #include <memory>
 
 #include "CLI/CLI.hpp"
@@ -17,58 +16,22 @@
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
 #include "passes/remark_summary.h"
+#include "support/byte_size.h"
 #include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
 namespace {
 
-// "1000", "64K", "1.5G" style sizes (K/M/G/T are powers of 1024, optional
-// trailing "iB"/"B").
-absl::StatusOr<int64_t> ParseByteSize(
-    const std::string& text, std::string_view flag = "--memory-budget") {
-  std::string t = text;
-  for (std::string_view suffix : {"iB", "B"}) {
-    if (t.size() > suffix.size() &&
-        t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      t.resize(t.size() - suffix.size());
-      break;
-    }
-  }
-  double scale = 1;
-  if (!t.empty()) {
-    switch (t.back()) {
-      case 'k':
-      case 'K':
-        scale = 1024.0;
-        break;
-      case 'm':
-      case 'M':
-        scale = 1024.0 * 1024;
-        break;
-      case 'g':
-      case 'G':
-        scale = 1024.0 * 1024 * 1024;
-        break;
-      case 't':
-      case 'T':
-        scale = 1024.0 * 1024 * 1024 * 1024;
-        break;
-      default:
-        break;
-    }
-    if (scale != 1) t.pop_back();
-  }
-  double v = 0;
-  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  double bytes = v * scale;
-  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() ||
-      !(bytes >= 0) || bytes > 9.2e18) {
+// A byte-size flag (support/byte_size.h), its name in the error.
+absl::StatusOr<int64_t> ParseByteFlag(const std::string& text,
+                                      std::string_view flag) {
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(AsAbsl(flag), ": invalid size '", text,
-                     "' (examples: 1000000, 512M, 2GiB)"));
+        absl::StrCat(AsAbsl(flag), ": ", bytes.status().message()));
   }
-  return static_cast<int64_t>(bytes);
+  return bytes;
 }
 
 // The pass names of `--passes` / `--preset` after the XLA flags, or of the
@@ -136,21 +99,6 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   // user's error, located, and never reaches a pass.
   if (!options.verify) {
     if (absl::Status st =
-            VerifyWithLocations(module, loaded.text, loaded.filename);
-        !st.ok()) {
-      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
-          st.message(), "\n", filename,
-          ": the module does not verify; passes need a module that "
-          "verifies (--no-verify skips the check only when no pass runs)")));
-    }
-  }
-
-  // Passes rely on a module that verifies (they index tuples by
-  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
-  // the check only for a plain round trip, so an invalid input is the
-  // user's error, located, and never reaches a pass.
-  if (!options.verify) {
-    if (absl::Status st =
             VerifyWithLocations(module, loaded.text.view(), loaded.filename);
         !st.ok()) {
       return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
@@ -170,7 +118,8 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     context.options.dump_path = options.dump_after + ".hlo";
   }
   if (!options.memory_budget.empty()) {
-    absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
+    absl::StatusOr<int64_t> budget =
+        ParseByteFlag(options.memory_budget, "--memory-budget");
     if (!budget.ok()) return ReportStatus(budget.status());
     context.options.memory_budget_bytes = *budget;
   }
@@ -183,7 +132,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   }
   context.options.gpu = options.gpu;
   if (!options.scheduler_memory_limit.empty()) {
-    absl::StatusOr<int64_t> limit = ParseByteSize(
+    absl::StatusOr<int64_t> limit = ParseByteFlag(
         options.scheduler_memory_limit, "--scheduler-memory-limit");
     if (!limit.ok()) return ReportStatus(limit.status());
     context.options.scheduler_memory_limit_bytes = *limit;
@@ -349,14 +298,17 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "warning)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--memory-budget", options->memory_budget,
-                  "Extra live bytes the pipeliner may add per loop nest "
-                  "(e.g. 512M, 2GiB)");
+                  absl::StrCat("Extra live bytes the pipeliner may add per "
+                               "loop nest (e.g. 512M, 2GiB; ",
+                               AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--in-flight-limit", options->in_flight_limit,
                   "Scheduler: async collectives in flight at once (1 as "
                   "XLA:GPU; 2 lets two overlap)")
       ->check(CLI::Range(1, 8));
   cmd->add_option("--scheduler-memory-limit", options->scheduler_memory_limit,
-                  "Scheduler: live-bytes limit per computation (e.g. 40G)");
+                  absl::StrCat("Scheduler: live-bytes limit per computation "
+                               "(e.g. 40G; ",
+                               AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--gpu", options->gpu,
                   "Cost model device preset: h100, h200 (default)")
       ->check(CLI::IsMember({"h100", "h200"}));

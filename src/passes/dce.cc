@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analysis/call_graph.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 
@@ -90,6 +91,12 @@ absl::StatusOr<bool> DcePass::Run(Module& module, PassContext& context) {
   }
   changed |= RemoveUnreachableComputations(module);
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterDcePass(PassRegistry& registry) {
+  registry.Add<DcePass>(
+      "remove dead instructions and unreachable computations");
 }
 
 }  // namespace hloverlap

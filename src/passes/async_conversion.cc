@@ -10,6 +10,7 @@
 #include "analysis/call_graph.h"
 #include "hlo/absl_compat.h"
 #include "hlo/opcode_traits.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -266,6 +267,13 @@ absl::StatusOr<bool> AsyncConversionPass::Run(Module& module,
                                               PassContext& context) {
   Converter converter(module, context);
   return converter.Run();
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterAsyncConversionPass(PassRegistry& registry) {
+  registry.Add<AsyncConversionPass>(
+      "split collectives into start/done pairs (async-start/async-done for "
+      "reduce-scatter and all-to-all)");
 }
 
 }  // namespace hloverlap

@@ -9,6 +9,7 @@
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -440,6 +441,13 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
     }
   }
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterCollectiveHoistPass(PassRegistry& registry) {
+  registry.Add<CollectiveHoistPass>(
+      "gather loop-invariant stacked weights once before the enclosing "
+      "loop instead of once per iteration");
 }
 
 }  // namespace hloverlap

@@ -12,6 +12,7 @@
 #include "hlo/clone.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -1754,7 +1755,9 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
               "prefetch depth ", depth, " (",
               policy.pipeline_depth.has_value()
                   ? policy.source
-                  : absl::StrCat("--pipeline-depth=", opts.pipeline_depth),
+                  : opts.SourceOr(
+                        "pipeline_depth",
+                        absl::StrCat("--pipeline-depth=", opts.pipeline_depth)),
               ") clamped to ", d, ": the loop runs ", trips,
               " iterations, so at most ", d, " can be prefetched ahead"));
       r.warn = true;
@@ -2056,6 +2059,30 @@ absl::StatusOr<bool> CollectivePipelinerPass::Run(Module& module,
                                                   PassContext& context) {
   LoopPipeliner pipeliner(module, context, dry_run_);
   return pipeliner.Run();
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterCollectivePipelinerPass(PassRegistry& registry) {
+  registry.Add<CollectivePipelinerPass>(
+      "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
+      "(delay) across loop iterations",
+      {PassOptionInfo::Int("depth", &PassOptions::pipeline_depth, 1, 64,
+                           "all-gather prefetch depth (iterations ahead; at "
+                           "most a loop's trip count - 1, clamped with a "
+                           "warning); also the range of --loop's "
+                           "pipeline=depth=N")
+           .SetFlag("--pipeline-depth")
+           .SetSourceKey("pipeline_depth"),
+       PassOptionInfo::Bool("all-gather", &PassOptions::pipeline_all_gather,
+                            "prefetch all-gathers")
+           .SetSourceKey("pipeline_all_gather"),
+       PassOptionInfo::Bool("reduce-scatter",
+                            &PassOptions::pipeline_reduce_scatter,
+                            "delay reduce-scatters")
+           .SetSourceKey("pipeline_reduce_scatter"),
+       PassOptionInfo::Bool("all-reduce", &PassOptions::pipeline_all_reduce,
+                            "delay all-reduces")
+           .SetSourceKey("pipeline_all_reduce")});
 }
 
 }  // namespace hloverlap

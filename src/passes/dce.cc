@@ -4,6 +4,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "analysis/call_graph.h"
 #include "hlo/opcode_traits.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 
@@ -85,6 +86,12 @@ absl::StatusOr<bool> DcePass::Run(Module& module, PassContext& context) {
   }
   changed |= RemoveUnreachableComputations(module);
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterDcePass(PassRegistry& registry) {
+  registry.Add<DcePass>(
+      "remove dead instructions and unreachable computations");
 }
 
 }  // namespace hloverlap

@@ -9,10 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/call_graph.h"
+#include "analysis/gpu_cost_model.h"
 #include "analysis/module_summary.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/opcode_traits.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -1048,6 +1050,21 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   }
   context.remarks.Emit(std::move(summary));
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterLatencyHidingSchedulerPass(PassRegistry& registry) {
+  registry.Add<LatencyHidingSchedulerPass>(
+      "list-schedule every computation so async collectives overlap compute "
+      "(sets is_scheduled=true)",
+      {PassOptionInfo::Int("in-flight",
+                           &PassOptions::collective_in_flight_limit, 1, 8,
+                           "async collectives in flight at once (1 as "
+                           "XLA:GPU; 2 lets two overlap)")
+           .SetFlag("--in-flight-limit"),
+       PassOptionInfo::Enum("gpu", &PassOptions::gpu, KnownGpuNames(),
+                            "device preset of the analytical cost model")
+           .SetFlag("--gpu")});
 }
 
 }  // namespace hloverlap

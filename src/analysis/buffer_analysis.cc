@@ -69,6 +69,10 @@ int64_t BufferAnalysis::DefinedBytes(const Instruction* instr,
   return total;
 }
 
+int64_t KeptLiveBytes(const Instruction& value) {
+  return ArrayBytes(value.shape());
+}
+
 namespace {
 
 // Nesting depth of called computations followed (the IR has no recursion;

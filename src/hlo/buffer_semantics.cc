@@ -33,9 +33,9 @@ std::optional<std::pair<int64_t, int64_t>> ElementLeaves(const Shape& shape,
 
 // Appends `count` leaves aliasing operand `operand` from `first` on.
 void AppendAliases(int64_t operand, int64_t first, int64_t count,
-                   std::vector<LeafSource>& out) {
+                   std::vector<LeafSource>& out, bool in_place = false) {
   for (int64_t k = 0; k < count; ++k) {
-    out.push_back({LeafKind::kAliases, operand, first + k});
+    out.push_back({LeafKind::kAliases, operand, first + k, in_place});
   }
 }
 
@@ -141,7 +141,7 @@ void KernelLeaves(const Instruction& i, std::vector<LeafSource>& out) {
     } else if (index != 0) {
       return;
     }
-    out[leaf] = {LeafKind::kAliases, operand, 0};
+    out[leaf] = {LeafKind::kAliases, operand, 0, /*in_place=*/true};
   };
   for (auto [index, operand] : OutputOperandAliasing(i)) alias(index, operand);
   if (i.opcode() == Opcode::kFusion && i.to_apply() != nullptr &&
@@ -203,9 +203,9 @@ std::vector<LeafSource> ResultLeafSources(const Instruction& i) {
   const int64_t count = LeafCount(shape);
   const Opcode op = i.opcode();
   std::vector<LeafSource> out;
-  auto whole_operand = [&](int64_t k) {
+  auto whole_operand = [&](int64_t k, bool in_place = false) {
     if (k < i.operand_count()) {
-      AppendAliases(k, 0, LeafCount(i.operand(k)->shape()), out);
+      AppendAliases(k, 0, LeafCount(i.operand(k)->shape()), out, in_place);
     }
   };
   switch (op) {
@@ -227,10 +227,12 @@ std::vector<LeafSource> ResultLeafSources(const Instruction& i) {
     case Opcode::kOptBarrier:
     case Opcode::kAddDependency:
     case Opcode::kDomain:
-    case Opcode::kWhile:
-    case Opcode::kDynamicUpdateSlice:
     case Opcode::kAsyncUpdate:
       whole_operand(0);
+      break;
+    case Opcode::kWhile:
+    case Opcode::kDynamicUpdateSlice:
+      whole_operand(0, /*in_place=*/true);
       break;
     case Opcode::kFusion:
     case Opcode::kCustomCall:
@@ -276,7 +278,7 @@ std::vector<LeafSource> ResultLeafSources(const Instruction& i) {
         const int64_t first = LeafCount(shape.tuple_shapes(0));
         if (in_place.has_value() && LeafCount(shape.tuple_shapes(1)) == 1 &&
             LeafCount(i.operand(*in_place)->shape()) == 1) {
-          out[first] = {LeafKind::kAliases, *in_place, 0};
+          out[first] = {LeafKind::kAliases, *in_place, 0, /*in_place=*/true};
         }
       }
       break;

@@ -74,6 +74,11 @@ struct LeafSource {
   LeafKind kind = LeafKind::kDefines;
   int64_t operand = -1;       // kAliases only
   int64_t operand_leaf = -1;  // kAliases only
+  // kAliases: the instruction writes into the operand's buffer (while,
+  // dynamic-update-slice, in-place fusions, async and custom-call outputs)
+  // rather than handing it on unchanged; the operand's value must die here
+  // (XLA's copy insertion copies it first otherwise).
+  bool in_place = false;
 };
 
 // One entry per leaf of instr.shape() (see the header comment).

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/collective_ops.h"
 #include "hlo/instruction.h"
 
 namespace hloverlap {
@@ -78,17 +79,6 @@ namespace {
 // Nesting depth of called computations followed (the IR has no recursion;
 // deep generated nests should not blow the stack).
 constexpr int kMaxDepth = 64;
-
-// An async-start whose wrapped computation performs a collective (its
-// memory is the collective's buffers, not a computation's peak).
-bool WrapsCollective(const Instruction& start) {
-  const Computation* wrapped = start.to_apply();
-  if (wrapped == nullptr) return false;
-  for (const auto& i : wrapped->instructions()) {
-    if (IsCollective(i->opcode())) return true;
-  }
-  return false;
-}
 
 class Liveness {
  public:
@@ -226,7 +216,8 @@ MemoryPeak Liveness::Analyze(const Computation& c,
       consider(i.while_condition(), false);
       consider(i.while_body(), true);
     } else if (op == Opcode::kCall || op == Opcode::kConditional ||
-               (op == Opcode::kAsyncStart && !WrapsCollective(i))) {
+               (op == Opcode::kAsyncStart &&
+                !ClassifyCollective(i).has_value())) {
       for (const Computation* callee : i.called_computations()) {
         consider(callee, false);
       }

@@ -164,8 +164,9 @@ void KernelLeaves(const Instruction& i, std::vector<LeafSource>& out) {
       IsGemmKernel(i)) {
     for (int64_t k = 1; k < shape.tuple_size(); ++k) {
       const Shape& ws = shape.tuple_shapes(k);
-      if (out[k].kind == LeafKind::kDefines && ws.IsArray() &&
-          ws.element_type() == PrimitiveType::kS8 && ws.rank() == 1) {
+      if (out[k].kind == LeafKind::kDefines && ws.IsArray() && ws.rank() == 1 &&
+          (ws.element_type() == PrimitiveType::kS8 ||
+           ws.element_type() == PrimitiveType::kU8)) {
         out[k].kind = LeafKind::kScratch;
       }
     }

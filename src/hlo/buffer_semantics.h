@@ -37,7 +37,7 @@
 //   tuple element) is a dynamic-update-slice or scatter into a parameter,
 //   and output_to_operand_aliasing on fusions and custom-calls.
 // Scratch: a GEMM kernel's workspace (a cuBLAS custom-call, or a fusion
-//   around one: result element >= 1, rank-1 s8): live only while the
+//   around one: result element >= 1, rank-1 s8 or u8): live only while the
 //   kernel runs, never read, no HBM traffic beyond the kernel.
 // Outside: parameters.
 // Everything else defines its leaves, constants included (XLA's alias

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
+#include "hlo/buffer_semantics.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
 #include "hlo/verifier.h"
@@ -127,33 +128,46 @@ bool IsSupportedOpcode(const Instruction& instr) {
   }
 }
 
-// Ops whose result shares its operand's storage (memory estimate).
-bool AliasesOperand(Opcode op) {
-  switch (op) {
-    case Opcode::kParameter:
-    case Opcode::kGetTupleElement:
-    case Opcode::kTuple:
-    case Opcode::kReshape:
-    case Opcode::kBitcast:
-    case Opcode::kCopy:
-    case Opcode::kOptBarrier:
-    case Opcode::kAddDependency:
-    case Opcode::kDomain:
-    case Opcode::kCustomCall:
+// Bytes of new storage one step allocates (memory estimate): the leaves
+// hlo/buffer_semantics.h says the instruction defines (tuples,
+// get-tuple-elements, bitcasts, reshapes, -done halves and an async
+// start's operands share storage; a GEMM's workspace is one shared zero
+// value), with the interpreter's own storage rules on top: values are
+// immutable and shared (value.h), so a copy, set-dimension-size,
+// bitcast-convert or identity custom-call shares its operand's storage and
+// constants are stored once (EstimateConstantBytes); nothing is updated in
+// place except a dynamic-update-slice whose operand dies there, so a
+// while's result, an in-place fusion and an async in-place update are new
+// storage.
+int64_t StepBytes(const Step& step) {
+  const Instruction& instr = *step.instr;
+  switch (instr.opcode()) {
     case Opcode::kConstant:
-    case Opcode::kAfterAll:
+    case Opcode::kCopy:
     case Opcode::kSetDimensionSize:
-    case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone:
-    case Opcode::kAllGatherDone:
-    case Opcode::kAllReduceDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kCopyDone:
     case Opcode::kBitcastConvert:
-      return true;
+      return 0;
+    case Opcode::kCustomCall:
+      if (IsIdentityCustomCall(instr.attrs().custom_call_target)) return 0;
+      break;
     default:
-      return false;
+      break;
   }
+  const bool dies = !step.operand_dies.empty() && step.operand_dies[0];
+  std::vector<LeafSource> sources = ResultLeafSources(instr);
+  std::vector<int64_t> bytes;
+  AppendLeafBytes(instr.shape(), bytes);
+  int64_t total = 0;
+  for (size_t k = 0; k < sources.size() && k < bytes.size(); ++k) {
+    const LeafSource& s = sources[k];
+    const bool writes_in_place =
+        instr.opcode() == Opcode::kDynamicUpdateSlice && dies;
+    if (s.kind == LeafKind::kDefines ||
+        (s.kind == LeafKind::kAliases && s.in_place && !writes_in_place)) {
+      total += bytes[k];
+    }
+  }
+  return total;
 }
 
 absl::Status CheckShapeSupported(const Shape& shape, const Instruction& instr) {
@@ -215,8 +229,6 @@ std::optional<Opcode> DetectCombiner(const Computation& comp) {
 absl::StatusOr<Value> FillConstant(const Shape& shape, uint64_t seed) {
   return RandomValue(shape, MixKey(seed, HashString(shape.ToString(false))));
 }
-
-int64_t ShapeBytes(const Shape& s) { return s.ByteSize(); }
 
 }  // namespace
 
@@ -1186,10 +1198,8 @@ int64_t PlanPeak(ComputationPlan* plan, int depth) {
         callee_at = c->peak_at;
       }
     }
-    if (!AliasesOperand(instr->opcode())) {
-      size[i] = ShapeBytes(instr->shape());
-      live += size[i];
-    }
+    size[i] = StepBytes(step);
+    live += size[i];
     if (live + callee > peak || plan->peak_at == nullptr) {
       peak = std::max(peak, live + callee);
       plan->peak_at = callee_at != nullptr ? callee_at : instr;

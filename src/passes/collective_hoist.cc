@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
@@ -358,7 +359,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       Shape gshape = xs;
       gshape.set_dimension(c.gather_dim,
                            xs.dimensions(c.gather_dim) * c.factor);
-      const int64_t gbytes = gshape.ByteSize();
+      const int64_t gbytes = ArrayBytes(gshape);
       r.Metric("extra_live_bytes", gbytes);
       if (context.options.memory_budget_bytes.has_value() &&
           used_bytes + gbytes > *context.options.memory_budget_bytes) {

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
@@ -1593,7 +1594,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
       // reason set
     } else {
-      int64_t bytes = trips * c->operand(0)->shape().ByteSize();
+      int64_t bytes = trips * KeptLiveBytes(*c->operand(0));
       if (!opts.memory_budget_bytes.has_value() ||
           budget.used + extra + bytes <= *opts.memory_budget_bytes) {
         extra += bytes;
@@ -1625,7 +1626,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                                 " out of the loop: one batched collective of ",
                                 trips, " iterations after the loop"));
     r.Metric("bytes_moved", trips * BytesMoved(*c))
-        .Metric("extra_live_bytes", trips * c->operand(0)->shape().ByteSize())
+        .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
     remarks.push_back(std::move(r));
   }
@@ -1801,7 +1802,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
         context_.remarks.Emit(std::move(r));
         continue;
       }
-      int64_t bytes = d * ag->shape().ByteSize();
+      int64_t bytes = d * KeptLiveBytes(*ag);
       if (!budget_allows(extra + bytes)) {
         Remark r = MakeRemark(
             RemarkKind::kMissed, *ag, path, "backward",
@@ -1833,7 +1834,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
               MakeRemark(RemarkKind::kMissed, **it, path, "backward",
                          absl::StrCat("all-gather not prefetched: ", reason));
           context_.remarks.Emit(std::move(r));
-          extra -= d * (*it)->shape().ByteSize();
+          extra -= d * KeptLiveBytes(**it);
           chosen.erase(it);
           pruned = true;
           break;
@@ -1850,7 +1851,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
                                     " all-gather ", d, " iteration",
                                     d > 1 ? "s" : "", " ahead"));
         r.Metric("bytes_moved", BytesMoved(*ag))
-            .Metric("extra_live_bytes", d * ag->shape().ByteSize())
+            .Metric("extra_live_bytes", d * KeptLiveBytes(*ag))
             .Metric("depth", d)
             .Metric("trip_count", trips);
         remarks.push_back(std::move(r));
@@ -1939,7 +1940,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
         context_.remarks.Emit(std::move(r));
         continue;
       }
-      int64_t bytes = c->operand(0)->shape().ByteSize();
+      int64_t bytes = KeptLiveBytes(*c->operand(0));
       if (!budget_allows(extra + bytes)) {
         Remark r = MakeRemark(
             RemarkKind::kMissed, *c, path, "forward",
@@ -1964,7 +1965,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       std::vector<std::pair<Instruction*, int64_t>> described;
       for (const ForwardCandidate& fc : chosen) {
         described.push_back(
-            {fc.collective, fc.collective->operand(0)->shape().ByteSize()});
+            {fc.collective, KeptLiveBytes(*fc.collective->operand(0))});
       }
       // Remarks name the collectives before the rewrite deletes them.
       std::vector<Remark> remarks;

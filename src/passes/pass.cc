@@ -13,6 +13,7 @@
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "passes/async_conversion.h"
+#include "passes/auto_plan.h"
 #include "passes/call_inliner.h"
 #include "passes/collective_hoist.h"
 #include "passes/collective_pipeliner.h"
@@ -77,6 +78,7 @@ bool IsModuleSizeLimit(const absl::Status& status) {
 
 absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
   bool changed = false;
+  context.memory.Reset(context.options.memory_budget_bytes);
   for (const auto& pass : passes_) {
     context.size_guard.Sync(module, context.options.max_module_instructions);
     const auto start = std::chrono::steady_clock::now();
@@ -143,6 +145,11 @@ const std::vector<PassEntry>& Registry() {
        "split collectives into start/done pairs (async-start/async-done for "
        "reduce-scatter and all-to-all)",
        [] { return std::unique_ptr<Pass>(new AsyncConversionPass()); }},
+      {"auto-plan",
+       "run the candidate pipelines (fixed presets, the xla-gpu tail after "
+       "each loop rewrite) on clones, then the one with the smallest "
+       "predicted step (needs the cost model)",
+       [] { return std::unique_ptr<Pass>(new AutoPlanPass()); }},
       {"latency-hiding-scheduler",
        "list-schedule every computation so async collectives overlap compute "
        "(sets is_scheduled=true)",
@@ -186,7 +193,7 @@ absl::StatusOr<PassPipeline> BuildPipeline(std::string_view spec) {
 }
 
 std::vector<std::string> KnownPresets() {
-  return {"cleanup", "pipeline", "hoist-pipeline", "xla-gpu"};
+  return {"cleanup", "pipeline", "hoist-pipeline", "xla-gpu", "auto"};
 }
 
 namespace {
@@ -223,6 +230,8 @@ absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
         "tuple-simplify,dce");
   }
   if (preset == "xla-gpu") return BuildPipeline(XlaGpuPresetSpec());
+  // Plans: the pipeline with the smallest predicted step (auto_plan.h).
+  if (preset == "auto") return BuildPipeline("auto-plan");
   return absl::InvalidArgumentError(
       absl::StrCat("unknown preset '", AsAbsl(preset),
                    "'; known presets: ", absl::StrJoin(KnownPresets(), ", ")));

@@ -330,7 +330,8 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
                     ", the first: ", failures[0]->pass, ": ",
                     failures[0]->message, "\n");
   }
-  int64_t counts[4] = {0, 0, 0, 0};
+  // One count per RemarkKind (kWarning is the fifth).
+  int64_t counts[static_cast<int>(RemarkKind::kWarning) + 1] = {};
   for (const Remark& r : remarks) ++counts[static_cast<int>(r.kind)];
   absl::StrAppend(&out, "remarks: ", counts[0], " passed, ", counts[1],
                   " missed, ", counts[2], " failures");

@@ -17,6 +17,7 @@
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
 #include "passes/remark_summary.h"
+#include "sim/sim_cost_oracle.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
@@ -181,6 +182,13 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     context.options.collective_in_flight_limit = options.in_flight_limit;
   }
   context.options.gpu = options.gpu;
+  // Plans ask the simulator `hloverlap sim` runs (same GPU preset).
+  SimOptions sim_options;
+  if (std::optional<GpuSpec> spec = GpuSpecByName(options.gpu)) {
+    sim_options.spec = *spec;
+  }
+  SimCostOracle oracle(sim_options);
+  context.cost_oracle = &oracle;
   if (!options.scheduler_memory_limit.empty()) {
     absl::StatusOr<int64_t> limit = ParseByteSize(
         options.scheduler_memory_limit, "--scheduler-memory-limit");

@@ -23,11 +23,13 @@ and exits 1 on a failure of either rule:
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 PRESETS = ["cleanup", "pipeline", "hoist-pipeline", "xla-gpu", "auto"]
+CHOSE = re.compile(r"AutoPlanChoice: chose ([a-z-]+)")
 STAGE = "03_before_collective_pipeliner.hlo"
 
 
@@ -51,10 +53,14 @@ def measure(hloverlap, path, tmp):
     rows = {"input": sim(hloverlap, path)}
     for p in PRESETS:
         out = os.path.join(tmp, p + ".hlo")
+        remarks = os.path.join(tmp, p + ".remarks")
         subprocess.run([hloverlap, "opt", path, "--preset=" + p, "-o", out,
-                        "--no-remarks-summary"],
+                        "--no-remarks-summary", "--remarks=" + remarks],
                        check=True, capture_output=True, text=True)
         rows[p] = sim(hloverlap, out)
+        with open(remarks) as f:
+            m = CHOSE.search(f.read())
+        rows[p]["chose"] = m.group(1) if m else ""
     return rows
 
 
@@ -104,8 +110,9 @@ def main():
             continue
         for p in ["input"] + PRESETS:
             r = rows[p]
+            label = p if not r.get("chose") else "%s (%s)" % (p, r["chose"])
             print("| %s | %s | %.3f | %.3f | %+.3f | %.1f |" %
-                  (name, p, r["step_time_ms"], r["exposed_communication_ms"],
+                  (name, label, r["step_time_ms"], r["exposed_communication_ms"],
                    r["compute_ms"] - base, r["peak_memory_bytes"] / 1e6))
     if args.check:
         print("ALL OK (%d cases)" % n if failed == 0 else

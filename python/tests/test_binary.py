@@ -91,7 +91,7 @@ class RunOptFakeTest(unittest.TestCase):
                                       memory_budget="1GiB",
                                       remarks=user_remarks))
     self.assertTrue(r.text.startswith("HloModule m"))
-    self.assertIn("--preset=hoist-pipeline", r.text)
+    self.assertIn("--preset=auto-rewrite", r.text)
     self.assertIn("--loop=innermost:pipeline=depth=2", r.text)
     self.assertIn("--memory-budget=1GiB", r.text)
     self.assertIn("--remarks-format=json", r.text)

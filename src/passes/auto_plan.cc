@@ -11,7 +11,6 @@
 namespace hloverlap {
 namespace {
 
-constexpr std::string_view kPassName = "auto-plan";
 constexpr std::string_view kCleanup = "inline,tuple-simplify,dce";
 constexpr std::string_view kTail = "async-collectives,latency-hiding-scheduler";
 
@@ -33,7 +32,14 @@ absl::StatusOr<PassPipeline> Build(const AutoPlanCandidate& candidate) {
                                 : BuildPipeline(candidate.spec);
 }
 
-const std::vector<AutoPlanCandidate>& AutoPlanCandidates() {
+const std::vector<AutoPlanCandidate>& AutoPlanCandidates(bool rewrites_only) {
+  static const auto* rewrites = new std::vector<AutoPlanCandidate>{
+      {"cleanup", ""},
+      {"hoist", Spec({"collective-hoist,tuple-simplify,dce"})},
+      {"pipeline", ""},
+      {"hoist-pipeline", ""},
+  };
+  if (rewrites_only) return *rewrites;
   static const auto* candidates = new std::vector<AutoPlanCandidate>{
       {"cleanup", ""},
       {"pipeline", ""},
@@ -65,7 +71,9 @@ absl::StatusOr<bool> AutoPlanPass::Run(Module& module, PassContext& context) {
     StepPrediction step;
   };
   std::vector<Outcome> outcomes;
-  for (const AutoPlanCandidate& c : AutoPlanCandidates()) {
+  absl::StatusOr<PassPipeline> tail = BuildPipeline(kTail);
+  if (!tail.ok()) return tail.status();
+  for (const AutoPlanCandidate& c : AutoPlanCandidates(rewrites_only_)) {
     absl::StatusOr<PassPipeline> pipeline = Build(c);
     if (!pipeline.ok()) return pipeline.status();
     std::unique_ptr<Module> clone = CloneModule(module);
@@ -76,6 +84,8 @@ absl::StatusOr<bool> AutoPlanPass::Run(Module& module, PassContext& context) {
     trial.cost_oracle = context.cost_oracle;
     trial.size_guard = context.size_guard;
     absl::StatusOr<bool> r = pipeline->Run(*clone, trial);
+    // What XLA does with the rewritten module: convert and schedule.
+    if (r.ok() && rewrites_only_) r = tail->Run(*clone, trial);
     std::optional<StepPrediction> step;
     std::string why;
     if (r.ok()) {
@@ -91,7 +101,7 @@ absl::StatusOr<bool> AutoPlanPass::Run(Module& module, PassContext& context) {
     }
     if (!step.has_value()) {
       Remark rm;
-      rm.pass = std::string(kPassName);
+      rm.pass = std::string(name());
       rm.kind = RemarkKind::kAnalysis;
       rm.name = "AutoPlanCandidateFailed";
       rm.message = absl::StrCat("candidate ", c.name, " left out: ", why);
@@ -115,7 +125,7 @@ absl::StatusOr<bool> AutoPlanPass::Run(Module& module, PassContext& context) {
     }
   }
   Remark rm;
-  rm.pass = std::string(kPassName);
+  rm.pass = std::string(name());
   rm.kind = RemarkKind::kAnalysis;
   rm.name = "AutoPlanChoice";
   rm.message = absl::StrFormat(

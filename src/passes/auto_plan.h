@@ -14,8 +14,16 @@
 //     (exposed communication 0.31 ms, compute 9.41 ms, peak 23.3 MB);
 //     runner-up xla-gpu 11.48 ms [AutoPlanChoice] (step_us=9840, ...)
 //
+// `--preset=auto-rewrite` (pass `auto-rewrite-plan`, the JAX bridge's
+// default) plans the loop rewrites only: candidates are the presets without
+// async conversion and scheduling (cleanup, pipeline, hoist-pipeline, the
+// hoist alone); each is predicted after the xla-gpu tail on a clone (what
+// XLA does with the module after the bridge hands it back), and the output
+// is the chosen rewrites without the tail (the bridge's StableHLO route
+// takes no async -start/-done).
+//
 // Needs a cost oracle (PassContext::cost_oracle); without one it is an
-// error, located at the module.
+// error.
 #ifndef HLOVERLAP_PASSES_AUTO_PLAN_H_
 #define HLOVERLAP_PASSES_AUTO_PLAN_H_
 
@@ -36,13 +44,22 @@ absl::StatusOr<PassPipeline> Build(const AutoPlanCandidate& candidate);
 
 // The pipelines the plan compares, fewest rewrites first: the fixed presets
 // and the xla-gpu tail (async conversion, latency-hiding scheduler) after
-// each combination of hoist, pipeliner and double buffering.
-const std::vector<AutoPlanCandidate>& AutoPlanCandidates();
+// each combination of hoist, pipeliner and double buffering; with
+// `rewrites_only`, the loop rewrites without the tail.
+const std::vector<AutoPlanCandidate>& AutoPlanCandidates(
+    bool rewrites_only = false);
 
 class AutoPlanPass : public Pass {
  public:
-  std::string_view name() const override { return "auto-plan"; }
+  explicit AutoPlanPass(bool rewrites_only = false)
+      : rewrites_only_(rewrites_only) {}
+  std::string_view name() const override {
+    return rewrites_only_ ? "auto-rewrite-plan" : "auto-plan";
+  }
   absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
+
+ private:
+  bool rewrites_only_;
 };
 
 }  // namespace hloverlap

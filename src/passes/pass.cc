@@ -150,6 +150,10 @@ const std::vector<PassEntry>& Registry() {
        "each loop rewrite) on clones, then the one with the smallest "
        "predicted step (needs the cost model)",
        [] { return std::unique_ptr<Pass>(new AutoPlanPass()); }},
+      {"auto-rewrite-plan",
+       "as auto-plan over the loop rewrites only, each predicted after the "
+       "xla-gpu tail; outputs the rewrites (the JAX bridge's default)",
+       [] { return std::unique_ptr<Pass>(new AutoPlanPass(true)); }},
       {"latency-hiding-scheduler",
        "list-schedule every computation so async collectives overlap compute "
        "(sets is_scheduled=true)",
@@ -193,7 +197,8 @@ absl::StatusOr<PassPipeline> BuildPipeline(std::string_view spec) {
 }
 
 std::vector<std::string> KnownPresets() {
-  return {"cleanup", "pipeline", "hoist-pipeline", "xla-gpu", "auto"};
+  return {"cleanup", "pipeline", "hoist-pipeline",
+          "xla-gpu", "auto",     "auto-rewrite"};
 }
 
 namespace {
@@ -232,6 +237,7 @@ absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
   if (preset == "xla-gpu") return BuildPipeline(XlaGpuPresetSpec());
   // Plans: the pipeline with the smallest predicted step (auto_plan.h).
   if (preset == "auto") return BuildPipeline("auto-plan");
+  if (preset == "auto-rewrite") return BuildPipeline("auto-rewrite-plan");
   return absl::InvalidArgumentError(
       absl::StrCat("unknown preset '", AsAbsl(preset),
                    "'; known presets: ", absl::StrJoin(KnownPresets(), ", ")));

@@ -145,10 +145,20 @@ class RunOptRealTest(unittest.TestCase):
   def test_seed_example_pipelines(self):
     src = _read(os.path.join(SRC, "examples", "seed_scenario.hlo"))
     r = binary.run_opt(src, Options(
-        loops=["op_name~fori_loop:pipeline=off"]))
+        preset="hoist-pipeline", loops=["op_name~fori_loop:pipeline=off"]))
     self.assertTrue(r.text.startswith("HloModule"))
     kinds = binary.summarize_remarks(r.remarks)
     self.assertGreater(kinds.get("passed", 0), 0, r.remarks)
+    from hloverlap import text
+    self.assertEqual(text.route_blockers(r.text), [])
+
+  def test_default_plans_and_stays_on_the_route(self):
+    # auto-rewrite: one AutoPlanChoice, and whatever it chose is a module
+    # the StableHLO route takes (no async -start/-done).
+    src = _read(os.path.join(SRC, "examples", "seed_scenario.hlo"))
+    r = binary.run_opt(src, Options())
+    names = [x.get("name") for x in r.remarks]
+    self.assertEqual(names.count("AutoPlanChoice"), 1, r.remarks)
     from hloverlap import text
     self.assertEqual(text.route_blockers(r.text), [])
 

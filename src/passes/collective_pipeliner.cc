@@ -12,6 +12,7 @@
 #include "hlo/clone.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/loop_rewrite.h"
 #include "passes/planning.h"
 
 namespace hloverlap {
@@ -24,51 +25,6 @@ using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
 
 // ---------------------------------------------------------------------------
 // Small builders.
-
-// Records what a rewrite created so that it can be undone.
-struct Transaction {
-  Module* module = nullptr;
-  std::vector<Instruction*> instructions;  // in computations that existed
-  std::vector<Computation*> computations;  // created computations
-
-  Instruction* Add(Computation& comp, std::unique_ptr<Instruction> inst,
-                   const Instruction* before = nullptr) {
-    Instruction* added = comp.AddInstruction(std::move(inst), before);
-    instructions.push_back(added);
-    return added;
-  }
-
-  void Rollback() {
-    absl::flat_hash_map<Computation*, absl::flat_hash_set<Instruction*>>
-        by_comp;
-    absl::flat_hash_set<Computation*> created(computations.begin(),
-                                              computations.end());
-    for (Instruction* inst : instructions) {
-      if (!created.contains(inst->parent()))
-        by_comp[inst->parent()].insert(inst);
-    }
-    for (auto& [comp, set] : by_comp) {
-      for (Instruction* inst : set) inst->DropAllControlDependencies();
-      (void)comp->RemoveInstructions(set);
-    }
-    // Created computations only call each other: remove until no progress.
-    std::vector<Computation*> left = computations;
-    bool progress = true;
-    while (progress && !left.empty()) {
-      progress = false;
-      for (auto it = left.begin(); it != left.end();) {
-        if (module->RemoveComputation(*it).ok()) {
-          it = left.erase(it);
-          progress = true;
-        } else {
-          ++it;
-        }
-      }
-    }
-    instructions.clear();
-    computations.clear();
-  }
-};
 
 // Produces, in a target computation, the value of loop-state element `index`.
 using StateProvider = std::function<Instruction*(int64_t index)>;
@@ -149,7 +105,7 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
 absl::Status CloneBodySubset(const Computation& body,
                              const std::vector<Instruction*>& roots,
                              Computation& target, const StateProvider& provider,
-                             InstrMap& map, Transaction& txn,
+                             InstrMap& map, LoopRewrite& txn,
                              std::string_view suffix,
                              const Instruction* insert_before,
                              bool follow_aliases = false) {
@@ -167,9 +123,9 @@ absl::Status CloneBodySubset(const Computation& body,
     if (to_clone.empty()) return absl::OkStatus();
     std::vector<Instruction*> created;
     absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
-                                           &created, &txn.computations);
-    txn.instructions.insert(txn.instructions.end(), created.begin(),
-                            created.end());
+                                           &created, &txn.computations());
+    txn.instructions().insert(txn.instructions().end(), created.begin(),
+                              created.end());
     to_clone.clear();
     return s;
   };
@@ -210,7 +166,7 @@ absl::Status CloneBodySubset(const Computation& body,
 // Reads element `index` of a tuple-shaped value in `comp`: the operand when
 // the value is a tuple instruction, else a new get-tuple-element.
 Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
-                          Transaction& txn, const Instruction* before) {
+                          LoopRewrite& txn, const Instruction* before) {
   if (tuple->opcode() == Opcode::kTuple && index < tuple->operand_count()) {
     return tuple->operand(index);
   }
@@ -225,7 +181,7 @@ Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
 }
 
 Instruction* MakeTuple(Computation& comp, std::vector<Instruction*> elements,
-                       std::string_view base, Transaction& txn,
+                       std::string_view base, LoopRewrite& txn,
                        const Instruction* before) {
   std::vector<Shape> shapes;
   shapes.reserve(elements.size());
@@ -248,22 +204,8 @@ std::unique_ptr<Instruction> NewConstant(Module& module, std::string_view base,
 }
 
 Instruction* MakeConstant(Computation& comp, const IntValue& value,
-                          Transaction& txn, const Instruction* before) {
+                          LoopRewrite& txn, const Instruction* before) {
   return txn.Add(comp, NewConstant(*comp.parent(), "constant", value), before);
-}
-
-// A fresh computation with one parameter of `shape`.
-Computation* NewComputation(Module& module, std::string_view base,
-                            const Shape& param_shape, Transaction& txn,
-                            const Computation* before, Instruction** param) {
-  auto comp = std::make_unique<Computation>(module.UniqueComputationName(base));
-  Computation* c = module.AddComputation(std::move(comp), before);
-  txn.computations.push_back(c);
-  auto p = std::make_unique<Instruction>(
-      Opcode::kParameter, module.UniqueInstructionName("param"), param_shape);
-  p->mutable_attrs().parameter_number = 0;
-  *param = c->AddInstruction(std::move(p));
-  return c;
 }
 
 int64_t CountOccurrences(const Instruction* root, const Instruction* value) {
@@ -332,7 +274,7 @@ bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
 }
 
 // Provider reading the loop's initial state in the parent computation.
-StateProvider InitProvider(LoopState& ls, Transaction& txn) {
+StateProvider InitProvider(LoopState& ls, LoopRewrite& txn) {
   return [&ls, &txn](int64_t index) -> Instruction* {
     if (index < 0 || index >= ls.n) return nullptr;
     return TupleElement(ls.init, index, *ls.parent, txn, ls.while_instr);
@@ -344,7 +286,7 @@ StateProvider InitProvider(LoopState& ls, Transaction& txn) {
 // in iteration `first` (known_init_step, where the old loop had one).
 Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
                         Computation* body, int64_t trip_count, int64_t first,
-                        Transaction& txn) {
+                        LoopRewrite& txn) {
   auto w = std::make_unique<Instruction>(
       Opcode::kWhile, ls.module->UniqueInstructionName(ls.while_instr->name()),
       init->shape());
@@ -355,34 +297,18 @@ Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
   return txn.Add(*ls.parent, std::move(w), ls.while_instr);
 }
 
-// Replaces the old while by `result`, verifies the new loop's computations
-// and removes the old loop; rolls everything back on failure.
+// Replaces the old while by `result` (LoopRewrite::Commit: the new loop's
+// computations verified, control edges and uses moved) and removes the old
+// loop; everything is rolled back on failure.
 absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
-                    Computation* new_body, Transaction& txn) {
-  for (Computation* c : {new_cond, new_body}) {
-    std::vector<std::string> problems = VerifyComputationAll(*c);
-    if (!problems.empty()) {
-      absl::Status s = absl::InternalError(
-          absl::StrCat("rewritten loop does not verify: ", problems.front()));
-      txn.Rollback();
-      return s;
-    }
-  }
+                    Computation* new_body, LoopRewrite& txn) {
   Instruction* old = ls.while_instr;
-  // Control edges of the old loop move to the new result.
-  for (Instruction* pred : old->control_predecessors()) {
-    result->AddControlPredecessor(pred);
-  }
-  std::vector<Instruction*> succs = old->control_successors();
-  for (Instruction* succ : succs) succ->AddControlPredecessor(result);
-  old->DropAllControlDependencies();
-  absl::Status s = old->ReplaceAllUsesWith(result);
-  if (!s.ok()) {
-    txn.Rollback();
+  if (absl::Status s = txn.Commit(old, result, result, {new_cond, new_body},
+                                  "rewritten loop does not verify: ");
+      !s.ok()) {
     return s;
   }
-  s = ls.parent->RemoveInstruction(old);
-  if (!s.ok()) return s;
+  if (absl::Status s = ls.parent->RemoveInstruction(old); !s.ok()) return s;
   if (ls.removed_whiles != nullptr) ls.removed_whiles->push_back(old);
   // The old condition and body (and the loops nested in them) are now
   // unreachable unless shared; the driver removes unreachable computations
@@ -663,8 +589,7 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
 // Backward (prefetch) of `cands` (post-order) by `depth` iterations.
 absl::StatusOr<Instruction*> RewriteBackward(
     LoopState& ls, const std::vector<Instruction*>& cands, int depth) {
-  Transaction txn;
-  txn.module = ls.module;
+  LoopRewrite txn(*ls.module);
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t m = cands.size();
@@ -722,9 +647,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
 
   // 2. New body: uses the carried value, prefetches iteration i + depth.
   Instruction* p = nullptr;
-  Computation* body =
-      NewComputation(module, absl::StrCat(ls.body->name(), ".pipelined"),
-                     new_state, txn, ls.body, &p);
+  Computation* body = txn.NewComputation(
+      absl::StrCat(ls.body->name(), ".pipelined"), new_state, ls.body, &p);
   InstrMap map;
   map[ls.body_param] = p;
   for (int64_t j = 0; j < m; ++j) {
@@ -746,7 +670,7 @@ absl::StatusOr<Instruction*> RewriteBackward(
     options.suffix = "";
     options.fresh_channel_ids = false;
     absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                           &txn.computations);
+                                           &txn.computations());
     if (!s.ok()) {
       txn.Rollback();
       return s;
@@ -778,13 +702,14 @@ absl::StatusOr<Instruction*> RewriteBackward(
       gte->AppendOperand(p);
       return body->AddInstruction(std::move(gte));
     };
-    Transaction inner;  // instructions in the new body die with it
-    inner.module = &module;
+    LoopRewrite inner(module);  // instructions in the new body die with it
     absl::Status s =
         CloneBodySubset(*ls.body, cands, *body, provider, next_map, inner,
                         "next", nullptr, /*follow_aliases=*/true);
-    txn.computations.insert(txn.computations.end(), inner.computations.begin(),
-                            inner.computations.end());
+    txn.computations().insert(txn.computations().end(),
+                              inner.computations().begin(),
+                              inner.computations().end());
+    inner.Release();
     if (!s.ok()) {
       txn.Rollback();
       return s;
@@ -825,9 +750,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
 
   // 3. New condition: exactly trips - depth iterations.
   Instruction* cp = nullptr;
-  Computation* cond =
-      NewComputation(module, absl::StrCat(ls.cond->name(), ".pipelined"),
-                     new_state, txn, ls.cond, &cp);
+  Computation* cond = txn.NewComputation(
+      absl::StrCat(ls.cond->name(), ".pipelined"), new_state, ls.cond, &cp);
   {
     auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement,
                                              module.UniqueInstructionName("iv"),
@@ -882,10 +806,9 @@ absl::StatusOr<Instruction*> RewriteBackward(
 absl::StatusOr<Computation*> CloneBodyExcept(
     LoopState& ls, const Shape& new_state, std::string_view suffix,
     const absl::flat_hash_set<const Instruction*>& cut, InstrMap& map,
-    Transaction& txn, Instruction** param) {
-  Computation* body =
-      NewComputation(*ls.module, absl::StrCat(ls.body->name(), AsAbsl(suffix)),
-                     new_state, txn, ls.body, param);
+    LoopRewrite& txn, Instruction** param) {
+  Computation* body = txn.NewComputation(
+      absl::StrCat(ls.body->name(), AsAbsl(suffix)), new_state, ls.body, param);
   map[ls.body_param] = *param;
   std::vector<Instruction*> rest;
   for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
@@ -895,7 +818,7 @@ absl::StatusOr<Computation*> CloneBodyExcept(
   options.suffix = "";
   options.fresh_channel_ids = false;
   absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                         &txn.computations);
+                                         &txn.computations());
   if (!s.ok()) return s;
   return body;
 }
@@ -905,7 +828,7 @@ absl::StatusOr<Computation*> CloneBodyExcept(
 // the forward and sink rewrites.
 absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
     LoopState& ls, const Shape& new_state, std::string_view suffix,
-    const std::vector<ForwardCandidate>& cands, InstrMap& map, Transaction& txn,
+    const std::vector<ForwardCandidate>& cands, InstrMap& map, LoopRewrite& txn,
     Instruction** param) {
   absl::flat_hash_set<const Instruction*> cut = {ls.body->root()};
   for (const ForwardCandidate& c : cands) {
@@ -921,11 +844,10 @@ absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
 absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
                                             const Shape& new_state,
                                             std::string_view suffix,
-                                            Transaction& txn) {
+                                            LoopRewrite& txn) {
   Instruction* cp = nullptr;
-  Computation* cond =
-      NewComputation(*ls.module, absl::StrCat(ls.cond->name(), AsAbsl(suffix)),
-                     new_state, txn, ls.cond, &cp);
+  Computation* cond = txn.NewComputation(
+      absl::StrCat(ls.cond->name(), AsAbsl(suffix)), new_state, ls.cond, &cp);
   InstrMap cmap;
   cmap[ls.cond->parameter(0)] = cp;
   std::vector<Instruction*> rest;
@@ -936,7 +858,7 @@ absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
   options.suffix = "";
   options.fresh_channel_ids = false;
   absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
-                                         &txn.computations);
+                                         &txn.computations());
   if (!s.ok()) return s;
   cond->set_root(cmap.at(ls.cond->root()));
   return cond;
@@ -957,8 +879,7 @@ Instruction* AppendStateGte(Computation& comp, Instruction* p,
 // Forward: the collectives of iteration i run in iteration i+1.
 absl::StatusOr<Instruction*> RewriteForward(
     LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  Transaction txn;
-  txn.module = ls.module;
+  LoopRewrite txn(*ls.module);
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;
@@ -1154,7 +1075,7 @@ absl::StatusOr<Instruction*> RewriteForward(
     Instruction* buffer = slot_after(c.buffer_index);
     final_stores[c.buffer_index] =
         deferred_store(c, ci, *ls.parent, buffer, slot_after, epi_map,
-                       &txn.instructions, ls.while_instr);
+                       &txn.instructions(), ls.while_instr);
   }
   for (int64_t i = 0; i < n; ++i) {
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)
@@ -1283,8 +1204,7 @@ Shape Batched(const Shape& shape, int64_t n) {
 
 absl::StatusOr<Instruction*> RewriteSink(
     LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  Transaction txn;
-  txn.module = ls.module;
+  LoopRewrite txn(*ls.module);
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;

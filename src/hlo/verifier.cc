@@ -239,15 +239,24 @@ class Verifier {
         if (c != nullptr) indexed.push_back(c.get());
       }
     }
+    size_t count = 0;
+    for (const Computation* c : indexed) count += c->instructions().size();
+    position_.reserve(count);
     for (const Computation* c : indexed) {
+      int32_t position = 0;
       for (const auto& inst : c->instructions()) {
         if (inst == nullptr) continue;
-        instructions_.insert(inst.get());
-        for (const Instruction* u : inst->users()) {
-          user_edges_.insert({inst.get(), u});
+        position_.emplace(inst.get(), Position{c, position++});
+        // Long lists get a set; short ones are scanned (HasEdge).
+        if (inst->users().size() > kScanLimit) {
+          for (const Instruction* u : inst->users()) {
+            user_edges_.insert({inst.get(), u});
+          }
         }
-        for (const Instruction* s : inst->control_successors()) {
-          control_edges_.insert({inst.get(), s});
+        if (inst->control_successors().size() > kScanLimit) {
+          for (const Instruction* s : inst->control_successors()) {
+            control_edges_.insert({inst.get(), s});
+          }
         }
       }
     }
@@ -283,18 +292,26 @@ class Verifier {
   }
 
   // Reports an inference error, or a mismatch between the inferred and the
-  // actual result shape.
+  // actual result shape. `explain()` says where the expected shape comes
+  // from; it is called only for a mismatch (building it for every
+  // instruction cost more than all the checks).
+  template <typename Explain>
   void CheckResult(const Computation& c, const Instruction& i,
                    const absl::StatusOr<Shape>& inferred,
-                   const std::string& explanation) {
+                   const Explain& explain) {
     if (!inferred.ok()) {
       Report(c, i, inferred.status().message());
       return;
     }
     if (!Matches(*inferred, i.shape())) {
-      Report(c, i, "expected result shape ", Str(*inferred), " (", explanation,
+      Report(c, i, "expected result shape ", Str(*inferred), " (", explain(),
              "), found ", Str(i.shape()));
     }
+  }
+  void CheckResult(const Computation& c, const Instruction& i,
+                   const absl::StatusOr<Shape>& inferred,
+                   const char* explanation) {
+    CheckResult(c, i, inferred, [explanation] { return explanation; });
   }
 
   bool KnownComputation(const Computation* c) const {
@@ -338,11 +355,31 @@ class Verifier {
   const Module* module_;
   VerifierOptions options_;
   const Computation* only_;
-  absl::flat_hash_set<const Instruction*> instructions_;
-  // (operand, user) pairs from users() lists.
+  // Lists up to this long are scanned rather than indexed.
+  static constexpr size_t kScanLimit = 16;
+  bool Indexed(const Instruction* i) const { return position_.contains(i); }
+  // Whether `to` is in `from`'s list (users or control successors), which
+  // `index` holds as pairs when the list is longer than kScanLimit.
+  static bool HasEdge(
+      const std::vector<Instruction*>& list, const Instruction* from,
+      const Instruction* to,
+      const absl::flat_hash_set<
+          std::pair<const Instruction*, const Instruction*>>& index) {
+    if (list.size() > kScanLimit) return index.contains({from, to});
+    return std::find(list.begin(), list.end(), to) != list.end();
+  }
+
+  // Every instruction verified, with its position in its computation's
+  // stored order (acyclic when every edge points backwards).
+  struct Position {
+    const Computation* computation;
+    int32_t index;
+  };
+  absl::flat_hash_map<const Instruction*, Position> position_;
+  // (operand, user) pairs of the users() lists longer than kScanLimit.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       user_edges_;
-  // (predecessor, successor) pairs from control_successors() lists.
+  // (predecessor, successor) pairs of the long control_successors() lists.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       control_edges_;
   // Callee signatures; null where the callee has none (missing parameter or
@@ -473,7 +510,7 @@ void Verifier::VerifyModuleWide() {
 void Verifier::VerifyComputation(const Computation& c) {
   if (c.root() == nullptr) {
     ReportComputation(c, "has no root instruction");
-  } else if (!instructions_.contains(c.root()) || c.root()->parent() != &c) {
+  } else if (!Indexed(c.root()) || c.root()->parent() != &c) {
     ReportComputation(c,
                       "root instruction does not belong to the "
                       "computation");
@@ -537,17 +574,47 @@ void Verifier::VerifyParameters(const Computation& c) {
 }
 
 void Verifier::VerifyAcyclic(const Computation& c) {
+  // Stored in a topological order (as parsed, and as most passes leave it):
+  // every edge inside c points backwards, so there is no cycle.
+  auto earlier = [&](const Instruction* from, int32_t index) {
+    if (from == nullptr || from->parent() != &c) return true;
+    auto it = position_.find(from);
+    if (it == position_.end()) return true;
+    // Listed in another computation (reported elsewhere): let the search
+    // below decide.
+    return it->second.computation == &c && it->second.index < index;
+  };
+  bool ordered = true;
+  for (const auto& inst : c.instructions()) {
+    if (inst == nullptr || inst->parent() != &c) continue;
+    auto it = position_.find(inst.get());
+    if (it == position_.end()) continue;
+    if (it->second.computation != &c) {
+      ordered = false;  // Listed twice: the search below decides.
+      break;
+    }
+    const int32_t index = it->second.index;
+    for (const Instruction* o : inst->operands()) {
+      ordered = ordered && earlier(o, index);
+    }
+    for (const Instruction* p : inst->control_predecessors()) {
+      ordered = ordered && earlier(p, index);
+    }
+    if (!ordered) break;
+  }
+  if (ordered) return;
+
   // Iterative DFS over operands and control predecessors inside c.
   absl::flat_hash_map<const Instruction*, int> color;
   auto preds = [&](const Instruction* inst) {
     std::vector<const Instruction*> out;
     for (const Instruction* o : inst->operands()) {
-      if (o != nullptr && instructions_.contains(o) && o->parent() == &c) {
+      if (o != nullptr && Indexed(o) && o->parent() == &c) {
         out.push_back(o);
       }
     }
     for (const Instruction* p : inst->control_predecessors()) {
-      if (p != nullptr && instructions_.contains(p) && p->parent() == &c) {
+      if (p != nullptr && Indexed(p) && p->parent() == &c) {
         out.push_back(p);
       }
     }
@@ -613,7 +680,7 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
       usable = false;
       continue;
     }
-    if (!instructions_.contains(o)) {
+    if (!Indexed(o)) {
       Report(c, i, "operand ", k, " is not an instruction of this module");
       usable = false;
       continue;
@@ -625,20 +692,26 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
                  : absl::StrCat("computation ", o->parent()->name()),
              ", not in this computation");
     }
-    if (!user_edges_.contains({o, &i})) {
+    if (!HasEdge(o->users(), o, &i, user_edges_)) {
       Report(c, i, "uses ", o->name(), " as operand ", k, " but is not in ",
              o->name(), "'s user list");
     }
   }
-  absl::flat_hash_set<const Instruction*> seen_users;
-  for (const Instruction* u : i.users()) {
-    if (u == nullptr || !instructions_.contains(u)) {
+  const std::vector<Instruction*>& users = i.users();
+  absl::flat_hash_set<const Instruction*> seen_users;  // long lists only
+  for (size_t k = 0; k < users.size(); ++k) {
+    const Instruction* u = users[k];
+    if (u == nullptr || !Indexed(u)) {
       Report(c, i,
              "user list contains something that is not an "
              "instruction of this module");
       continue;
     }
-    if (!seen_users.insert(u).second) {
+    const bool repeated = users.size() > kScanLimit
+                              ? !seen_users.insert(u).second
+                              : std::find(users.begin(), users.begin() + k,
+                                          u) != users.begin() + k;
+    if (repeated) {
       Report(c, i, "user ", u->name(), " is listed twice");
       continue;
     }
@@ -648,7 +721,7 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
     }
   }
   for (const Instruction* p : i.control_predecessors()) {
-    if (p == nullptr || !instructions_.contains(p)) {
+    if (p == nullptr || !Indexed(p)) {
       Report(c, i, "control predecessor is not an instruction of this module");
       continue;
     }
@@ -656,13 +729,13 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
       Report(c, i, "control predecessor ", p->name(),
              " is not in this computation");
     }
-    if (!control_edges_.contains({p, &i})) {
+    if (!HasEdge(p->control_successors(), p, &i, control_edges_)) {
       Report(c, i, "has control predecessor ", p->name(),
              " but is not among its control successors");
     }
   }
   for (const Instruction* s : i.control_successors()) {
-    if (s == nullptr || !instructions_.contains(s)) {
+    if (s == nullptr || !Indexed(s)) {
       Report(c, i, "control successor is not an instruction of this module");
       continue;
     }
@@ -886,8 +959,10 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kGetTupleElement: {
       CheckResult(c, i,
                   InferGetTupleElementShape(operand_shape(0), i.tuple_index()),
-                  absl::StrCat("element ", i.tuple_index(), " of ",
-                               Str(operand_shape(0))));
+                  [&] {
+                    return absl::StrCat("element ", i.tuple_index(), " of ",
+                                        Str(operand_shape(0)));
+                  });
       return;
     }
     case Opcode::kWhile:
@@ -916,9 +991,10 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       VerifyNativeDone(c, i);
       return;
     case Opcode::kCopyStart:
-      CheckResult(c, i, InferCopyStartShape(operand_shape(0)),
-                  absl::StrCat("(dest, src, u32[]) for operand ",
-                               Str(operand_shape(0))));
+      CheckResult(c, i, InferCopyStartShape(operand_shape(0)), [&] {
+        return absl::StrCat("(dest, src, u32[]) for operand ",
+                            Str(operand_shape(0)));
+      });
       return;
     case Opcode::kAddDependency:
       if (!Matches(operand_shape(0), shape)) {
@@ -935,7 +1011,7 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kPartitionId:
     case Opcode::kReplicaId:
       CheckResult(c, i, Shape::Scalar(PrimitiveType::kU32),
-                  absl::StrCat(Op(op), " is a u32 scalar"));
+                  [&] { return absl::StrCat(Op(op), " is a u32 scalar"); });
       return;
     case Opcode::kGetDimensionSize:
       CheckResult(c, i, Shape::Scalar(PrimitiveType::kS32),
@@ -962,16 +1038,21 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
   switch (op) {
     case Opcode::kConvert:
       CheckResult(
-          c, i, InferConvertShape(operand_shape(0), shape.element_type()),
-          absl::StrCat("operand ", Str(operand_shape(0)), " converted to ",
-                       AsAbsl(PrimitiveTypeName(shape.element_type()))));
+          c, i, InferConvertShape(operand_shape(0), shape.element_type()), [&] {
+            return absl::StrCat(
+                "operand ", Str(operand_shape(0)), " converted to ",
+                AsAbsl(PrimitiveTypeName(shape.element_type())));
+          });
       return;
     case Opcode::kBitcastConvert:
       CheckResult(
           c, i,
           InferBitcastConvertShape(operand_shape(0), shape.element_type()),
-          absl::StrCat("operand ", Str(operand_shape(0)), " bitcast to ",
-                       AsAbsl(PrimitiveTypeName(shape.element_type()))));
+          [&] {
+            return absl::StrCat(
+                "operand ", Str(operand_shape(0)), " bitcast to ",
+                AsAbsl(PrimitiveTypeName(shape.element_type())));
+          });
       return;
     case Opcode::kBitcast: {
       // Element types may differ; the bit size may not.
@@ -998,19 +1079,20 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i,
                   InferSelectShape(operand_shape(0), operand_shape(1),
                                    operand_shape(2)),
-                  absl::StrCat("operands ", OperandShapes(i)));
+                  [&] { return absl::StrCat("operands ", OperandShapes(i)); });
       return;
     case Opcode::kClamp:
       CheckResult(
           c, i,
           InferClampShape(operand_shape(0), operand_shape(1), operand_shape(2)),
-          absl::StrCat("operands ", OperandShapes(i)));
+          [&] { return absl::StrCat("operands ", OperandShapes(i)); });
       return;
     case Opcode::kStochasticConvert: {
       absl::StatusOr<Shape> s =
           InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1));
       if (s.ok()) s->set_element_type(shape.element_type());
-      CheckResult(c, i, s, absl::StrCat("operands ", OperandShapes(i)));
+      CheckResult(c, i, s,
+                  [&] { return absl::StrCat("operands ", OperandShapes(i)); });
       return;
     }
     case Opcode::kBroadcast:
@@ -1021,38 +1103,48 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i,
                   InferBroadcastShape(operand_shape(0), shape.dimensions(),
                                       i.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0)),
-                               " broadcast with dimensions=",
-                               DimsString(i.dimensions())));
+                  [&] {
+                    return absl::StrCat("operand ", Str(operand_shape(0)),
+                                        " broadcast with dimensions=",
+                                        DimsString(i.dimensions()));
+                  });
       return;
     case Opcode::kReshape:
       if (!shape.IsArray()) {
         Report(c, i, "reshape result must be an array, found ", Str(shape));
         return;
       }
-      CheckResult(c, i, InferReshapeShape(operand_shape(0), shape.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0))));
+      CheckResult(
+          c, i, InferReshapeShape(operand_shape(0), shape.dimensions()),
+          [&] { return absl::StrCat("operand ", Str(operand_shape(0))); });
       return;
     case Opcode::kTranspose:
-      CheckResult(c, i, InferTransposeShape(operand_shape(0), i.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0)),
-                               " transposed by dimensions=",
-                               DimsString(i.dimensions())));
+      CheckResult(
+          c, i, InferTransposeShape(operand_shape(0), i.dimensions()), [&] {
+            return absl::StrCat(
+                "operand ", Str(operand_shape(0)),
+                " transposed by dimensions=", DimsString(i.dimensions()));
+          });
       return;
     case Opcode::kReverse:
-      CheckResult(c, i, InferReverseShape(operand_shape(0), i.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0))));
+      CheckResult(
+          c, i, InferReverseShape(operand_shape(0), i.dimensions()),
+          [&] { return absl::StrCat("operand ", Str(operand_shape(0))); });
       return;
     case Opcode::kSlice: {
-      std::string ranges;
-      for (const SliceRange& r : i.attrs().slice) {
-        absl::StrAppend(
-            &ranges, ranges.empty() ? "" : ", ", "[", r.start, ":", r.limit,
-            r.stride != 1 ? absl::StrCat(":", r.stride) : std::string(), "]");
-      }
-      CheckResult(c, i, InferSliceShape(operand_shape(0), i.attrs().slice),
-                  absl::StrCat("operand ", Str(operand_shape(0)), " slice={",
-                               ranges, "}"));
+      CheckResult(
+          c, i, InferSliceShape(operand_shape(0), i.attrs().slice), [&] {
+            std::string ranges;
+            for (const SliceRange& r : i.attrs().slice) {
+              absl::StrAppend(
+                  &ranges, ranges.empty() ? "" : ", ", "[", r.start, ":",
+                  r.limit,
+                  r.stride != 1 ? absl::StrCat(":", r.stride) : std::string(),
+                  "]");
+            }
+            return absl::StrCat("operand ", Str(operand_shape(0)), " slice={",
+                                ranges, "}");
+          });
       return;
     }
     case Opcode::kDynamicSlice: {
@@ -1060,18 +1152,23 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i,
                   InferDynamicSliceShape(operand_shape(0), indices,
                                          i.attrs().dynamic_slice_sizes),
-                  absl::StrCat("operand ", Str(operand_shape(0)),
-                               " dynamic_slice_sizes=",
-                               DimsString(i.attrs().dynamic_slice_sizes)));
+                  [&] {
+                    return absl::StrCat(
+                        "operand ", Str(operand_shape(0)),
+                        " dynamic_slice_sizes=",
+                        DimsString(i.attrs().dynamic_slice_sizes));
+                  });
       return;
     }
     case Opcode::kDynamicUpdateSlice: {
       std::vector<const Shape*> indices = OperandShapeList(i, 2);
-      CheckResult(
-          c, i,
-          InferDynamicUpdateSliceShape(operand_shape(0), operand_shape(1),
-                                       indices),
-          absl::StrCat("the operand's shape; update ", Str(operand_shape(1))));
+      CheckResult(c, i,
+                  InferDynamicUpdateSliceShape(operand_shape(0),
+                                               operand_shape(1), indices),
+                  [&] {
+                    return absl::StrCat("the operand's shape; update ",
+                                        Str(operand_shape(1)));
+                  });
       return;
     }
     case Opcode::kConcatenate: {
@@ -1082,23 +1179,28 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
                DimsString(i.dimensions()));
         return;
       }
-      CheckResult(
-          c, i, InferConcatenateShape(OperandShapeList(i), i.dimensions()[0]),
-          absl::StrCat("operands ", OperandShapes(i),
-                       " concatenated along dimension ", i.dimensions()[0]));
+      CheckResult(c, i,
+                  InferConcatenateShape(OperandShapeList(i), i.dimensions()[0]),
+                  [&] {
+                    return absl::StrCat("operands ", OperandShapes(i),
+                                        " concatenated along dimension ",
+                                        i.dimensions()[0]);
+                  });
       return;
     }
     case Opcode::kPad: {
-      std::string padding;
-      for (const PaddingDim& p : i.attrs().padding) {
-        absl::StrAppend(&padding, padding.empty() ? "" : "x", p.low, "_",
-                        p.high, "_", p.interior);
-      }
       CheckResult(
           c, i,
           InferPadShape(operand_shape(0), operand_shape(1), i.attrs().padding),
-          absl::StrCat("operand ", Str(operand_shape(0)),
-                       " padding=", padding));
+          [&] {
+            std::string padding;
+            for (const PaddingDim& p : i.attrs().padding) {
+              absl::StrAppend(&padding, padding.empty() ? "" : "x", p.low, "_",
+                              p.high, "_", p.interior);
+            }
+            return absl::StrCat("operand ", Str(operand_shape(0)),
+                                " padding=", padding);
+          });
       return;
     }
     case Opcode::kIota:
@@ -1137,15 +1239,16 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       break;
   }
   if (IsElementwiseUnary(op)) {
-    CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)),
-                absl::StrCat("operand ", Str(operand_shape(0))));
+    CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)), [&] {
+      return absl::StrCat("operand ", Str(operand_shape(0)));
+    });
     return;
   }
   if (IsElementwiseBinary(op)) {
     CheckResult(
         c, i,
         InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1)),
-        absl::StrCat("operands ", OperandShapes(i)));
+        [&] { return absl::StrCat("operands ", OperandShapes(i)); });
     return;
   }
   // No rule for the other opcodes (fusion results, custom-call, gather,
@@ -1167,20 +1270,23 @@ void Verifier::VerifyDot(const Computation& c, const Instruction& i) {
     absl::StrAppend(&out, " contracting ", DimsString(contracting));
     return out;
   };
-  CheckResult(
-      c, i, InferDotShape(lhs, rhs, d, i.shape().element_type()),
-      absl::StrCat("lhs ", side(lhs, d.lhs_batch_dims, d.lhs_contracting_dims),
-                   ", rhs ",
-                   side(rhs, d.rhs_batch_dims, d.rhs_contracting_dims)));
+  CheckResult(c, i, InferDotShape(lhs, rhs, d, i.shape().element_type()), [&] {
+    return absl::StrCat(
+        "lhs ", side(lhs, d.lhs_batch_dims, d.lhs_contracting_dims), ", rhs ",
+        side(rhs, d.rhs_batch_dims, d.rhs_contracting_dims));
+  });
 }
 
 void Verifier::VerifyReduce(const Computation& c, const Instruction& i) {
   const ProgramShape* reducer = Program(c, i, i.to_apply());
   if (reducer == nullptr) return;
-  CheckResult(
-      c, i, InferReduceShape(OperandShapeList(i), i.dimensions(), *reducer),
-      absl::StrCat("inputs ", OperandShapes(i), " reduced over ",
-                   DimsString(i.dimensions()), " by ", i.to_apply()->name()));
+  CheckResult(c, i,
+              InferReduceShape(OperandShapeList(i), i.dimensions(), *reducer),
+              [&] {
+                return absl::StrCat(
+                    "inputs ", OperandShapes(i), " reduced over ",
+                    DimsString(i.dimensions()), " by ", i.to_apply()->name());
+              });
 }
 
 void Verifier::VerifyWhile(const Computation& c, const Instruction& i) {
@@ -1224,8 +1330,9 @@ void Verifier::VerifyCall(const Computation& c, const Instruction& i) {
       }
     }
   }
-  CheckResult(c, i, InferCallShape(args, *callee),
-              absl::StrCat("the root shape of callee ", i.to_apply()->name()));
+  CheckResult(c, i, InferCallShape(args, *callee), [&] {
+    return absl::StrCat("the root shape of callee ", i.to_apply()->name());
+  });
 }
 
 void Verifier::VerifyConditional(const Computation& c, const Instruction& i) {
@@ -1312,9 +1419,11 @@ void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
       size_text = "unknown group size";
     }
   }
-  std::string explanation =
-      absl::StrCat("operand", ops.size() == 1 ? " " : "s ", OperandShapes(i),
-                   ", dimensions={", dim, "}, ", size_text);
+  auto explanation = [&] {
+    return absl::StrCat("operand", ops.size() == 1 ? " " : "s ",
+                        OperandShapes(i), ", dimensions={", dim, "}, ",
+                        size_text);
+  };
   if (gather && start) {
     CheckResult(c, i, InferAllGatherStartShape(ops, dim, *size), explanation);
   } else if (gather) {
@@ -1355,7 +1464,7 @@ void Verifier::VerifyReducer(const Computation& c, const Instruction& i) {
 void Verifier::VerifyAllReduce(const Computation& c, const Instruction& i) {
   VerifyReducer(c, i);
   CheckResult(c, i, InferAllReduceShape(OperandShapeList(i)),
-              absl::StrCat("operands ", OperandShapes(i)));
+              [&] { return absl::StrCat("operands ", OperandShapes(i)); });
 }
 
 void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
@@ -1377,15 +1486,17 @@ void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
   }
   CheckResult(c, i,
               InferAllToAllShape(OperandShapeList(i), split, GroupSize(i)),
-              absl::StrCat("operands ", OperandShapes(i)));
+              [&] { return absl::StrCat("operands ", OperandShapes(i)); });
 }
 
 void Verifier::VerifyCollectivePermute(const Computation& c,
                                        const Instruction& i, bool start) {
   const bool in_place = i.FindRawAttribute("slice_sizes") != nullptr;
   std::vector<const Shape*> ops = OperandShapeList(i);
-  const std::string explanation =
-      absl::StrCat("operands ", OperandShapes(i), in_place ? ", in place" : "");
+  auto explanation = [&] {
+    return absl::StrCat("operands ", OperandShapes(i),
+                        in_place ? ", in place" : "");
+  };
   if (!start) {
     CheckResult(c, i, InferCollectivePermuteShape(ops, in_place), explanation);
     return;
@@ -1406,8 +1517,8 @@ void Verifier::VerifyCollectivePermute(const Computation& c,
   }
   if (!ok) {
     Report(c, i, "expected result shape ", Str(*expected),
-           " (followed by optional context scalars; ", explanation, "), found ",
-           Str(shape));
+           " (followed by optional context scalars; ", explanation(),
+           "), found ", Str(shape));
   }
 }
 
@@ -1452,11 +1563,12 @@ void Verifier::VerifyAsyncUpdateOrDone(const Computation& c,
   }
   if (i.opcode() == Opcode::kAsyncUpdate) {
     CheckResult(c, i, InferAsyncUpdateShape(start->shape()),
-                absl::StrCat("the shape of ", start->name()));
+                [&] { return absl::StrCat("the shape of ", start->name()); });
   } else {
-    CheckResult(
-        c, i, InferAsyncDoneShape(start->shape()),
-        absl::StrCat("element 1 of ", start->name(), " ", Str(start->shape())));
+    CheckResult(c, i, InferAsyncDoneShape(start->shape()), [&] {
+      return absl::StrCat("element 1 of ", start->name(), " ",
+                          Str(start->shape()));
+    });
   }
 }
 
@@ -1481,8 +1593,9 @@ void Verifier::VerifyNativeDone(const Computation& c, const Instruction& i) {
            ", expected ", Op(want));
     return;
   }
-  CheckResult(c, i, InferNativeDoneShape(i.opcode(), start->shape()),
-              absl::StrCat("from ", start->name(), " ", Str(start->shape())));
+  CheckResult(c, i, InferNativeDoneShape(i.opcode(), start->shape()), [&] {
+    return absl::StrCat("from ", start->name(), " ", Str(start->shape()));
+  });
 }
 
 }  // namespace

@@ -340,6 +340,42 @@ TEST_F(VerifierTest, OperandCycle) {
                             "control predecessors)")));
 }
 
+// Not in a topological stored order, but acyclic: accepted (the cycle check
+// only searches when some edge points forwards).
+TEST_F(VerifierTest, StoredOrderNotTopologicalIsAccepted) {
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({8}));
+  Instruction* a = Add(c, Opcode::kNegate, "a", F32({8}), {p});
+  Instruction* later = Add(c, Opcode::kNegate, "later", F32({8}), {p});
+  Instruction* b = Add(c, Opcode::kNegate, "b", F32({8}), {later});
+  a->ReplaceOperandWith(0, b);  // a (stored 2nd) now reads b (stored 4th)
+  a->AddControlPredecessor(later);
+  c->set_root(a);
+  EXPECT_THAT(Verify(), IsEmpty());
+}
+
+// Users and control successors beyond the length that is scanned are found
+// through the verifier's edge index; a cycle through such a value is found.
+TEST_F(VerifierTest, WideFanOutEdgesAndCycle) {
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({8}));
+  std::vector<Instruction*> users;
+  for (int k = 0; k < 40; ++k) {
+    users.push_back(
+        Add(c, Opcode::kNegate, "n" + std::to_string(k), F32({8}), {p}));
+    if (k > 0) users.back()->AddControlPredecessor(users.front());
+  }
+  Instruction* t = Add(c, Opcode::kTuple, "t",
+                       Shape::Tuple(std::vector<Shape>(40, F32({8}))), users);
+  c->set_root(t);
+  EXPECT_THAT(Verify(), IsEmpty());
+
+  users.front()->AddControlPredecessor(users.back());
+  EXPECT_THAT(Verify(), ElementsAre(HasSubstr(
+                            "which depends on it (cycle through operands or "
+                            "control predecessors)")));
+}
+
 TEST_F(VerifierTest, ControlPredecessorInAnotherComputation) {
   Computation* other = NewComputation("other");
   Instruction* op = Param(other, 0, F32({8}));

@@ -617,11 +617,11 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       std::vector<Value> ops = operands_from(0);
       Value t = Value::Tuple(ops);
       if (t.shape().Compatible(shape)) return t;
-      return Invalid(
-          absl::StrCat("custom-call ", instr->attrs().custom_call_target,
-                       " changes the shape (", t.ShapeString(), " to ",
-                       shape.ToString(false),
-                       "): only per-device (partitioned) programs can run"));
+      return Invalid(absl::StrCat(
+          "custom-call ", instr->attrs().custom_call_target.value(),
+          " changes the shape (", t.ShapeString(), " to ",
+          shape.ToString(false),
+          "): only per-device (partitioned) programs can run"));
     }
     case Opcode::kAfterAll:
       return Value::Token();
@@ -1103,7 +1103,7 @@ absl::Status Interpreter::PrepareGemm(
   if (!call.ok()) {
     return AtInstruction(
         Invalid(absl::StrCat("cannot interpret custom-call '",
-                             instr.attrs().custom_call_target, "' ",
+                             instr.attrs().custom_call_target.value(), "' ",
                              Where(&instr), ": ", call.status().message())),
         &instr);
   }
@@ -1172,7 +1172,7 @@ absl::Status Interpreter::Prepare() {
         std::string what(OpcodeName(instr->opcode()));
         if (instr->opcode() == Opcode::kCustomCall) {
           what = absl::StrCat("custom-call' (target '",
-                              instr->attrs().custom_call_target, "')");
+                              instr->attrs().custom_call_target.value(), "')");
           return AtInstruction(Invalid(absl::StrCat("unsupported opcode '",
                                                     what, " ", Where(instr))),
                                instr);

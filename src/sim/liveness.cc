@@ -11,10 +11,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/collective_ops.h"
 #include "analysis/gpu_cost_model.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
-#include "sim/collectives.h"
 
 namespace hloverlap {
 namespace {
@@ -62,17 +62,6 @@ std::vector<std::pair<int64_t, int64_t>> OutputOperandAliasing(
     pos = paren;
   }
   return out;
-}
-
-// A cuBLAS GEMM custom-call, or a fusion around one (XLA's dynamic-slice
-// GEMM fusions).
-bool IsGemmKernel(const Instruction& i) {
-  if (IsGemmCustomCall(i)) return true;
-  if (i.opcode() != Opcode::kFusion || i.to_apply() == nullptr) return false;
-  for (const auto& f : i.to_apply()->instructions()) {
-    if (IsGemmCustomCall(*f)) return true;
-  }
-  return false;
 }
 
 // The operand an async-start's wrapped fusion updates in place (its fused
@@ -304,13 +293,11 @@ class Liveness {
             AliasInPlace(i, operand_leaves, ids, buffers);
           }
           if ((op == Opcode::kFusion || op == Opcode::kCustomCall) &&
-              i.shape().IsTuple() && i.shape().tuple_size() >= 2 &&
-              static_cast<int64_t>(ids.size()) == i.shape().tuple_size() &&
-              IsGemmKernel(i)) {
+              i.shape().IsTuple() &&
+              static_cast<int64_t>(ids.size()) == i.shape().tuple_size()) {
             for (int64_t k = 1; k < i.shape().tuple_size(); ++k) {
-              const Shape& ws = i.shape().tuple_shapes(k);
-              if (ids[k] >= 0 && buffers[ids[k]].def == p && ws.IsArray() &&
-                  ws.element_type() == PrimitiveType::kS8 && ws.rank() == 1) {
+              if (ids[k] >= 0 && buffers[ids[k]].def == p &&
+                  IsKernelScratch(i, k)) {
                 buffers[ids[k]].scratch = true;
               }
             }
@@ -342,7 +329,7 @@ class Liveness {
         consider(i.while_body(), true);
       } else if (op == Opcode::kCall || op == Opcode::kConditional ||
                  (op == Opcode::kAsyncStart &&
-                  !IsCollective(WrappedCollective(i)->opcode()))) {
+                  !ClassifyCollective(i).has_value())) {
         for (const Computation* callee : i.called_computations()) {
           consider(callee, false);
         }

@@ -18,6 +18,7 @@
 #include "passes/pass.h"
 #include "passes/remark_summary.h"
 #include "sim/sim_cost_oracle.h"
+#include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
@@ -151,7 +152,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   // user's error, located, and never reaches a pass.
   if (!options.verify) {
     if (absl::Status st =
-            VerifyWithLocations(module, loaded.text, loaded.filename);
+            VerifyWithLocations(module, loaded.text.view(), loaded.filename);
         !st.ok()) {
       return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
           st.message(), "\n", filename,
@@ -289,13 +290,23 @@ int RunOptCommand(const OptCommandOptions& options) {
       code != kExitOk) {
     return code;
   }
+  MarkPhase("passes");
 
   PrintOptions print;
   print.print_metadata = options.print_metadata;
   print.print_backend_config = options.print_backend_config;
   print.elide_constants_above = options.elide_constants_above;
-  std::string text = PrintModule(module, print);
-  return ReportStatus(WriteOutputFile(options.output, text));
+  // Streamed: the text of a large module is never held whole.
+  absl::StatusOr<std::unique_ptr<OutputFile>> out =
+      OutputFile::Open(options.output);
+  if (!out.ok()) return ReportStatus(out.status());
+  PrintModuleTo(
+      module, [&](std::string_view piece) { return (*out)->Write(piece); },
+      print);
+  absl::Status written = (*out)->Close();
+  MarkPhase("print");
+  KeepUntilExit(*std::move(loaded));
+  return ReportStatus(written);
 }
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {

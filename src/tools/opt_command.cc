@@ -137,21 +137,6 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   // user's error, located, and never reaches a pass.
   if (!options.verify) {
     if (absl::Status st =
-            VerifyWithLocations(module, loaded.text, loaded.filename);
-        !st.ok()) {
-      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
-          st.message(), "\n", filename,
-          ": the module does not verify; passes need a module that "
-          "verifies (--no-verify skips the check only when no pass runs)")));
-    }
-  }
-
-  // Passes rely on a module that verifies (they index tuples by
-  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
-  // the check only for a plain round trip, so an invalid input is the
-  // user's error, located, and never reaches a pass.
-  if (!options.verify) {
-    if (absl::Status st =
             VerifyWithLocations(module, loaded.text.view(), loaded.filename);
         !st.ok()) {
       return ReportStatus(absl::InvalidArgumentError(absl::StrCat(

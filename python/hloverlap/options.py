@@ -1,6 +1,6 @@
 """Options of the bridge and their mapping to `hloverlap opt` arguments.
 
-    Options(preset="hoist-pipeline",           # --preset=hoist-pipeline
+    Options(preset="auto-rewrite",             # --preset=auto-rewrite
             loops=["innermost:pipeline=depth=2",
                    "op_name~fori_loop:pipeline=off"],   # --loop=... (in order)
             memory_budget="512MiB",             # --memory-budget=512MiB
@@ -24,9 +24,11 @@ class OptionsError(ValueError):
 
 @dataclasses.dataclass
 class Options:
-  # hoist-pipeline: collective-hoist (loop-invariant all-gathers leave the
-  # accumulation loop) then collective-pipeliner; "pipeline" = pipeliner only.
-  preset: Optional[str] = "hoist-pipeline"
+  # auto-rewrite: hloverlap plans the loop rewrites (hoist, pipeliner, both
+  # or none) with its cost model, predicting each after the async conversion
+  # and scheduling XLA does next; "hoist-pipeline" = collective-hoist then
+  # collective-pipeliner, "pipeline" = pipeliner only.
+  preset: Optional[str] = "auto-rewrite"
   passes: Optional[Union[str, Sequence[str]]] = None
   loops: Union[Sequence[str], Mapping[str, str], None] = ()
   pipeline_depth: Optional[int] = None

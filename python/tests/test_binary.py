@@ -91,7 +91,7 @@ class RunOptFakeTest(unittest.TestCase):
                                       memory_budget="1GiB",
                                       remarks=user_remarks))
     self.assertTrue(r.text.startswith("HloModule m"))
-    self.assertIn("--preset=hoist-pipeline", r.text)
+    self.assertIn("--preset=auto-rewrite", r.text)
     self.assertIn("--loop=innermost:pipeline=depth=2", r.text)
     self.assertIn("--memory-budget=1GiB", r.text)
     self.assertIn("--remarks-format=json", r.text)
@@ -177,10 +177,20 @@ class RunOptRealTest(unittest.TestCase):
   def test_seed_example_pipelines(self):
     src = _read(os.path.join(SRC, "examples", "seed_scenario.hlo"))
     r = binary.run_opt(src, Options(
-        loops=["op_name~fori_loop:pipeline=off"]))
+        preset="hoist-pipeline", loops=["op_name~fori_loop:pipeline=off"]))
     self.assertTrue(r.text.startswith("HloModule"))
     kinds = binary.summarize_remarks(r.remarks)
     self.assertGreater(kinds.get("passed", 0), 0, r.remarks)
+    from hloverlap import text
+    self.assertEqual(text.route_blockers(r.text), [])
+
+  def test_default_plans_and_stays_on_the_route(self):
+    # auto-rewrite: one AutoPlanChoice, and whatever it chose is a module
+    # the StableHLO route takes (no async -start/-done).
+    src = _read(os.path.join(SRC, "examples", "seed_scenario.hlo"))
+    r = binary.run_opt(src, Options())
+    names = [x.get("name") for x in r.remarks]
+    self.assertEqual(names.count("AutoPlanChoice"), 1, r.remarks)
     from hloverlap import text
     self.assertEqual(text.route_blockers(r.text), [])
 

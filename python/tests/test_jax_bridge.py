@@ -705,7 +705,7 @@ class FallbackAndErrorTest(_TmpCase):
     self.assertEqual(len(msgs), 1, [str(x.message) for x in w])
     self.assertIn("_user_step at ", msgs[0])
     self.assertIn("stage 'xla-compile' failed", msgs[0])
-    self.assertIn("lost: hloverlap's rewrites (--preset=hoist-pipeline",
+    self.assertIn("lost: hloverlap's rewrites (--preset=auto-rewrite",
                   msgs[0])
     self.assertIn("fallback=None", msgs[0])
     self.assertEqual(c.route, "jax.jit")

@@ -18,7 +18,7 @@ class OptionsTest(unittest.TestCase):
   def test_defaults(self):
     self.assertEqual(Options().to_args("in.hlo", "out.hlo"),
                      ["opt", "in.hlo", "-o", "out.hlo",
-                      "--preset=hoist-pipeline", "--no-xla-flags-env"])
+                      "--preset=auto-rewrite", "--no-xla-flags-env"])
     self.assertNotIn("--no-xla-flags-env",
                      Options(xla_flags_env=True).to_args("a", "b"))
 
@@ -28,7 +28,7 @@ class OptionsTest(unittest.TestCase):
                 pipeline_depth=2, memory_budget="512MiB", remarks="r.txt",
                 remarks_format="text", verify=False, extra_args=["--x"])
     self.assertEqual(o.to_args("a", "b"), [
-        "opt", "a", "-o", "b", "--preset=hoist-pipeline",
+        "opt", "a", "-o", "b", "--preset=auto-rewrite",
         "--loop=innermost:pipeline=depth=2",
         "--loop=op_name~fori_loop:pipeline=off,double-buffer=off",
         "--pipeline-depth=2", "--memory-budget=512MiB", "--remarks=r.txt",

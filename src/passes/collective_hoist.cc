@@ -11,6 +11,7 @@
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "passes/pass_registry.h"
+#include "passes/planning.h"
 
 namespace hloverlap {
 namespace {
@@ -212,6 +213,41 @@ int64_t ForwardStackedCopies(Instruction* inner, Instruction* value,
 
 }  // namespace
 
+namespace {
+
+// The predicted effect of hoisting `ag` (slice `ds`, `factor` devices) out
+// of `outer` as one all-gather of shape `gshape`: per step the per-iteration
+// gathers (outer trips x inner trips) are replaced by one, exposed before the
+// loop; every inner iteration slices `factor` times more bytes.
+CandidateEstimate EstimateHoist(const Instruction& ag, const Instruction& ds,
+                                const Shape& gshape, int64_t factor,
+                                const Instruction& inner,
+                                const Instruction& outer,
+                                const CostOracle* oracle) {
+  CandidateEstimate e;
+  e.extra_live_bytes = ExtraLiveBytes(gshape);
+  std::optional<int64_t> inner_trips = AnalyzeWhileLoop(inner).trip_count;
+  std::optional<int64_t> outer_trips = AnalyzeWhileLoop(outer).trip_count;
+  if (oracle == nullptr || !inner_trips.has_value() ||
+      !outer_trips.has_value()) {
+    return e;
+  }
+  e.predicted = true;
+  const double runs =
+      static_cast<double>(*inner_trips) * static_cast<double>(*outer_trips);
+  // The hoisted gather moves the stack (factor x the slices' bytes, each
+  // slice once) in one collective: its time is the per-slice time scaled by
+  // the inner trip count, at best.
+  const double once =
+      oracle->CollectiveUs(ag) * static_cast<double>(*inner_trips);
+  e.hidden_us = runs * oracle->CollectiveUs(ag) - once;
+  e.added_compute_us =
+      runs * oracle->ComputeUs(ds) * static_cast<double>(factor - 1);
+  return e;
+}
+
+}  // namespace
+
 absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
                                               PassContext& context) {
   LoopNest nest(module);
@@ -223,7 +259,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       }
     }
   }
-  int64_t used_bytes = 0;
+  context.memory.StartIfNeeded(context.options.memory_budget_bytes);
   bool changed = false;
   for (LoopNode* node : nest.InnermostFirst()) {
     if (node->parent == nullptr) continue;
@@ -359,16 +395,28 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       Shape gshape = xs;
       gshape.set_dimension(c.gather_dim,
                            xs.dimensions(c.gather_dim) * c.factor);
-      const int64_t gbytes = ArrayBytes(gshape);
-      r.Metric("extra_live_bytes", gbytes);
-      if (context.options.memory_budget_bytes.has_value() &&
-          used_bytes + gbytes > *context.options.memory_budget_bytes) {
-        missed(absl::StrCat("the gathered stack needs ", gbytes,
-                            " bytes, over the memory budget (",
-                            *context.options.memory_budget_bytes, ", ",
-                            used_bytes, " already used)"));
+      // Plan: the gathered stack must fit the ledger, and gathering it
+      // once must cost less than the per-iteration gathers it replaces.
+      CandidateEstimate e = EstimateHoist(*ag, *c.ds, gshape, c.factor, *inner,
+                                          *outer, context.cost_oracle);
+      if (!context.memory.Allows(e.extra_live_bytes)) {
+        r.name = std::string(kOverMemoryBudget);
+        AddEstimateMetrics(e, r.metrics);
+        missed(absl::StrCat("the gathered stack needs ", e.extra_live_bytes,
+                            " bytes, over ", context.memory.Describe()));
         continue;
       }
+      if (e.predicted && e.gain_us() <= 0) {
+        r.name = std::string(kNotProfitable);
+        AddEstimateMetrics(e, r.metrics);
+        missed(absl::StrCat(
+            "the predicted gain is not positive: gathering the stack once "
+            "costs as much as the per-iteration gathers it replaces (",
+            std::llround(e.hidden_us), " us of communication saved, ",
+            std::llround(e.added_compute_us), " us of copies added)"));
+        continue;
+      }
+      r.Metric("extra_live_bytes", e.extra_live_bytes);
       // Module-size guard: the gathered stack, its state reads in both
       // loops, the slice and its reshape.
       if (absl::Status s = context.size_guard.Reserve(
@@ -430,7 +478,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       int64_t forwarded =
           ForwardStackedCopies(inner, value, c.ds->operand(1), g0);
       r.Metric("stacked_copies_forwarded", forwarded);
-      used_bytes += gbytes;
+      context.memory.Spend(e.extra_live_bytes);
       changed = true;
       r.kind = RemarkKind::kPassed;
       r.message =

@@ -13,7 +13,9 @@
 #include "hlo/clone.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
+#include "passes/planning.h"
 
 namespace hloverlap {
 namespace {
@@ -25,51 +27,6 @@ using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
 
 // ---------------------------------------------------------------------------
 // Small builders.
-
-// Records what a rewrite created so that it can be undone.
-struct Transaction {
-  Module* module = nullptr;
-  std::vector<Instruction*> instructions;  // in computations that existed
-  std::vector<Computation*> computations;  // created computations
-
-  Instruction* Add(Computation& comp, std::unique_ptr<Instruction> inst,
-                   const Instruction* before = nullptr) {
-    Instruction* added = comp.AddInstruction(std::move(inst), before);
-    instructions.push_back(added);
-    return added;
-  }
-
-  void Rollback() {
-    absl::flat_hash_map<Computation*, absl::flat_hash_set<Instruction*>>
-        by_comp;
-    absl::flat_hash_set<Computation*> created(computations.begin(),
-                                              computations.end());
-    for (Instruction* inst : instructions) {
-      if (!created.contains(inst->parent()))
-        by_comp[inst->parent()].insert(inst);
-    }
-    for (auto& [comp, set] : by_comp) {
-      for (Instruction* inst : set) inst->DropAllControlDependencies();
-      (void)comp->RemoveInstructions(set);
-    }
-    // Created computations only call each other: remove until no progress.
-    std::vector<Computation*> left = computations;
-    bool progress = true;
-    while (progress && !left.empty()) {
-      progress = false;
-      for (auto it = left.begin(); it != left.end();) {
-        if (module->RemoveComputation(*it).ok()) {
-          it = left.erase(it);
-          progress = true;
-        } else {
-          ++it;
-        }
-      }
-    }
-    instructions.clear();
-    computations.clear();
-  }
-};
 
 // Produces, in a target computation, the value of loop-state element `index`.
 using StateProvider = std::function<Instruction*(int64_t index)>;
@@ -150,7 +107,7 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
 absl::Status CloneBodySubset(const Computation& body,
                              const std::vector<Instruction*>& roots,
                              Computation& target, const StateProvider& provider,
-                             InstrMap& map, Transaction& txn,
+                             InstrMap& map, LoopRewrite& txn,
                              std::string_view suffix,
                              const Instruction* insert_before,
                              bool follow_aliases = false) {
@@ -168,9 +125,9 @@ absl::Status CloneBodySubset(const Computation& body,
     if (to_clone.empty()) return absl::OkStatus();
     std::vector<Instruction*> created;
     absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
-                                           &created, &txn.computations);
-    txn.instructions.insert(txn.instructions.end(), created.begin(),
-                            created.end());
+                                           &created, &txn.computations());
+    txn.instructions().insert(txn.instructions().end(), created.begin(),
+                              created.end());
     to_clone.clear();
     return s;
   };
@@ -211,7 +168,7 @@ absl::Status CloneBodySubset(const Computation& body,
 // Reads element `index` of a tuple-shaped value in `comp`: the operand when
 // the value is a tuple instruction, else a new get-tuple-element.
 Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
-                          Transaction& txn, const Instruction* before) {
+                          LoopRewrite& txn, const Instruction* before) {
   if (tuple->opcode() == Opcode::kTuple && index < tuple->operand_count()) {
     return tuple->operand(index);
   }
@@ -226,7 +183,7 @@ Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
 }
 
 Instruction* MakeTuple(Computation& comp, std::vector<Instruction*> elements,
-                       std::string_view base, Transaction& txn,
+                       std::string_view base, LoopRewrite& txn,
                        const Instruction* before) {
   std::vector<Shape> shapes;
   shapes.reserve(elements.size());
@@ -249,22 +206,8 @@ std::unique_ptr<Instruction> NewConstant(Module& module, std::string_view base,
 }
 
 Instruction* MakeConstant(Computation& comp, const IntValue& value,
-                          Transaction& txn, const Instruction* before) {
+                          LoopRewrite& txn, const Instruction* before) {
   return txn.Add(comp, NewConstant(*comp.parent(), "constant", value), before);
-}
-
-// A fresh computation with one parameter of `shape`.
-Computation* NewComputation(Module& module, std::string_view base,
-                            const Shape& param_shape, Transaction& txn,
-                            const Computation* before, Instruction** param) {
-  auto comp = std::make_unique<Computation>(module.UniqueComputationName(base));
-  Computation* c = module.AddComputation(std::move(comp), before);
-  txn.computations.push_back(c);
-  auto p = std::make_unique<Instruction>(
-      Opcode::kParameter, module.UniqueInstructionName("param"), param_shape);
-  p->mutable_attrs().parameter_number = 0;
-  *param = c->AddInstruction(std::move(p));
-  return c;
 }
 
 int64_t CountOccurrences(const Instruction* root, const Instruction* value) {
@@ -290,6 +233,8 @@ struct LoopState {
   // While instructions that Commit removed (the driver skips loop-nest
   // nodes that name them). Not owned; may be null.
   std::vector<const Instruction*>* removed_whiles = nullptr;
+  // False when PrepareLoop failed on a rewritten loop.
+  bool analyzable = true;
 };
 
 bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
@@ -331,7 +276,7 @@ bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
 }
 
 // Provider reading the loop's initial state in the parent computation.
-StateProvider InitProvider(LoopState& ls, Transaction& txn) {
+StateProvider InitProvider(LoopState& ls, LoopRewrite& txn) {
   return [&ls, &txn](int64_t index) -> Instruction* {
     if (index < 0 || index >= ls.n) return nullptr;
     return TupleElement(ls.init, index, *ls.parent, txn, ls.while_instr);
@@ -343,7 +288,7 @@ StateProvider InitProvider(LoopState& ls, Transaction& txn) {
 // in iteration `first` (known_init_step, where the old loop had one).
 Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
                         Computation* body, int64_t trip_count, int64_t first,
-                        Transaction& txn) {
+                        LoopRewrite& txn) {
   auto w = std::make_unique<Instruction>(
       Opcode::kWhile, ls.module->UniqueInstructionName(ls.while_instr->name()),
       init->shape());
@@ -354,34 +299,18 @@ Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
   return txn.Add(*ls.parent, std::move(w), ls.while_instr);
 }
 
-// Replaces the old while by `result`, verifies the new loop's computations
-// and removes the old loop; rolls everything back on failure.
+// Replaces the old while by `result` (LoopRewrite::Commit: the new loop's
+// computations verified, control edges and uses moved) and removes the old
+// loop; everything is rolled back on failure.
 absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
-                    Computation* new_body, Transaction& txn) {
-  for (Computation* c : {new_cond, new_body}) {
-    std::vector<std::string> problems = VerifyComputationAll(*c);
-    if (!problems.empty()) {
-      absl::Status s = absl::InternalError(
-          absl::StrCat("rewritten loop does not verify: ", problems.front()));
-      txn.Rollback();
-      return s;
-    }
-  }
+                    Computation* new_body, LoopRewrite& txn) {
   Instruction* old = ls.while_instr;
-  // Control edges of the old loop move to the new result.
-  for (Instruction* pred : old->control_predecessors()) {
-    result->AddControlPredecessor(pred);
-  }
-  std::vector<Instruction*> succs = old->control_successors();
-  for (Instruction* succ : succs) succ->AddControlPredecessor(result);
-  old->DropAllControlDependencies();
-  absl::Status s = old->ReplaceAllUsesWith(result);
-  if (!s.ok()) {
-    txn.Rollback();
+  if (absl::Status s = txn.Commit(old, result, result, {new_cond, new_body},
+                                  "rewritten loop does not verify: ");
+      !s.ok()) {
     return s;
   }
-  s = ls.parent->RemoveInstruction(old);
-  if (!s.ok()) return s;
+  if (absl::Status s = ls.parent->RemoveInstruction(old); !s.ok()) return s;
   if (ls.removed_whiles != nullptr) ls.removed_whiles->push_back(old);
   // The old condition and body (and the loops nested in them) are now
   // unreachable unless shared; the driver removes unreachable computations
@@ -662,8 +591,7 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
 // Backward (prefetch) of `cands` (post-order) by `depth` iterations.
 absl::StatusOr<Instruction*> RewriteBackward(
     LoopState& ls, const std::vector<Instruction*>& cands, int depth) {
-  Transaction txn;
-  txn.module = ls.module;
+  LoopRewrite txn(*ls.module);
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t m = cands.size();
@@ -721,9 +649,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
 
   // 2. New body: uses the carried value, prefetches iteration i + depth.
   Instruction* p = nullptr;
-  Computation* body =
-      NewComputation(module, absl::StrCat(ls.body->name(), ".pipelined"),
-                     new_state, txn, ls.body, &p);
+  Computation* body = txn.NewComputation(
+      absl::StrCat(ls.body->name(), ".pipelined"), new_state, ls.body, &p);
   InstrMap map;
   map[ls.body_param] = p;
   for (int64_t j = 0; j < m; ++j) {
@@ -745,7 +672,7 @@ absl::StatusOr<Instruction*> RewriteBackward(
     options.suffix = "";
     options.fresh_channel_ids = false;
     absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                           &txn.computations);
+                                           &txn.computations());
     if (!s.ok()) {
       txn.Rollback();
       return s;
@@ -777,13 +704,14 @@ absl::StatusOr<Instruction*> RewriteBackward(
       gte->AppendOperand(p);
       return body->AddInstruction(std::move(gte));
     };
-    Transaction inner;  // instructions in the new body die with it
-    inner.module = &module;
+    LoopRewrite inner(module);  // instructions in the new body die with it
     absl::Status s =
         CloneBodySubset(*ls.body, cands, *body, provider, next_map, inner,
                         "next", nullptr, /*follow_aliases=*/true);
-    txn.computations.insert(txn.computations.end(), inner.computations.begin(),
-                            inner.computations.end());
+    txn.computations().insert(txn.computations().end(),
+                              inner.computations().begin(),
+                              inner.computations().end());
+    inner.Release();
     if (!s.ok()) {
       txn.Rollback();
       return s;
@@ -824,9 +752,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
 
   // 3. New condition: exactly trips - depth iterations.
   Instruction* cp = nullptr;
-  Computation* cond =
-      NewComputation(module, absl::StrCat(ls.cond->name(), ".pipelined"),
-                     new_state, txn, ls.cond, &cp);
+  Computation* cond = txn.NewComputation(
+      absl::StrCat(ls.cond->name(), ".pipelined"), new_state, ls.cond, &cp);
   {
     auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement,
                                              module.UniqueInstructionName("iv"),
@@ -881,10 +808,9 @@ absl::StatusOr<Instruction*> RewriteBackward(
 absl::StatusOr<Computation*> CloneBodyExcept(
     LoopState& ls, const Shape& new_state, std::string_view suffix,
     const absl::flat_hash_set<const Instruction*>& cut, InstrMap& map,
-    Transaction& txn, Instruction** param) {
-  Computation* body =
-      NewComputation(*ls.module, absl::StrCat(ls.body->name(), AsAbsl(suffix)),
-                     new_state, txn, ls.body, param);
+    LoopRewrite& txn, Instruction** param) {
+  Computation* body = txn.NewComputation(
+      absl::StrCat(ls.body->name(), AsAbsl(suffix)), new_state, ls.body, param);
   map[ls.body_param] = *param;
   std::vector<Instruction*> rest;
   for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
@@ -894,7 +820,7 @@ absl::StatusOr<Computation*> CloneBodyExcept(
   options.suffix = "";
   options.fresh_channel_ids = false;
   absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                         &txn.computations);
+                                         &txn.computations());
   if (!s.ok()) return s;
   return body;
 }
@@ -904,7 +830,7 @@ absl::StatusOr<Computation*> CloneBodyExcept(
 // the forward and sink rewrites.
 absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
     LoopState& ls, const Shape& new_state, std::string_view suffix,
-    const std::vector<ForwardCandidate>& cands, InstrMap& map, Transaction& txn,
+    const std::vector<ForwardCandidate>& cands, InstrMap& map, LoopRewrite& txn,
     Instruction** param) {
   absl::flat_hash_set<const Instruction*> cut = {ls.body->root()};
   for (const ForwardCandidate& c : cands) {
@@ -920,11 +846,10 @@ absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
 absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
                                             const Shape& new_state,
                                             std::string_view suffix,
-                                            Transaction& txn) {
+                                            LoopRewrite& txn) {
   Instruction* cp = nullptr;
-  Computation* cond =
-      NewComputation(*ls.module, absl::StrCat(ls.cond->name(), AsAbsl(suffix)),
-                     new_state, txn, ls.cond, &cp);
+  Computation* cond = txn.NewComputation(
+      absl::StrCat(ls.cond->name(), AsAbsl(suffix)), new_state, ls.cond, &cp);
   InstrMap cmap;
   cmap[ls.cond->parameter(0)] = cp;
   std::vector<Instruction*> rest;
@@ -935,7 +860,7 @@ absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
   options.suffix = "";
   options.fresh_channel_ids = false;
   absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
-                                         &txn.computations);
+                                         &txn.computations());
   if (!s.ok()) return s;
   cond->set_root(cmap.at(ls.cond->root()));
   return cond;
@@ -956,8 +881,7 @@ Instruction* AppendStateGte(Computation& comp, Instruction* p,
 // Forward: the collectives of iteration i run in iteration i+1.
 absl::StatusOr<Instruction*> RewriteForward(
     LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  Transaction txn;
-  txn.module = ls.module;
+  LoopRewrite txn(*ls.module);
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;
@@ -1153,7 +1077,7 @@ absl::StatusOr<Instruction*> RewriteForward(
     Instruction* buffer = slot_after(c.buffer_index);
     final_stores[c.buffer_index] =
         deferred_store(c, ci, *ls.parent, buffer, slot_after, epi_map,
-                       &txn.instructions, ls.while_instr);
+                       &txn.instructions(), ls.while_instr);
   }
   for (int64_t i = 0; i < n; ++i) {
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)
@@ -1282,8 +1206,7 @@ Shape Batched(const Shape& shape, int64_t n) {
 
 absl::StatusOr<Instruction*> RewriteSink(
     LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  Transaction txn;
-  txn.module = ls.module;
+  LoopRewrite txn(*ls.module);
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;
@@ -1457,10 +1380,6 @@ absl::StatusOr<Instruction*> RewriteSink(
 // ---------------------------------------------------------------------------
 // Driver.
 
-struct NestBudget {
-  int64_t used = 0;
-};
-
 class LoopPipeliner {
  public:
   LoopPipeliner(Module& module, PassContext& context, bool dry_run)
@@ -1515,7 +1434,55 @@ class LoopPipeliner {
     }
   }
 
-  absl::StatusOr<bool> ProcessLoop(const LoopNode& node, NestBudget& budget);
+  // One loop: policy and loop facts, then forward-sink (policy `sink`),
+  // backward, forward, each analyze -> plan -> apply.
+  absl::StatusOr<bool> ProcessLoop(const LoopNode& node);
+  // Backward: the all-gathers whose chains are legal to prefetch
+  // (fixpoint: a chain may contain only candidates), or a reason each.
+  std::vector<Instruction*> AnalyzeBackward(
+      const std::vector<Instruction*>& ags, const LoopState& ls,
+      const std::string& path);
+  // Plan: drops candidates the ledger cannot hold or whose predicted gain
+  // is not positive (a chain the rest of the iteration also needs would be
+  // computed again every iteration), each with a missed remark.
+  std::vector<Instruction*> PlanBackward(std::vector<Instruction*> legal,
+                                         const LoopState& ls, int depth,
+                                         const std::string& path,
+                                         int64_t* extra);
+  // Apply: remarks, module-size guard, the rewrite; `ls` then describes
+  // the new loop.
+  absl::StatusOr<bool> ApplyBackward(LoopState& ls,
+                                     const std::vector<Instruction*>& chosen,
+                                     int depth, int64_t extra,
+                                     const std::string& path);
+  absl::StatusOr<bool> ForwardPhase(LoopState& ls,
+                                    const std::vector<Instruction*>& colls,
+                                    const std::string& path);
+  // The predicted effect of prefetching `ag` `depth` iterations ahead
+  // with the candidates `chosen` (ag included): the communication hidden and
+  // the compute of `dup`, the non-trivial part of its chain that the rest
+  // of the iteration also needs (computed again every iteration).
+  CandidateEstimate EstimatePrefetch(
+      const Instruction& ag, const LoopState& ls, int depth,
+      const std::vector<const Instruction*>& dup);
+  // Emits the passed remarks of an applied rewrite, or turns them into
+  // failures when the rewrite was discarded (`status` not OK).
+  void EmitOutcome(std::vector<Remark>& remarks, const absl::Status& status) {
+    for (Remark& r : remarks) {
+      if (!status.ok()) {
+        r.kind = RemarkKind::kFailure;
+        r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
+                                 status.message());
+        r.metrics.clear();
+      }
+      context_.remarks.Emit(std::move(r));
+    }
+  }
+  // A missed remark for a candidate the ledger cannot hold.
+  void MissOverBudget(const Instruction& c, const std::string& path,
+                      std::string direction, std::string what,
+                      const CandidateEstimate& e, int64_t pending,
+                      std::string suggestion);
   // Module-size guard (pass.h) for a rewrite of `ls` that clones the body
   // `body_copies` times (nested loops included) and `chain_copies` times the
   // chains of `chains` (their ancestors in the body), plus a new condition
@@ -1528,7 +1495,7 @@ class LoopPipeliner {
   // `ls` describes the new loop.
   absl::StatusOr<bool> SinkPhase(LoopState& ls,
                                  const std::vector<Instruction*>& colls,
-                                 const std::string& path, NestBudget& budget);
+                                 const std::string& path);
 
   Module& module_;
   PassContext& context_;
@@ -1568,7 +1535,7 @@ absl::Status LoopPipeliner::ReserveRewrite(
 
 absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     LoopState& ls, const std::vector<Instruction*>& colls,
-    const std::string& path, NestBudget& budget) {
+    const std::string& path) {
   const PassOptions& opts = context_.options;
   const int64_t trips = *ls.info.trip_count;
   absl::flat_hash_set<const Instruction*> invariant =
@@ -1594,19 +1561,18 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
       // reason set
     } else {
-      int64_t bytes = trips * KeptLiveBytes(*c->operand(0));
-      if (!opts.memory_budget_bytes.has_value() ||
-          budget.used + extra + bytes <= *opts.memory_budget_bytes) {
-        extra += bytes;
+      CandidateEstimate e;
+      e.extra_live_bytes = ExtraLiveBytes(c->operand(0)->shape(), trips);
+      if (context_.memory.Allows(e.extra_live_bytes, extra)) {
+        extra += e.extra_live_bytes;
         used_dus.insert(fc.dus);
         chosen.push_back(std::move(fc));
         continue;
       }
-      reason = absl::StrCat("the memory budget (", *opts.memory_budget_bytes,
-                            " bytes for this loop nest, ", budget.used + extra,
-                            " used) leaves no room for ", bytes,
-                            " extra live bytes");
-      suggestion = "raise --memory-budget";
+      MissOverBudget(*c, path, "sink",
+                     absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not sunk"),
+                     e, extra, "raise --memory-budget");
+      continue;
     }
     Remark r = MakeRemark(
         RemarkKind::kMissed, *c, path, "sink",
@@ -1641,17 +1607,9 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     }
     result = RewriteSink(ls, chosen);
   }
-  for (Remark& r : remarks) {
-    if (!result.ok()) {
-      r.kind = RemarkKind::kFailure;
-      r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
-                               result.status().message());
-      r.metrics.clear();
-    }
-    context_.remarks.Emit(std::move(r));
-  }
+  EmitOutcome(remarks, result.status());
   if (!result.ok() || dry_run_) return false;
-  budget.used += extra;
+  context_.memory.Spend(extra);
   std::string why;
   if (!PrepareLoop(*result, ls, &why)) {
     return absl::InternalError(
@@ -1660,8 +1618,24 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
   return true;
 }
 
-absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
-                                                NestBudget& budget) {
+void LoopPipeliner::MissOverBudget(const Instruction& c,
+                                   const std::string& path,
+                                   std::string direction, std::string what,
+                                   const CandidateEstimate& e, int64_t pending,
+                                   std::string suggestion) {
+  Remark r =
+      MakeRemark(RemarkKind::kMissed, c, path, std::move(direction),
+                 absl::StrCat(what, ": ", context_.memory.Describe(pending),
+                              " leaves no room for ", e.extra_live_bytes,
+                              " extra live bytes"));
+  r.name = std::string(kOverMemoryBudget);
+  r.suggestion = std::move(suggestion);
+  r.Metric("bytes_moved", BytesMoved(c));
+  AddEstimateMetrics(e, r.metrics);
+  context_.remarks.Emit(std::move(r));
+}
+
+absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   const PassOptions& opts = context_.options;
   Instruction* w = node.while_instr;
   const std::string& path = node.path;
@@ -1681,7 +1655,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
         "");
     return false;
   }
-  int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
+  const int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
 
   LoopState ls;
   ls.removed_whiles = &removed_whiles_;
@@ -1708,315 +1682,396 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
     return false;
   }
   bool changed = false;
-  auto budget_allows = [&](int64_t extra) {
-    return !opts.memory_budget_bytes.has_value() ||
-           budget.used + extra <= *opts.memory_budget_bytes;
-  };
 
   // --- Forward-sink (policy `sink`), before prefetching: the loop must
   // still write every row of its outputs. ----------------------------------
   const bool sink = policy.sink.value_or(false);
   if (sink) {
-    absl::StatusOr<bool> r = SinkPhase(ls, colls, path, budget);
+    absl::StatusOr<bool> r = SinkPhase(ls, colls, path);
     if (!r.ok()) return r.status();
     if (*r) {
       changed = true;
-      w = ls.while_instr;
-      colls = Collectives(*w->while_body());
+      colls = Collectives(*ls.while_instr->while_body());
     }
   }
 
   // --- Backward: all-gathers with independent operand chains. -----------
-  {
-    std::vector<Instruction*> ags;
-    for (Instruction* c : colls) {
-      if (c->opcode() == Opcode::kAllGather) ags.push_back(c);
-    }
-    if (!ags.empty() && !opts.pipeline_all_gather) {
-      MissAll(ags, path,
-              absl::StrCat("all-gather pipelining is disabled by a flag",
-                           opts.SourceOf("pipeline_all_gather")),
-              "");
-      ags.clear();
-    }
-    if (!ags.empty() && !ls.info.no_wrap) {
-      // The rebuilt condition compares against a bound the counter reaches
-      // without wrapping.
-      MissAll(ags, path, ls.info.WrapReason(),
-              "count with a wider integer type, or with a bound the counter "
-              "reaches without wrapping");
-      ags.clear();
-    }
-    int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
-    if (d < depth && !ags.empty()) {
-      // Say so: the user asked for more than the loop has.
-      Remark r = MakeRemark(
-          RemarkKind::kAnalysis, *w, path, "",
-          absl::StrCat(
-              "prefetch depth ", depth, " (",
-              policy.pipeline_depth.has_value()
-                  ? policy.source
-                  : opts.SourceOr(
-                        "pipeline_depth",
-                        absl::StrCat("--pipeline-depth=", opts.pipeline_depth)),
-              ") clamped to ", d, ": the loop runs ", trips,
-              " iterations, so at most ", d, " can be prefetched ahead"));
-      r.warn = true;
-      r.Metric("requested_depth", depth).Metric("depth", d);
-      context_.remarks.Emit(std::move(r));
-    }
-    // Fixpoint: drop candidates whose chain needs a dropped candidate.
-    absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
-    absl::flat_hash_map<const Instruction*, std::string> rejected;
-    bool again = true;
-    while (again) {
-      again = false;
-      for (Instruction* ag : ags) {
-        if (!cand_set.contains(ag)) continue;
-        std::string reason;
-        if (HasControlDeps(ag)) {
-          reason = "it has control dependencies";
-        } else if (ag->operand_count() != 1) {
-          reason = "it has several operands (a combined collective)";
-        } else if (!ChainIsIndependent(ag, ls, cand_set, &reason)) {
-          // reason set
-        } else {
-          continue;
-        }
-        cand_set.erase(ag);
-        rejected[ag] = reason;
-        again = true;
-      }
-    }
-    std::vector<Instruction*> chosen;
+  std::vector<Instruction*> ags;
+  for (Instruction* c : colls) {
+    if (c->opcode() == Opcode::kAllGather) ags.push_back(c);
+  }
+  if (!ags.empty() && !opts.pipeline_all_gather) {
+    MissAll(ags, path,
+            absl::StrCat("all-gather pipelining is disabled by a flag",
+                         opts.SourceOf("pipeline_all_gather")),
+            "");
+    ags.clear();
+  }
+  if (!ags.empty() && !ls.info.no_wrap) {
+    // The rebuilt condition compares against a bound the counter reaches
+    // without wrapping.
+    MissAll(ags, path, ls.info.WrapReason(),
+            "count with a wider integer type, or with a bound the counter "
+            "reaches without wrapping");
+    ags.clear();
+  }
+  const int d = static_cast<int>(std::min<int64_t>(depth, trips - 1));
+  if (d < depth && !ags.empty()) {
+    // Say so: the user asked for more than the loop has.
+    Remark r = MakeRemark(
+        RemarkKind::kAnalysis, *ls.while_instr, path, "",
+        absl::StrCat(
+            "prefetch depth ", depth, " (",
+            policy.pipeline_depth.has_value()
+                ? policy.source
+                : opts.SourceOr(
+                      "pipeline_depth",
+                      absl::StrCat("--pipeline-depth=", opts.pipeline_depth)),
+            ") clamped to ", d, ": the loop runs ", trips,
+            " iterations, so at most ", d, " can be prefetched ahead"));
+    r.warn = true;
+    r.Metric("requested_depth", depth).Metric("depth", d);
+    context_.remarks.Emit(std::move(r));
+  }
+  if (!ags.empty()) {
     int64_t extra = 0;
-    for (Instruction* ag : ags) {
-      if (!cand_set.contains(ag)) {
-        Remark r = MakeRemark(
-            RemarkKind::kMissed, *ag, path, "backward",
-            absl::StrCat("all-gather not prefetched: ", rejected[ag]));
-        r.suggestion =
-            "only all-gathers of loop-invariant data indexed by the loop "
-            "counter can be gathered an iteration ahead";
-        r.Metric("bytes_moved", BytesMoved(*ag));
-        context_.remarks.Emit(std::move(r));
-        continue;
-      }
-      int64_t bytes = d * KeptLiveBytes(*ag);
-      if (!budget_allows(extra + bytes)) {
-        Remark r = MakeRemark(
-            RemarkKind::kMissed, *ag, path, "backward",
-            absl::StrCat("all-gather not prefetched: the memory budget (",
-                         *opts.memory_budget_bytes,
-                         " bytes for this loop nest, ", budget.used + extra,
-                         " used) leaves no room for ", bytes,
-                         " extra live bytes"));
-        r.suggestion = "raise --memory-budget or lower the prefetch depth";
-        r.Metric("bytes_moved", BytesMoved(*ag))
-            .Metric("extra_live_bytes", bytes);
-        context_.remarks.Emit(std::move(r));
-        cand_set.erase(ag);
-        continue;
-      }
-      extra += bytes;
-      chosen.push_back(ag);
-    }
-    // A chosen all-gather whose chain contains a dropped one cannot go.
-    bool pruned = true;
-    while (pruned) {
-      pruned = false;
-      absl::flat_hash_set<const Instruction*> chosen_set(chosen.begin(),
-                                                         chosen.end());
-      for (auto it = chosen.begin(); it != chosen.end(); ++it) {
-        std::string reason;
-        if (!ChainIsIndependent(*it, ls, chosen_set, &reason)) {
-          Remark r =
-              MakeRemark(RemarkKind::kMissed, **it, path, "backward",
-                         absl::StrCat("all-gather not prefetched: ", reason));
-          context_.remarks.Emit(std::move(r));
-          extra -= d * KeptLiveBytes(**it);
-          chosen.erase(it);
-          pruned = true;
-          break;
-        }
-      }
-    }
-    if (!chosen.empty()) {
-      // Remarks describe the collectives before the rewrite deletes them.
-      std::vector<Remark> remarks;
-      for (Instruction* ag : chosen) {
-        Remark r =
-            MakeRemark(RemarkKind::kPassed, *ag, path, "backward",
-                       absl::StrCat(dry_run_ ? "would prefetch" : "prefetched",
-                                    " all-gather ", d, " iteration",
-                                    d > 1 ? "s" : "", " ahead"));
-        r.Metric("bytes_moved", BytesMoved(*ag))
-            .Metric("extra_live_bytes", d * KeptLiveBytes(*ag))
-            .Metric("depth", d)
-            .Metric("trip_count", trips);
-        remarks.push_back(std::move(r));
-      }
-      absl::StatusOr<Instruction*> result = w;
-      if (!dry_run_) {
-        // The body once and once per peeled iteration, the chains once per
-        // prologue iteration and once for the next prefetch, state reads
-        // per peeled iteration and per prefetched value.
-        const int64_t m = chosen.size();
-        if (absl::Status s = ReserveRewrite(
-                ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"),
-                1 + d, chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
-            !s.ok()) {
-          return s;
-        }
-        result = RewriteBackward(ls, chosen, d);
-      }
-      for (Remark& r : remarks) {
-        if (!result.ok()) {
-          r.kind = RemarkKind::kFailure;
-          r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
-                                   result.status().message());
-          r.metrics.clear();
-        }
-        context_.remarks.Emit(std::move(r));
-      }
-      if (result.ok()) {
-        budget.used += extra;
-        if (!dry_run_) {
-          changed = true;
-          w = *result;
-          colls = Collectives(*w->while_body());
-          if (!PrepareLoop(w, ls, &why)) return changed;  // cannot happen
-        }
-      }
+    std::vector<Instruction*> chosen =
+        PlanBackward(AnalyzeBackward(ags, ls, path), ls, d, path, &extra);
+    absl::StatusOr<bool> r = ApplyBackward(ls, chosen, d, extra, path);
+    if (!r.ok()) return r.status();
+    if (*r) {
+      changed = true;
+      if (!ls.analyzable) return changed;
+      colls = Collectives(*ls.while_instr->while_body());
     }
   }
 
   // --- Forward: reduce-scatters / all-reduces stored by DUS. -------------
   if (!sink) {
-    if (*ls.info.trip_count < 2) {
-      // Prefetching left a loop of one trip: nothing to delay into.
-      std::vector<Instruction*> rest;
-      for (Instruction* c : colls) {
-        if (c->opcode() != Opcode::kAllGather) rest.push_back(c);
-      }
-      MissAll(rest, path,
-              absl::StrCat("after prefetching the all-gathers the loop runs ",
-                           *ls.info.trip_count,
-                           " time(s): there is no next iteration to delay "
-                           "into"),
-              "forward pipelining needs 3 or more iterations when the loop "
-              "also prefetches all-gathers");
-      return changed;
-    }
-    absl::flat_hash_set<const Instruction*> invariant =
-        FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
-    std::vector<ForwardCandidate> chosen;
-    int64_t extra = 0;
-    absl::flat_hash_set<const Instruction*> used_dus;
-    for (Instruction* c : colls) {
-      if (c->opcode() == Opcode::kAllGather) continue;
-      bool enabled = c->opcode() == Opcode::kReduceScatter
-                         ? opts.pipeline_reduce_scatter
-                         : opts.pipeline_all_reduce;
-      if (!enabled) {
-        MissAll({c}, path,
-                absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                             " pipelining is disabled by a flag",
-                             opts.SourceOf(ForwardKindOption(c->opcode()))),
-                "");
-        continue;
-      }
-      ForwardCandidate fc;
-      std::string reason, suggestion;
-      if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion) ||
-          used_dus.contains(fc.dus)) {
-        if (reason.empty())
-          reason = "its store is shared with another collective";
-        Remark r = MakeRemark(RemarkKind::kMissed, *c, path, "forward",
-                              absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                                           " not pipelined: ", reason));
-        r.suggestion = suggestion;
-        r.Metric("bytes_moved", BytesMoved(*c));
-        context_.remarks.Emit(std::move(r));
-        continue;
-      }
-      int64_t bytes = KeptLiveBytes(*c->operand(0));
-      if (!budget_allows(extra + bytes)) {
-        Remark r = MakeRemark(
-            RemarkKind::kMissed, *c, path, "forward",
-            absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                         " not pipelined: the memory budget (",
-                         *opts.memory_budget_bytes,
-                         " bytes for this loop nest, ", budget.used + extra,
-                         " used) leaves no room for ", bytes,
-                         " extra live bytes"));
-        r.suggestion = "raise --memory-budget";
-        r.Metric("bytes_moved", BytesMoved(*c))
-            .Metric("extra_live_bytes", bytes);
-        context_.remarks.Emit(std::move(r));
-        continue;
-      }
-      extra += bytes;
-      used_dus.insert(fc.dus);
-      chosen.push_back(std::move(fc));
-    }
-    if (!chosen.empty()) {
-      absl::StatusOr<Instruction*> result = w;
-      std::vector<std::pair<Instruction*, int64_t>> described;
-      for (const ForwardCandidate& fc : chosen) {
-        described.push_back(
-            {fc.collective, KeptLiveBytes(*fc.collective->operand(0))});
-      }
-      // Remarks name the collectives before the rewrite deletes them.
-      std::vector<Remark> remarks;
-      for (auto& [c, bytes] : described) {
-        Remark r = MakeRemark(
-            RemarkKind::kPassed, *c, path, "forward",
-            absl::StrCat(dry_run_ ? "would delay " : "delayed ",
-                         AsAbsl(OpcodeName(c->opcode())),
-                         " to the next iteration (overlaps its compute)"));
-        r.Metric("bytes_moved", BytesMoved(*c))
-            .Metric("extra_live_bytes", bytes)
-            .Metric("trip_count", *ls.info.trip_count);
-        remarks.push_back(std::move(r));
-      }
-      if (!dry_run_) {
-        // The body three times at most: the new body, the peeled first
-        // iteration's operands and the epilogue's stores.
-        int64_t small = 4 * ls.n;
-        for (const ForwardCandidate& fc : chosen) {
-          small += 8 + 2 * fc.dus->operand_count();
-        }
-        if (absl::Status s = ReserveRewrite(
-                ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
-            !s.ok()) {
-          return s;
-        }
-        result = RewriteForward(ls, chosen);
-      }
-      for (Remark& r : remarks) {
-        if (!result.ok()) {
-          r.kind = RemarkKind::kFailure;
-          r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
-                                   result.status().message());
-          r.metrics.clear();
-        }
-        context_.remarks.Emit(std::move(r));
-      }
-      if (result.ok()) {
-        budget.used += extra;
-        changed |= !dry_run_;
-      }
-    }
+    absl::StatusOr<bool> r = ForwardPhase(ls, colls, path);
+    if (!r.ok()) return r.status();
+    changed |= *r;
   }
   return changed;
 }
 
+std::vector<Instruction*> LoopPipeliner::AnalyzeBackward(
+    const std::vector<Instruction*>& ags, const LoopState& ls,
+    const std::string& path) {
+  // Fixpoint: drop candidates whose chain needs a dropped candidate.
+  absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
+  absl::flat_hash_map<const Instruction*, std::string> rejected;
+  bool again = true;
+  while (again) {
+    again = false;
+    for (Instruction* ag : ags) {
+      if (!cand_set.contains(ag)) continue;
+      std::string reason;
+      if (HasControlDeps(ag)) {
+        reason = "it has control dependencies";
+      } else if (ag->operand_count() != 1) {
+        reason = "it has several operands (a combined collective)";
+      } else if (!ChainIsIndependent(ag, ls, cand_set, &reason)) {
+        // reason set
+      } else {
+        continue;
+      }
+      cand_set.erase(ag);
+      rejected[ag] = reason;
+      again = true;
+    }
+  }
+  std::vector<Instruction*> legal;
+  for (Instruction* ag : ags) {
+    if (cand_set.contains(ag)) {
+      legal.push_back(ag);
+      continue;
+    }
+    Remark r =
+        MakeRemark(RemarkKind::kMissed, *ag, path, "backward",
+                   absl::StrCat("all-gather not prefetched: ", rejected[ag]));
+    r.suggestion =
+        "only all-gathers of loop-invariant data indexed by the loop "
+        "counter can be gathered an iteration ahead";
+    r.Metric("bytes_moved", BytesMoved(*ag));
+    context_.remarks.Emit(std::move(r));
+  }
+  return legal;
+}
+
+CandidateEstimate LoopPipeliner::EstimatePrefetch(
+    const Instruction& ag, const LoopState& ls, int depth,
+    const std::vector<const Instruction*>& dup) {
+  CandidateEstimate e;
+  e.extra_live_bytes = ExtraLiveBytes(ag.shape(), depth);
+  const CostOracle* oracle = context_.cost_oracle;
+  if (oracle == nullptr) return e;
+  e.predicted = true;
+  const double trips = static_cast<double>(*ls.info.trip_count);
+  // The collective overlaps the rest of an iteration (what the scheduler
+  // can hide it behind), in every iteration but the peeled ones.
+  double iteration_us = 0;
+  for (const Instruction* x : ls.body->MakeInstructionPostOrder()) {
+    if (!IsCollective(x->opcode())) iteration_us += oracle->ComputeUs(*x);
+  }
+  e.hidden_us = std::max(0.0, trips - depth) *
+                std::min(oracle->CollectiveUs(ag), iteration_us);
+  double dup_us = 0;
+  for (const Instruction* x : dup) dup_us += oracle->ComputeUs(*x);
+  e.added_compute_us = trips * dup_us;
+  return e;
+}
+
+std::vector<Instruction*> LoopPipeliner::PlanBackward(
+    std::vector<Instruction*> legal, const LoopState& ls, int depth,
+    const std::string& path, int64_t* extra) {
+  *extra = 0;
+  // What the rest of the new body still needs once the candidates are
+  // carried: ancestors of the root that stop at carried candidates. A chain
+  // instruction in there is computed twice per iteration (for this
+  // iteration and for the prefetch).
+  auto still_needed = [&](const std::vector<Instruction*>& carried) {
+    InstrMap stop;
+    for (Instruction* c : carried) stop[c] = c;
+    std::vector<Instruction*> live =
+        Ancestors({ls.body->root()}, stop, ls.body_param);
+    return absl::flat_hash_set<const Instruction*>(live.begin(), live.end());
+  };
+  std::vector<Instruction*> chosen;
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    absl::flat_hash_set<const Instruction*> needed = still_needed(legal);
+    absl::flat_hash_set<const Instruction*> carried(legal.begin(), legal.end());
+    chosen.clear();
+    *extra = 0;
+    for (Instruction* ag : legal) {
+      std::vector<const Instruction*> dup;
+      for (const Instruction* x :
+           Ancestors({ag->operand(0)}, {}, ls.body_param, true)) {
+        if (!carried.contains(x) && needed.contains(x)) dup.push_back(x);
+      }
+      CandidateEstimate e = EstimatePrefetch(*ag, ls, depth, dup);
+      // The costliest non-trivial instruction computed again (by the
+      // oracle; without one, a loop before anything else).
+      const Instruction* costly = nullptr;
+      double costly_us = -1;
+      for (const Instruction* x : dup) {
+        if (IsCheapToDuplicate(*x)) continue;
+        double us = context_.cost_oracle != nullptr
+                        ? context_.cost_oracle->ComputeUs(*x)
+                        : (x->opcode() == Opcode::kWhile ? 1 : 0);
+        if (us > costly_us) {
+          costly = x;
+          costly_us = us;
+        }
+      }
+      std::string reason;
+      if (costly != nullptr) {
+        reason = absl::StrCat(
+            "its operand chain computes ", costly->name(), " (",
+            AsAbsl(OpcodeName(costly->opcode())),
+            "), which the rest of the iteration also uses: prefetching would "
+            "compute it again every iteration");
+      } else if (e.predicted && e.gain_us() <= 0) {
+        reason = absl::StrCat(
+            "the predicted gain is not positive (", std::llround(e.hidden_us),
+            " us of communication hidden, ", std::llround(e.added_compute_us),
+            " us of compute added by copying its operand chain)");
+      }
+      if (!reason.empty()) {
+        Remark r =
+            MakeRemark(RemarkKind::kMissed, *ag, path, "backward",
+                       absl::StrCat("all-gather not prefetched: ", reason));
+        r.name = std::string(kNotProfitable);
+        r.suggestion =
+            "gather it where its operand is computed, or let the layer loop "
+            "prefetch it (it already does when its chain is loop-invariant)";
+        r.Metric("bytes_moved", BytesMoved(*ag));
+        AddEstimateMetrics(e, r.metrics);
+        context_.remarks.Emit(std::move(r));
+        legal.erase(std::find(legal.begin(), legal.end(), ag));
+        dropped = true;
+        break;
+      }
+      if (!context_.memory.Allows(e.extra_live_bytes, *extra)) {
+        MissOverBudget(*ag, path, "backward", "all-gather not prefetched", e,
+                       *extra,
+                       "raise --memory-budget or lower the prefetch depth");
+        legal.erase(std::find(legal.begin(), legal.end(), ag));
+        dropped = true;
+        break;
+      }
+      *extra += e.extra_live_bytes;
+      chosen.push_back(ag);
+    }
+    if (dropped) continue;
+    // A chosen all-gather whose chain contains a dropped one cannot go.
+    absl::flat_hash_set<const Instruction*> chosen_set(chosen.begin(),
+                                                       chosen.end());
+    for (Instruction* ag : chosen) {
+      std::string reason;
+      if (!ChainIsIndependent(ag, ls, chosen_set, &reason)) {
+        Remark r =
+            MakeRemark(RemarkKind::kMissed, *ag, path, "backward",
+                       absl::StrCat("all-gather not prefetched: ", reason));
+        context_.remarks.Emit(std::move(r));
+        legal.erase(std::find(legal.begin(), legal.end(), ag));
+        dropped = true;
+        break;
+      }
+    }
+  }
+  return chosen;
+}
+
+absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
+    LoopState& ls, const std::vector<Instruction*>& chosen, int d,
+    int64_t extra, const std::string& path) {
+  if (chosen.empty()) return false;
+  const int64_t trips = *ls.info.trip_count;
+  // Remarks describe the collectives before the rewrite deletes them.
+  std::vector<Remark> remarks;
+  for (Instruction* ag : chosen) {
+    Remark r = MakeRemark(
+        RemarkKind::kPassed, *ag, path, "backward",
+        absl::StrCat(dry_run_ ? "would prefetch" : "prefetched", " all-gather ",
+                     d, " iteration", d > 1 ? "s" : "", " ahead"));
+    r.Metric("bytes_moved", BytesMoved(*ag))
+        .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
+        .Metric("depth", d)
+        .Metric("trip_count", trips);
+    remarks.push_back(std::move(r));
+  }
+  absl::StatusOr<Instruction*> result = ls.while_instr;
+  if (!dry_run_) {
+    // The body once and once per peeled iteration, the chains once per
+    // prologue iteration and once for the next prefetch, state reads
+    // per peeled iteration and per prefetched value.
+    const int64_t m = chosen.size();
+    if (absl::Status s = ReserveRewrite(
+            ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"), 1 + d,
+            chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
+        !s.ok()) {
+      return s;
+    }
+    result = RewriteBackward(ls, chosen, d);
+  }
+  EmitOutcome(remarks, result.status());
+  if (!result.ok()) return false;
+  context_.memory.Spend(extra);
+  if (dry_run_) return false;
+  std::string why;
+  ls.analyzable = PrepareLoop(*result, ls, &why);  // cannot fail
+  return true;
+}
+
+absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
+    LoopState& ls, const std::vector<Instruction*>& colls,
+    const std::string& path) {
+  const PassOptions& opts = context_.options;
+  if (*ls.info.trip_count < 2) {
+    // Prefetching left a loop of one trip: nothing to delay into.
+    std::vector<Instruction*> rest;
+    for (Instruction* c : colls) {
+      if (c->opcode() != Opcode::kAllGather) rest.push_back(c);
+    }
+    MissAll(rest, path,
+            absl::StrCat("after prefetching the all-gathers the loop runs ",
+                         *ls.info.trip_count,
+                         " time(s): there is no next iteration to delay "
+                         "into"),
+            "forward pipelining needs 3 or more iterations when the loop "
+            "also prefetches all-gathers");
+    return false;
+  }
+  // Analyze and plan: legal stores, then the ledger. Delaying adds no
+  // compute (the peeled first iteration and the epilogue split one
+  // iteration's work), so every legal candidate hides its collective.
+  absl::flat_hash_set<const Instruction*> invariant =
+      FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
+  std::vector<ForwardCandidate> chosen;
+  int64_t extra = 0;
+  absl::flat_hash_set<const Instruction*> used_dus;
+  for (Instruction* c : colls) {
+    if (c->opcode() == Opcode::kAllGather) continue;
+    bool enabled = c->opcode() == Opcode::kReduceScatter
+                       ? opts.pipeline_reduce_scatter
+                       : opts.pipeline_all_reduce;
+    if (!enabled) {
+      MissAll({c}, path,
+              absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                           " pipelining is disabled by a flag",
+                           opts.SourceOf(ForwardKindOption(c->opcode()))),
+              "");
+      continue;
+    }
+    ForwardCandidate fc;
+    std::string reason, suggestion;
+    if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion) ||
+        used_dus.contains(fc.dus)) {
+      if (reason.empty())
+        reason = "its store is shared with another collective";
+      Remark r = MakeRemark(RemarkKind::kMissed, *c, path, "forward",
+                            absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                                         " not pipelined: ", reason));
+      r.suggestion = suggestion;
+      r.Metric("bytes_moved", BytesMoved(*c));
+      context_.remarks.Emit(std::move(r));
+      continue;
+    }
+    CandidateEstimate e;
+    e.extra_live_bytes = ExtraLiveBytes(c->operand(0)->shape());
+    if (!context_.memory.Allows(e.extra_live_bytes, extra)) {
+      MissOverBudget(
+          *c, path, "forward",
+          absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not pipelined"), e,
+          extra, "raise --memory-budget");
+      continue;
+    }
+    extra += e.extra_live_bytes;
+    used_dus.insert(fc.dus);
+    chosen.push_back(std::move(fc));
+  }
+  if (chosen.empty()) return false;
+  // Apply. Remarks name the collectives before the rewrite deletes them.
+  std::vector<Remark> remarks;
+  for (const ForwardCandidate& fc : chosen) {
+    const Instruction* c = fc.collective;
+    Remark r = MakeRemark(
+        RemarkKind::kPassed, *c, path, "forward",
+        absl::StrCat(dry_run_ ? "would delay " : "delayed ",
+                     AsAbsl(OpcodeName(c->opcode())),
+                     " to the next iteration (overlaps its compute)"));
+    r.Metric("bytes_moved", BytesMoved(*c))
+        .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
+        .Metric("trip_count", *ls.info.trip_count);
+    remarks.push_back(std::move(r));
+  }
+  absl::StatusOr<Instruction*> result = ls.while_instr;
+  if (!dry_run_) {
+    // The body three times at most: the new body, the peeled first
+    // iteration's operands and the epilogue's stores.
+    int64_t small = 4 * ls.n;
+    for (const ForwardCandidate& fc : chosen) {
+      small += 8 + 2 * fc.dus->operand_count();
+    }
+    if (absl::Status s = ReserveRewrite(
+            ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
+        !s.ok()) {
+      return s;
+    }
+    result = RewriteForward(ls, chosen);
+  }
+  EmitOutcome(remarks, result.status());
+  if (!result.ok()) return false;
+  context_.memory.Spend(extra);
+  return !dry_run_;
+}
+
 absl::StatusOr<bool> LoopPipeliner::Run() {
+  context_.memory.StartIfNeeded(context_.options.memory_budget_bytes);
   bool changed = false;
   LoopNest nest(module_);
-  // Budgets are per outermost loop.
-  absl::flat_hash_map<const LoopNode*, NestBudget> budgets;
   // Snapshot the nodes: rewriting replaces while instructions, but a node is
   // only ever processed once and before its parent.
   std::vector<const LoopNode*> order(nest.InnermostFirst().begin(),
@@ -2029,9 +2084,7 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
     for (const Instruction* w : removed_whiles_) removed.insert(w);
     removed_whiles_.clear();
     if (removed.contains(node->while_instr)) continue;
-    const LoopNode* root = node;
-    while (root->parent != nullptr) root = root->parent;
-    absl::StatusOr<bool> r = ProcessLoop(*node, budgets[root]);
+    absl::StatusOr<bool> r = ProcessLoop(*node);
     if (!r.ok() && IsModuleSizeLimit(r.status())) return r.status();
     if (!r.ok()) {
       Remark rm;

@@ -14,6 +14,7 @@
 #include "hlo/clone.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 
 namespace hloverlap {
@@ -22,38 +23,6 @@ namespace {
 constexpr std::string_view kPassName = "double-buffer";
 
 using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
-
-// What one loop rewrite added, so that a failed rewrite leaves no trace.
-struct Undo {
-  Module* module = nullptr;
-  std::vector<Instruction*> added;         // in pre-existing computations
-  std::vector<Computation*> computations;  // created computations
-
-  void Discard() {
-    absl::flat_hash_set<Computation*> fresh(computations.begin(),
-                                            computations.end());
-    absl::flat_hash_map<Computation*, absl::flat_hash_set<Instruction*>> old;
-    for (Instruction* i : added) {
-      if (!fresh.contains(i->parent())) old[i->parent()].insert(i);
-    }
-    for (auto& [comp, set] : old) {
-      for (Instruction* i : set) i->DropAllControlDependencies();
-      (void)comp->RemoveInstructions(set);
-    }
-    // Fresh computations only call each other: remove callers first by
-    // retrying until nothing more goes.
-    for (bool progress = true; progress && !computations.empty();) {
-      progress = false;
-      for (size_t k = computations.size(); k-- > 0;) {
-        if (module->RemoveComputation(computations[k]).ok()) {
-          computations.erase(computations.begin() + k);
-          progress = true;
-        }
-      }
-    }
-    added.clear();
-  }
-};
 
 // Collectives (synchronous or async) in `comp` or the non-loop computations
 // it calls.
@@ -146,7 +115,8 @@ class DoubleBufferer {
   Decision Decide(const LoopNode& node);
   // Unrolls; returns false (with a remark) when the loop was left alone.
   absl::StatusOr<bool> Process(const LoopNode& node);
-  absl::Status Rewrite(Instruction* w, const WhileLoopInfo& info, Undo& undo);
+  absl::Status Rewrite(Instruction* w, const WhileLoopInfo& info,
+                       LoopRewrite& undo);
 
   Remark MakeRemark(RemarkKind kind, const LoopNode& node,
                     std::string message) {
@@ -230,7 +200,7 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
 }
 
 absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
-                                     Undo& undo) {
+                                     LoopRewrite& undo) {
   Computation* parent = w->parent();
   const int64_t trips = *info.trip_count;
   // With a recognised induction variable (index k, constant step) the body
@@ -242,7 +212,7 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
 
   // New condition (a copy) and body (a copy, then a second copy appended).
   absl::StatusOr<std::pair<Computation*, Computation*>> loops =
-      CloneLoopComputations(*w, "double_buffer", &undo.computations);
+      CloneLoopComputations(*w, "double_buffer", &undo.computations());
   if (!loops.ok()) return loops.status();
   auto [cond, body] = *loops;
   Instruction* param = body->parameter(0);
@@ -274,7 +244,7 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   CloneIntoOptions options;
   options.suffix = "double_buffer_clone";
   if (absl::Status s = CloneInstructionsInto(to_clone, *body, map, options,
-                                             nullptr, &undo.computations);
+                                             nullptr, &undo.computations());
       !s.ok()) {
     return s;
   }
@@ -318,8 +288,9 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
     CloneIntoOptions popts;
     popts.suffix = "peeled_double_buffer";
     popts.insert_before = w;
-    absl::Status s = CloneInstructionsInto(peeled, *parent, pmap, popts,
-                                           &undo.added, &undo.computations);
+    absl::Status s =
+        CloneInstructionsInto(peeled, *parent, pmap, popts,
+                              &undo.instructions(), &undo.computations());
     if (!s.ok()) return s;
     auto peeled_root = pmap.find(old_body->root());
     if (peeled_root == pmap.end()) {
@@ -336,34 +307,19 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   SetWhileTripCount(
       *nw, trips / 2,
       advance_iv ? info.KnownInitStepFrom(peel ? 1 : 0, 2) : std::nullopt);
-  Instruction* new_while = parent->AddInstruction(std::move(nw), w);
-  undo.added.push_back(new_while);
+  Instruction* new_while = undo.Add(*parent, std::move(nw), w);
 
-  // Verify before swapping in.
-  for (const Computation* comp : undo.computations) {
-    std::vector<std::string> problems = VerifyComputationAll(*comp);
-    if (!problems.empty()) {
-      return absl::InternalError(
-          absl::StrCat("the unrolled loop does not verify: ", problems[0]));
-    }
+  // Verify, then swap in. A peeled iteration runs first: it inherits the
+  // ordering constraints.
+  std::vector<const Computation*> verify(undo.computations().begin(),
+                                         undo.computations().end());
+  verify.push_back(parent);
+  if (absl::Status s =
+          undo.Commit(w, new_while, peel ? init : new_while, verify,
+                      "the unrolled loop does not verify: ");
+      !s.ok()) {
+    return s;
   }
-  if (std::vector<std::string> problems = VerifyComputationAll(*parent);
-      !problems.empty()) {
-    return absl::InternalError(
-        absl::StrCat("the unrolled loop does not verify: ", problems[0]));
-  }
-
-  // Swap in.
-  for (Instruction* pred : w->control_predecessors()) {
-    // A peeled iteration runs first: it inherits the ordering constraints.
-    (peel ? init : new_while)->AddControlPredecessor(pred);
-  }
-  std::vector<Instruction*> succs = w->control_successors();
-  for (Instruction* succ : succs) succ->AddControlPredecessor(new_while);
-  w->DropAllControlDependencies();
-  if (absl::Status s = w->ReplaceAllUsesWith(new_while); !s.ok()) return s;
-  undo.added.clear();  // committed: nothing to discard any more
-  undo.computations.clear();
   Computation* old_cond = w->while_condition();
   Computation* old_body = w->while_body();
   const std::string name = w->name();
@@ -469,11 +425,10 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
       !s.ok()) {
     return s;
   }
-  Undo undo;
-  undo.module = &module_;
+  LoopRewrite undo(module_);
   absl::Status s = Rewrite(w, info, undo);
   if (!s.ok()) {
-    undo.Discard();
+    undo.Rollback();
     failed.message = absl::StrCat("double buffering discarded: ", s.message());
     context_.remarks.Emit(std::move(failed));
     return false;

@@ -84,6 +84,7 @@ absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
   for (const auto& pass : passes_) ++occurrences[pass->name()];
   std::map<std::string_view, int> seen;
   bool changed = false;
+  context.memory.Reset(context.options.memory_budget_bytes);
   for (size_t i = 0; i < passes_.size(); ++i) {
     Pass& pass = *passes_[i];
     const PassInstrumentation::PassRun run{pass, static_cast<int>(i),

@@ -44,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/module.h"
 #include "passes/loop_policy.h"
+#include "passes/planning.h"
 #include "passes/remarks.h"
 
 namespace hloverlap {
@@ -55,7 +56,8 @@ struct PassOptions {
   bool pipeline_all_reduce = true;
   // Default prefetch depth for all-gathers (iterations ahead).
   int pipeline_depth = 1;
-  // Extra live bytes the pipeliner may add per loop nest; unset = no limit.
+  // Extra live bytes the hoist, the pipeliner and double buffering may add
+  // together in one pipeline run (PassContext::memory); unset = no limit.
   std::optional<int64_t> memory_budget_bytes;
   // Per-loop rules from --loop=, in order.
   std::vector<LoopRule> loop_rules;
@@ -130,6 +132,12 @@ struct PassContext {
   PassOptions options;
   RemarkSink remarks;
   ModuleSizeGuard size_guard;
+  // What loop passes' plans ask (planning.h); nullptr: no predicted times
+  // (compute-duplicating candidates are still refused).
+  const CostOracle* cost_oracle = nullptr;
+  // --memory-budget, spent once per pipeline run (PassPipeline::Run resets
+  // it from options.memory_budget_bytes).
+  MemoryLedger memory;
 };
 
 class Pass {

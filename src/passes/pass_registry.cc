@@ -17,6 +17,7 @@ void RegisterCollectivePipelinerPass(PassRegistry& registry);
 void RegisterDoubleBufferPass(PassRegistry& registry);
 void RegisterAsyncConversionPass(PassRegistry& registry);
 void RegisterLatencyHidingSchedulerPass(PassRegistry& registry);
+void RegisterAutoPlanPasses(PassRegistry& registry);
 
 const PassRegistry& GlobalPassRegistry() {
   static const PassRegistry* registry = [] {
@@ -29,6 +30,7 @@ const PassRegistry& GlobalPassRegistry() {
     RegisterDoubleBufferPass(*r);
     RegisterAsyncConversionPass(*r);
     RegisterLatencyHidingSchedulerPass(*r);
+    RegisterAutoPlanPasses(*r);
     return r;
   }();
   return *registry;
@@ -53,6 +55,13 @@ const std::vector<PresetInfo>& Presets() {
        "XLA:GPU's order (reference/xla_lhs.md section 3): cleanup, collective "
        "pipeliner, double buffering, async conversion, latency-hiding "
        "scheduler"},
+      // Plans: the pipeline with the smallest predicted step (auto_plan.h).
+      {"auto", "auto-plan",
+       "plans with the cost model: runs the fixed presets and the xla-gpu "
+       "tail after each loop rewrite on clones, keeps the fastest predicted"},
+      {"auto-rewrite", "auto-rewrite-plan",
+       "plans the loop rewrites only (no async ops, no schedule), each "
+       "predicted after the xla-gpu tail: the JAX bridge's default"},
   };
   return *presets;
 }

@@ -21,6 +21,7 @@
 #include "passes/pass_registry.h"
 #include "passes/remark_summary.h"
 #include "support/byte_size.h"
+#include "sim/sim_cost_oracle.h"
 #include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
@@ -184,6 +185,13 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     SetFromFlag(context.options, "latency-hiding-scheduler", "gpu",
                 options.gpu);
   }
+  // Plans ask the simulator `hloverlap sim` runs (the scheduler's GPU).
+  SimOptions sim_options;
+  if (std::optional<GpuSpec> spec = GpuSpecByName(context.options.gpu)) {
+    sim_options.spec = *spec;
+  }
+  SimCostOracle oracle(sim_options);
+  context.cost_oracle = &oracle;
   if (!options.scheduler_memory_limit.empty()) {
     absl::StatusOr<int64_t> limit = ParseByteFlag(
         options.scheduler_memory_limit, "--scheduler-memory-limit");

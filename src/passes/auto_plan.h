@@ -1,0 +1,73 @@
+// The planning preset (`--preset=auto`, pass `auto-plan`): the loop passes
+// plan every candidate with the cost oracle and the memory ledger
+// (planning.h); this pass plans the pipeline around them. It runs each
+// pipeline of AutoPlanCandidates() on a clone of the module, asks the cost
+// oracle for the resulting step (the simulator `hloverlap sim` runs), and
+// then runs the one with the smallest predicted step on the module itself,
+// so remarks, --verify-each and --dump-after are those of a real run of that
+// pipeline. Ties go to the earlier candidate (fewer rewrites). Every fixed
+// preset is a candidate, so the predicted step of `auto` is never above the
+// best fixed preset's.
+//
+//   hloverlap opt m.hlo --preset=auto --remarks=-
+//   analysis: auto-plan: chose hoist-async: predicted step 9.84 ms
+//     (exposed communication 0.31 ms, compute 9.41 ms, peak 23.3 MB);
+//     runner-up xla-gpu 11.48 ms [AutoPlanChoice] (step_us=9840, ...)
+//
+// `--preset=auto-rewrite` (pass `auto-rewrite-plan`, the JAX bridge's
+// default) plans the loop rewrites only: candidates are the presets without
+// async conversion and scheduling (cleanup, pipeline, hoist-pipeline, the
+// hoist alone); each is predicted after the xla-gpu tail on a clone (what
+// XLA does with the module after the bridge hands it back), and the output
+// is the chosen rewrites without the tail (the bridge's StableHLO route
+// takes no async -start/-done).
+//
+// Needs a cost oracle (PassContext::cost_oracle); without one it is an
+// error.
+#ifndef HLOVERLAP_PASSES_AUTO_PLAN_H_
+#define HLOVERLAP_PASSES_AUTO_PLAN_H_
+
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace hloverlap {
+
+struct AutoPlanCandidate {
+  std::string name;  // a fixed preset's name, or a descriptive one
+  std::string spec;  // pass pipeline text; empty: the preset `name`
+};
+
+// The candidate's pipeline.
+absl::StatusOr<PassPipeline> Build(const AutoPlanCandidate& candidate);
+
+// The pipelines the plan compares, fewest rewrites first: the fixed presets
+// and the xla-gpu tail (async conversion, latency-hiding scheduler) after
+// each combination of hoist, pipeliner and double buffering; with
+// `rewrites_only`, the loop rewrites without the tail.
+const std::vector<AutoPlanCandidate>& AutoPlanCandidates(
+    bool rewrites_only = false);
+
+class AutoPlanPass : public Pass {
+ public:
+  explicit AutoPlanPass(bool rewrites_only = false)
+      : rewrites_only_(rewrites_only) {}
+  std::string_view name() const override {
+    return rewrites_only_ ? "auto-rewrite-plan" : "auto-plan";
+  }
+  absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
+
+ private:
+  bool rewrites_only_;
+};
+
+// The rewrites-only plan as a type of its own, for the pass registry.
+class AutoRewritePlanPass : public AutoPlanPass {
+ public:
+  AutoRewritePlanPass() : AutoPlanPass(true) {}
+};
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_PASSES_AUTO_PLAN_H_

@@ -1,0 +1,124 @@
+// Planning: what loop passes ask before they rewrite (DESIGN.md, "Planning:
+// legal is not enough").
+//
+// A loop pass works in three steps: analyze (legal candidates, or a reason),
+// plan (this unit: the cost oracle predicts each candidate's effect on the
+// step, the memory ledger says whether its extra live bytes fit), apply (the
+// LoopRewrite transaction, passes/loop_rewrite.h). A candidate is taken only
+// when its predicted gain is positive and the ledger allows it; otherwise a
+// `missed` remark named `NotProfitable` or `OverMemoryBudget` carries the
+// predicted numbers (metrics, in microseconds and bytes).
+//
+// The oracle is an interface: passes never include the simulator. The tool
+// injects the simulator's (sim/sim_cost_oracle.h, the model `hloverlap sim`
+// runs) through PassContext::cost_oracle; without one (unit tests, library
+// users) a candidate that duplicates compute is still refused, with no
+// predicted times.
+//
+// Example: the seed's accumulation loop (corpus seed_gspmd_fsdp_accum, 03)
+// after the layer loops were pipelined holds an all-gather whose operand
+// chain is the whole forward layer loop; prefetching it for the next
+// microbatch computes that loop twice per iteration:
+//
+//   missed: collective-pipeliner: all-gather not prefetched: its operand
+//     chain computes while.175 (while), which the rest of the iteration also
+//     uses: prefetching would compute it again every iteration
+//     [NotProfitable] (hidden_us=..., added_compute_us=..., gain_us=-...)
+#ifndef HLOVERLAP_PASSES_PLANNING_H_
+#define HLOVERLAP_PASSES_PLANNING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/module.h"
+
+namespace hloverlap {
+
+// A whole module's predicted step, as `hloverlap sim --format=json` reports
+// it (microseconds, bytes).
+struct StepPrediction {
+  double step_us = 0;
+  double compute_us = 0;
+  double communication_us = 0;
+  double exposed_communication_us = 0;
+  int64_t peak_memory_bytes = 0;
+};
+
+// The cost model a plan asks. Implementations must be deterministic.
+class CostOracle {
+ public:
+  virtual ~CostOracle() = default;
+  // The module's step, simulated as written (schedule = instruction order).
+  virtual absl::StatusOr<StepPrediction> PredictStep(
+      const Module& module) const = 0;
+  // One run of `instr` on the compute stream: a kernel's time, a loop's
+  // trip count x (condition + body), a call its callee's; a collective its
+  // collective time (CollectiveUs).
+  virtual double ComputeUs(const Instruction& instr) const = 0;
+  // One run of collective `instr` alone on a collective stream.
+  virtual double CollectiveUs(const Instruction& instr) const = 0;
+};
+
+// --memory-budget, spent once per pipeline run by every pass that adds live
+// bytes (hoist, pipeliner, double buffering). Unset budget: everything fits.
+class MemoryLedger {
+ public:
+  // A new pipeline run (PassPipeline::Run).
+  void Reset(std::optional<int64_t> budget) {
+    budget_ = budget;
+    spent_ = 0;
+    started_ = true;
+  }
+  // For a pass run outside a pipeline: Reset unless a run started.
+  void StartIfNeeded(std::optional<int64_t> budget) {
+    if (!started_) Reset(budget);
+  }
+  // Whether `bytes` more fit (on top of `pending`, bytes a plan has taken
+  // but not yet spent).
+  bool Allows(int64_t bytes, int64_t pending = 0) const {
+    return !budget_.has_value() || spent_ + pending + bytes <= *budget_;
+  }
+  void Spend(int64_t bytes) { spent_ += bytes; }
+  std::optional<int64_t> budget() const { return budget_; }
+  int64_t spent() const { return spent_; }
+  // "the memory budget (B bytes for this pipeline run, S spent)".
+  std::string Describe(int64_t pending = 0) const;
+
+ private:
+  std::optional<int64_t> budget_;
+  int64_t spent_ = 0;
+  bool started_ = false;
+};
+
+// A candidate's predicted effect on the step, per run of the enclosing
+// loop nest's outermost step (microseconds; bytes).
+struct CandidateEstimate {
+  double hidden_us = 0;         // exposed communication the rewrite hides
+  double added_compute_us = 0;  // compute and copies the rewrite adds
+  int64_t extra_live_bytes = 0;
+  bool predicted = false;  // false: no oracle, times unknown
+  double gain_us() const { return hidden_us - added_compute_us; }
+};
+
+// Remark names of plan refusals (Remark::name).
+inline constexpr std::string_view kNotProfitable = "NotProfitable";
+inline constexpr std::string_view kOverMemoryBudget = "OverMemoryBudget";
+
+// Appends the estimate's figures to remark metrics (hidden_us,
+// added_compute_us, gain_us rounded to microseconds when predicted;
+// extra_live_bytes always).
+void AddEstimateMetrics(const CandidateEstimate& e,
+                        std::vector<std::pair<std::string, int64_t>>& metrics);
+
+// The extra live bytes of keeping `copies` more values of `value`'s shape
+// live across a loop iteration (prefetched or delayed collectives, hoisted
+// stacks, a double-buffered iteration's collectives): the one estimate every
+// pass uses, to be replaced by the buffer analysis.
+int64_t ExtraLiveBytes(const Shape& value, int64_t copies = 1);
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_PASSES_PLANNING_H_

@@ -9,7 +9,8 @@
 // `missed` remark named `NotProfitable` or `OverMemoryBudget` carries the
 // predicted numbers (metrics, in microseconds and bytes).
 //
-// The oracle is an interface: passes never include the simulator. The tool
+// The oracle is an interface (analysis/cost_oracle.h, below both passes and
+// sim): passes never include the simulator. The tool
 // injects the simulator's (sim/sim_cost_oracle.h, the model `hloverlap sim`
 // runs) through PassContext::cost_oracle; without one (unit tests, library
 // users) a candidate that duplicates compute is still refused, with no
@@ -33,34 +34,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/cost_oracle.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
-
-// A whole module's predicted step, as `hloverlap sim --format=json` reports
-// it (microseconds, bytes).
-struct StepPrediction {
-  double step_us = 0;
-  double compute_us = 0;
-  double communication_us = 0;
-  double exposed_communication_us = 0;
-  int64_t peak_memory_bytes = 0;
-};
-
-// The cost model a plan asks. Implementations must be deterministic.
-class CostOracle {
- public:
-  virtual ~CostOracle() = default;
-  // The module's step, simulated as written (schedule = instruction order).
-  virtual absl::StatusOr<StepPrediction> PredictStep(
-      const Module& module) const = 0;
-  // One run of `instr` on the compute stream: a kernel's time, a loop's
-  // trip count x (condition + body), a call its callee's; a collective its
-  // collective time (CollectiveUs).
-  virtual double ComputeUs(const Instruction& instr) const = 0;
-  // One run of collective `instr` alone on a collective stream.
-  virtual double CollectiveUs(const Instruction& instr) const = 0;
-};
 
 // --memory-budget, spent once per pipeline run by every pass that adds live
 // bytes (hoist, pipeliner, double buffering). Unset budget: everything fits.

@@ -10,8 +10,8 @@
 #ifndef HLOVERLAP_SIM_SIM_COST_ORACLE_H_
 #define HLOVERLAP_SIM_SIM_COST_ORACLE_H_
 
+#include "analysis/cost_oracle.h"
 #include "analysis/gpu_cost_model.h"
-#include "passes/planning.h"
 #include "sim/sim_types.h"
 
 namespace hloverlap {

@@ -1,0 +1,48 @@
+// The cost model a loop pass's plan asks (passes/planning.h): an interface
+// here, below both passes/ and sim/, so that passes never include the
+// simulator and the simulator never includes passes. The simulator's
+// implementation is sim/sim_cost_oracle.h; `hloverlap opt` injects it
+// through PassContext::cost_oracle.
+//
+// Example: the pipeliner asks ComputeUs of a prefetch chain's instructions
+// (what prefetching would compute again) and CollectiveUs of the all-gather
+// (what it would hide); `--preset=auto` asks PredictStep of each candidate
+// pipeline's output and keeps the fastest.
+#ifndef HLOVERLAP_ANALYSIS_COST_ORACLE_H_
+#define HLOVERLAP_ANALYSIS_COST_ORACLE_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "hlo/module.h"
+
+namespace hloverlap {
+
+// A whole module's predicted step, as `hloverlap sim --format=json` reports
+// it (microseconds, bytes).
+struct StepPrediction {
+  double step_us = 0;
+  double compute_us = 0;
+  double communication_us = 0;
+  double exposed_communication_us = 0;
+  int64_t peak_memory_bytes = 0;
+};
+
+// The cost model a plan asks. Implementations must be deterministic.
+class CostOracle {
+ public:
+  virtual ~CostOracle() = default;
+  // The module's step, simulated as written (schedule = instruction order).
+  virtual absl::StatusOr<StepPrediction> PredictStep(
+      const Module& module) const = 0;
+  // One run of `instr` on the compute stream: a kernel's time, a loop's
+  // trip count x (condition + body), a call its callee's; a collective its
+  // collective time (CollectiveUs).
+  virtual double ComputeUs(const Instruction& instr) const = 0;
+  // One run of collective `instr` alone on a collective stream.
+  virtual double CollectiveUs(const Instruction& instr) const = 0;
+};
+
+}  // namespace hloverlap
+
+#endif  // HLOVERLAP_ANALYSIS_COST_ORACLE_H_

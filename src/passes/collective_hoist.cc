@@ -239,14 +239,16 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       DescribeInstruction(*ag, module, r);
       r.loop = node->path;
       r.Metric("bytes_moved", ag->shape().ByteSize());
-      auto missed = [&](std::string why) {
+      auto missed = [&](std::string name, std::string why) {
         r.kind = RemarkKind::kMissed;
+        r.name = std::move(name);
         r.message = absl::StrCat("all-gather not hoisted out of ",
                                  outer->name(), ": ", why);
         context.remarks.Emit(r);
       };
       if (inner->parent() != outer->while_body()) {
-        missed(absl::StrCat(inner->name(), " is not directly in the body of ",
+        missed("NotDirectlyNested",
+               absl::StrCat(inner->name(), " is not directly in the body of ",
                             outer->name()));
         continue;
       }
@@ -255,12 +257,12 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       LoopPolicy inner_policy =
           ResolveLoopPolicy(*node, context.options.loop_rules);
       if (outer_policy.pipeline.has_value() && !*outer_policy.pipeline) {
-        missed(absl::StrCat("the policy of ", outer->name(),
+        missed("PipeliningOff", absl::StrCat("the policy of ", outer->name(),
                             " says pipeline=off (", outer_policy.source, ")"));
         continue;
       }
       if (inner_policy.pipeline.has_value() && !*inner_policy.pipeline) {
-        missed(absl::StrCat("the policy of ", inner->name(),
+        missed("PipeliningOff", absl::StrCat("the policy of ", inner->name(),
                             " says pipeline=off (", inner_policy.source, ")"));
         continue;
       }
@@ -268,7 +270,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       c.ag = ag;
       if (ag->operand_count() != 1 || ag->dimensions().size() != 1 ||
           HasControlDeps(ag) || !ag->shape().IsArray()) {
-        missed("not a single-operand array all-gather without control edges");
+        missed("UnsupportedCollective",
+               "not a single-operand array all-gather without control edges");
         continue;
       }
       Instruction* op = ag->operand(0);
@@ -277,7 +280,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
         op = op->operand(0);
       }
       if (op->opcode() != Opcode::kDynamicSlice) {
-        missed("its operand is not dynamic-slice (or reshape of one)");
+        missed("NotSlicedPerIteration",
+               "its operand is not dynamic-slice (or reshape of one)");
         continue;
       }
       c.ds = op;
@@ -292,6 +296,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       }
       if (!slice_ok) {
         missed(
+            "NotSlicedPerIteration",
             "the dynamic-slice does not take one whole slice along "
             "dimension 0");
         continue;
@@ -304,7 +309,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           drop0 = rs.dimensions(j) == xs.dimensions(j + 1);
         }
         if (!drop0) {
-          missed("the reshape does more than drop the sliced dimension");
+          missed("NotSlicedPerIteration",
+                 "the reshape does more than drop the sliced dimension");
           continue;
         }
         c.gather_dim = d + 1;
@@ -315,7 +321,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       if (c.gather_dim <= 0 || c.gather_dim >= xs.rank() || d < 0 ||
           d >= in.rank() || in.dimensions(d) <= 0 ||
           ag->shape().dimensions(d) % in.dimensions(d) != 0) {
-        missed("unexpected all-gather dimension");
+        missed("NotSlicedPerIteration", "unexpected all-gather dimension");
         continue;
       }
       c.factor = ag->shape().dimensions(d) / in.dimensions(d);
@@ -324,7 +330,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           body->num_parameters() == 1 ? body->parameter(0) : nullptr;
       if (param == nullptr || x->opcode() != Opcode::kGetTupleElement ||
           x->operand(0) != param || !PassedThrough(inner, x->tuple_index())) {
-        missed(absl::StrCat("the sliced value is not a state element that ",
+        missed("NotLoopInvariant",
+               absl::StrCat("the sliced value is not a state element that ",
                             inner->name(), " passes through unchanged"));
         continue;
       }
@@ -342,7 +349,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           v1->opcode() != Opcode::kGetTupleElement ||
           v1->operand(0) != oparam ||
           !PassedThrough(outer, v1->tuple_index())) {
-        missed(absl::StrCat("the stacked value changes in ", outer->name(),
+        missed("NotLoopInvariant",
+               absl::StrCat("the stacked value changes in ", outer->name(),
                             " (not an invariant state element)"));
         continue;
       }
@@ -350,7 +358,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       std::string why = CanAppendState(outer, callers);
       if (why.empty()) why = CanAppendState(inner, callers);
       if (!why.empty()) {
-        missed(why);
+        missed("OpaqueLoopState", why);
         continue;
       }
       c.outer_value = outer->operand(0)->operand(c.outer_index);
@@ -361,7 +369,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       r.Metric("extra_live_bytes", gbytes);
       if (context.options.memory_budget_bytes.has_value() &&
           used_bytes + gbytes > *context.options.memory_budget_bytes) {
-        missed(absl::StrCat("the gathered stack needs ", gbytes,
+        missed("OverMemoryBudget",
+               absl::StrCat("the gathered stack needs ", gbytes,
                             " bytes, over the memory budget (",
                             *context.options.memory_budget_bytes, ", ",
                             used_bytes, " already used)"));
@@ -431,6 +440,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       used_bytes += gbytes;
       changed = true;
       r.kind = RemarkKind::kPassed;
+      r.name = "HoistedAllGather";
       r.message =
           absl::StrCat("hoisted all-gather out of ", outer->name(),
                        ": the stacked value is gathered once before the loop (",

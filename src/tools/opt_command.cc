@@ -108,58 +108,23 @@ absl::StatusOr<std::vector<std::string>> PipelinePasses(
   return names;
 }
 
-// Builds and runs the pipeline of `--passes` / `--preset` (or of the XLA
-// flags) on the module. Returns the exit code (remarks are written even
-// when a pass fails).
-int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
-                      const PassOptions& flag_options,
-                      const XlaFlagsResult& flags) {
-  Module& module = *loaded.module;
-  const std::string& filename = loaded.filename;
+}  // namespace
+
+absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
+                                             const PassOptions& flag_options,
+                                             const XlaFlagsResult& flags) {
   absl::StatusOr<std::vector<std::string>> names =
       PipelinePasses(options, flags);
-  if (!names.ok()) return ReportStatus(names.status());
-  if (names->empty() && options.passes.empty() && options.preset.empty()) {
-    if (!options.loop_rules.empty()) {
-      PrintError("warning: --loop given without --passes or --preset");
-    }
-    return kExitOk;
-  }
-  absl::StatusOr<PassPipeline> pipeline =
-      BuildPipeline(absl::StrJoin(*names, ","));
-  if (!pipeline.ok()) return ReportStatus(pipeline.status());
-
-  // Passes rely on a module that verifies (they index tuples by
-  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
-  // the check only for a plain round trip, so an invalid input is the
-  // user's error, located, and never reaches a pass.
-  if (!options.verify) {
-    if (absl::Status st =
-            VerifyWithLocations(module, loaded.text, loaded.filename);
-        !st.ok()) {
-      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
-          st.message(), "\n", filename,
-          ": the module does not verify; passes need a module that "
-          "verifies (--no-verify skips the check only when no pass runs)")));
-    }
+  if (!names.ok()) return names.status();
+  OptPipeline out;
+  out.spec = absl::StrJoin(*names, ",");
+  if (!out.spec.empty()) {
+    absl::StatusOr<PassPipeline> pipeline = BuildPipeline(out.spec);
+    if (!pipeline.ok()) return pipeline.status();
+    out.pipeline = std::move(*pipeline);
   }
 
-  // Passes rely on a module that verifies (they index tuples by
-  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
-  // the check only for a plain round trip, so an invalid input is the
-  // user's error, located, and never reaches a pass.
-  if (!options.verify) {
-    if (absl::Status st =
-            VerifyWithLocations(module, loaded.text, loaded.filename);
-        !st.ok()) {
-      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
-          st.message(), "\n", filename,
-          ": the module does not verify; passes need a module that "
-          "verifies (--no-verify skips the check only when no pass runs)")));
-    }
-  }
-
-  PassContext context;
+  PassContext& context = out.context;
   context.options = flag_options;
   context.options.verify_each = options.verify_each;
   context.options.pipeline_depth = options.pipeline_depth;
@@ -170,7 +135,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   }
   if (!options.memory_budget.empty()) {
     absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
-    if (!budget.ok()) return ReportStatus(budget.status());
+    if (!budget.ok()) return budget.status();
     context.options.memory_budget_bytes = *budget;
   }
   if (options.max_module_instructions > 0) {
@@ -184,12 +149,52 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   if (!options.scheduler_memory_limit.empty()) {
     absl::StatusOr<int64_t> limit = ParseByteSize(
         options.scheduler_memory_limit, "--scheduler-memory-limit");
-    if (!limit.ok()) return ReportStatus(limit.status());
+    if (!limit.ok()) return limit.status();
     context.options.scheduler_memory_limit_bytes = *limit;
   }
   if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
       !s.ok()) {
-    return ReportStatus(s);
+    return s;
+  }
+  return out;
+}
+
+namespace {
+
+// Builds and runs the pipeline of `--passes` / `--preset` (or of the XLA
+// flags) on the module. Returns the exit code (remarks are written even
+// when a pass fails).
+int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
+                      const PassOptions& flag_options,
+                      const XlaFlagsResult& flags) {
+  Module& module = *loaded.module;
+  const std::string& filename = loaded.filename;
+  absl::StatusOr<OptPipeline> built =
+      BuildOptPipeline(options, flag_options, flags);
+  if (!built.ok()) return ReportStatus(built.status());
+  if (built->spec.empty() && options.passes.empty() &&
+      options.preset.empty()) {
+    if (!options.loop_rules.empty()) {
+      PrintError("warning: --loop given without --passes or --preset");
+    }
+    return kExitOk;
+  }
+  PassPipeline* pipeline = &built->pipeline;
+  PassContext& context = built->context;
+
+  // Passes rely on a module that verifies (they index tuples by
+  // get-tuple-element indices, operands by shapes, ...): --no-verify skips
+  // the check only for a plain round trip, so an invalid input is the
+  // user's error, located, and never reaches a pass.
+  if (!options.verify) {
+    if (absl::Status st =
+            VerifyWithLocations(module, loaded.text, loaded.filename);
+        !st.ok()) {
+      return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
+          st.message(), "\n", filename,
+          ": the module does not verify; passes need a module that "
+          "verifies (--no-verify skips the check only when no pass runs)")));
+    }
   }
 
   // Selectors are checked, and the summary groups remarks, by the loops
@@ -200,7 +205,9 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
                         (!options.remarks.empty() && options.remarks != "-"));
   std::vector<SummaryLoop> input_loops;
   if (summary) input_loops = SummaryLoops(module);
+  const InputNames input_names(module);
   absl::StatusOr<bool> changed = pipeline->Run(module, context);
+  MapRemarksToInput(input_names, context.remarks);
   // What did not happen as asked is on stderr whatever --remarks says.
   PrintRemarkWarnings(context.remarks);
   if (summary) {

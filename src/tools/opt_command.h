@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "passes/pass.h"
 #include "tools/cli_util.h"
+#include "tools/xla_flags.h"
 
 namespace hloverlap {
 
@@ -53,6 +55,20 @@ struct OptCommandOptions {
 };
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx);
+
+// The pipeline `opt` runs for `options` (--passes, --preset, or the passes
+// the XLA flags turn on; notes about what the flags changed go to stderr)
+// and the context it runs in (options from the flags and the command line,
+// --loop rules). `explain` builds its pipeline here too, so it runs exactly
+// what `opt` runs.
+struct OptPipeline {
+  std::string spec;  // the pass names, comma-separated (empty: none)
+  PassPipeline pipeline;
+  PassContext context;
+};
+absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
+                                             const PassOptions& flag_options,
+                                             const XlaFlagsResult& flags);
 
 // Runs `opt` and returns the exit code.
 int RunOptCommand(const OptCommandOptions& options);

@@ -257,12 +257,14 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       LoopPolicy inner_policy =
           ResolveLoopPolicy(*node, context.options.loop_rules);
       if (outer_policy.pipeline.has_value() && !*outer_policy.pipeline) {
-        missed("PipeliningOff", absl::StrCat("the policy of ", outer->name(),
+        missed("PipeliningOff",
+               absl::StrCat("the policy of ", outer->name(),
                             " says pipeline=off (", outer_policy.source, ")"));
         continue;
       }
       if (inner_policy.pipeline.has_value() && !*inner_policy.pipeline) {
-        missed("PipeliningOff", absl::StrCat("the policy of ", inner->name(),
+        missed("PipeliningOff",
+               absl::StrCat("the policy of ", inner->name(),
                             " says pipeline=off (", inner_policy.source, ")"));
         continue;
       }
@@ -295,10 +297,9 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
         slice_ok = sizes[j] == xs.dimensions(j);
       }
       if (!slice_ok) {
-        missed(
-            "NotSlicedPerIteration",
-            "the dynamic-slice does not take one whole slice along "
-            "dimension 0");
+        missed("NotSlicedPerIteration",
+               "the dynamic-slice does not take one whole slice along "
+               "dimension 0");
         continue;
       }
       int64_t d = ag->dimensions()[0];

@@ -304,12 +304,15 @@ bool PrepareLoop(Instruction* w, LoopState& ls, Why* why) {
   ls.info = AnalyzeWhileLoop(*w);
   if (!ls.info.has_induction_variable()) {
     // `missing` names the fact (induction variable, start, step or bound).
-    *why = {"UnknownTripCount", absl::StrCat("the loop's trip count cannot be established: ",
-                        ls.info.missing)};
+    *why = {"UnknownTripCount",
+            absl::StrCat("the loop's trip count cannot be established: ",
+                         ls.info.missing)};
     return false;
   }
   if (!ls.info.trip_count_proven()) {
-    *why = {"UnknownTripCount", absl::StrCat("the loop's trip count is unknown: ", ls.info.missing)};
+    *why = {
+        "UnknownTripCount",
+        absl::StrCat("the loop's trip count is unknown: ", ls.info.missing)};
     return false;
   }
   ls.cond = w->while_condition();
@@ -319,16 +322,17 @@ bool PrepareLoop(Instruction* w, LoopState& ls, Why* why) {
   ls.n = ls.info.tuple_size;
   for (Instruction* user : ls.body_param->users()) {
     if (user->opcode() != Opcode::kGetTupleElement) {
-      *why = {"OpaqueLoopState", absl::StrCat("the loop parameter is used by ", user->name(),
-                          " other than through get-tuple-element")};
+      *why = {"OpaqueLoopState",
+              absl::StrCat("the loop parameter is used by ", user->name(),
+                           " other than through get-tuple-element")};
       return false;
     }
   }
   for (Instruction* user : ls.cond->parameter(0)->users()) {
     if (user->opcode() != Opcode::kGetTupleElement) {
       *why = {"OpaqueLoopState",
-          "the loop condition uses its parameter other than through "
-          "get-tuple-element"};
+              "the loop condition uses its parameter other than through "
+              "get-tuple-element"};
       return false;
     }
   }
@@ -441,7 +445,8 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
     stack.pop_back();
     if (!seen.insert(x).second) continue;
     if (x == ls.body_param) {
-      *why = {"LoopCarriedOperand", "its operand chain uses the whole loop state"};
+      *why = {"LoopCarriedOperand",
+              "its operand chain uses the whole loop state"};
       return false;
     }
     if (x->opcode() == Opcode::kGetTupleElement &&
@@ -461,16 +466,18 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
         x->opcode() == Opcode::kCustomCall) {
       if (x->opcode() != Opcode::kCustomCall ||
           x->FindRawAttribute("custom_call_has_side_effect") != nullptr) {
-        *why = {"SideEffectingOperand", absl::StrCat("its operand chain contains ", x->name(),
-                            ", which has side effects")};
+        *why = {"SideEffectingOperand",
+                absl::StrCat("its operand chain contains ", x->name(),
+                             ", which has side effects")};
         return false;
       }
     }
     if (IsCollective(x->opcode()) || IsAsyncStart(x->opcode()) ||
         IsAsyncDone(x->opcode())) {
       if (!cands.contains(x)) {
-        *why = {"DependsOnCollective", absl::StrCat("its operand chain contains the collective ",
-                            x->name(), ", which is not prefetched with it")};
+        *why = {"DependsOnCollective",
+                absl::StrCat("its operand chain contains the collective ",
+                             x->name(), ", which is not prefetched with it")};
         return false;
       }
     }
@@ -488,10 +495,11 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
       if (user == ag || seen.contains(user) || BarrierAlias(user) != nullptr) {
         continue;
       }
-      *why = {"WouldDuplicateCompute", absl::StrCat("its operand chain computes ", x->name(), " (",
-                          AsAbsl(OpcodeName(x->opcode())),
-                          "), which the rest of the iteration also uses: "
-                          "prefetching would compute it twice")};
+      *why = {"WouldDuplicateCompute",
+              absl::StrCat("its operand chain computes ", x->name(), " (",
+                           AsAbsl(OpcodeName(x->opcode())),
+                           "), which the rest of the iteration also uses: "
+                           "prefetching would compute it twice")};
       return false;
     }
   }
@@ -531,10 +539,10 @@ bool IsFormattingOp(Opcode op) {
 
 bool AnalyzeForward(Instruction* coll, const LoopState& ls,
                     const absl::flat_hash_set<const Instruction*>& invariant,
-                    ForwardCandidate* out, Why* why,
-                    std::string* suggestion) {
+                    ForwardCandidate* out, Why* why, std::string* suggestion) {
   if (coll->operand_count() != 1) {
-    *why = {"CombinedCollective", "it has several operands (a combined collective)"};
+    *why = {"CombinedCollective",
+            "it has several operands (a combined collective)"};
     return false;
   }
   if (HasControlDeps(coll)) {
@@ -546,15 +554,17 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   const Instruction* root = ls.body->root();
   for (int steps = 0;; ++steps) {
     if (steps > kMaxFormattingOps) {
-      *why = {"StoreTooFar", "too many operations between the collective and its store"};
+      *why = {"StoreTooFar",
+              "too many operations between the collective and its store"};
       return false;
     }
     if (cur->user_count() != 1) {
-      *why = {"ResultHasSeveralUsers", cur == coll ? absl::StrCat("its result has ", cur->user_count(),
-                                        " users, not a single store")
-                         : absl::StrCat(cur->name(),
-                                        " between the collective and its "
-                                        "store has several users")};
+      *why = {"ResultHasSeveralUsers",
+              cur == coll ? absl::StrCat("its result has ", cur->user_count(),
+                                         " users, not a single store")
+                          : absl::StrCat(cur->name(),
+                                         " between the collective and its "
+                                         "store has several users")};
       return false;
     }
     Instruction* user = cur->users()[0];
@@ -564,9 +574,10 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
         if (root->operand(i) != cur) continue;
         absl::StrAppend(&elems, elems.empty() ? "" : ", ", i);
       }
-      *why = {"ResultLoopCarried", absl::StrCat(
-          "its result is carried into the next iteration (loop state element ",
-          elems, "), not stored by dynamic-update-slice")};
+      *why = {"ResultLoopCarried",
+              absl::StrCat("its result is carried into the next iteration "
+                           "(loop state element ",
+                           elems, "), not stored by dynamic-update-slice")};
       *suggestion =
           "only values stored into a loop output by dynamic-update-slice at "
           "the iteration's index can be reduced one iteration later";
@@ -574,29 +585,33 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
     }
     if (user->opcode() == Opcode::kDynamicUpdateSlice) {
       if (user->operand_count() < 2 || user->operand(1) != cur) {
-        *why = {"UnsupportedStore", absl::StrCat("it flows into the buffer operand of ",
-                            user->name(), ", not its update")};
+        *why = {"UnsupportedStore",
+                absl::StrCat("it flows into the buffer operand of ",
+                             user->name(), ", not its update")};
         return false;
       }
       out->dus = user;
       break;
     }
     if (user->opcode() == Opcode::kCall) {
-      *why = {"CallBeforeStore", absl::StrCat("a call (", user->name(),
-                          ") sits between the collective and its store")};
+      *why = {"CallBeforeStore",
+              absl::StrCat("a call (", user->name(),
+                           ") sits between the collective and its store")};
       *suggestion =
           "run the inliner first: --passes=inline,collective-pipeliner";
       return false;
     }
     if (HasControlDeps(user)) {
-      *why = {"ControlDependencies", absl::StrCat("its result goes through ", user->name(),
-                          ", which has control dependencies")};
+      *why = {"ControlDependencies",
+              absl::StrCat("its result goes through ", user->name(),
+                           ", which has control dependencies")};
       return false;
     }
     if (!IsFormattingOp(user->opcode())) {
-      *why = {"NonFormattingUser", absl::StrCat("its result goes through ", user->name(), " (",
-                          AsAbsl(OpcodeName(user->opcode())),
-                          "), which is not a formatting operation")};
+      *why = {"NonFormattingUser",
+              absl::StrCat("its result goes through ", user->name(), " (",
+                           AsAbsl(OpcodeName(user->opcode())),
+                           "), which is not a formatting operation")};
       return false;
     }
     for (Instruction* op : user->operands()) {
@@ -620,14 +635,16 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   }
   Instruction* dus = out->dus;
   if (HasControlDeps(dus)) {
-    *why = {"ControlDependencies", absl::StrCat("its store ", dus->name(), " has control dependencies")};
+    *why = {"ControlDependencies", absl::StrCat("its store ", dus->name(),
+                                                " has control dependencies")};
     return false;
   }
   Instruction* buffer = dus->operand(0);
   if (buffer->opcode() != Opcode::kGetTupleElement ||
       buffer->operand(0) != ls.body_param) {
-    *why = {"StoreNotLoopOutput", absl::StrCat("it is stored into ", buffer->name(),
-                        ", which is not a loop state element")};
+    *why = {"StoreNotLoopOutput",
+            absl::StrCat("it is stored into ", buffer->name(),
+                         ", which is not a loop state element")};
     return false;
   }
   int64_t b = buffer->tuple_index();
@@ -637,31 +654,33 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   }
   if (dus->user_count() != 1 || dus->users()[0] != root) {
     *why = {"StoredBufferRead", absl::StrCat("the stored buffer ", dus->name(),
-                        " is read inside the iteration")};
+                                             " is read inside the iteration")};
     return false;
   }
   if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
-    *why = {"StoreNotLoopOutput", absl::StrCat(
-        "the stored buffer ", dus->name(),
-        CountOccurrences(root, dus) != 1
-            ? " appears more than once in the loop output"
-            : " is written to a different loop state element than it reads")};
+    *why = {"StoreNotLoopOutput",
+            absl::StrCat("the stored buffer ", dus->name(),
+                         CountOccurrences(root, dus) != 1
+                             ? " appears more than once in the loop output"
+                             : " is written to a different loop state element "
+                               "than it reads")};
     return false;
   }
   for (Instruction* user : ls.body_param->users()) {
     if (user->tuple_index() == b &&
         (user != buffer || user->user_count() != 1)) {
-      *why = {"StoredBufferRead", absl::StrCat("loop state element ", b,
-                          " is read inside the iteration besides the store")};
+      *why = {"StoredBufferRead",
+              absl::StrCat("loop state element ", b,
+                           " is read inside the iteration besides the store")};
       return false;
     }
   }
   for (Instruction* user : ls.cond->parameter(0)->users()) {
     if (user->tuple_index() == b) {
-      *why = {"StoredBufferRead", absl::StrCat(
-          "the loop condition reads the stored buffer (state "
-          "element ",
-          b, ")")};
+      *why = {"StoredBufferRead",
+              absl::StrCat("the loop condition reads the stored buffer (state "
+                           "element ",
+                           b, ")")};
       return false;
     }
   }
@@ -1202,13 +1221,14 @@ bool IsSinkFormattingOp(Opcode op) {
 // Checks what forward-sink needs beyond AnalyzeForward: the formatting ops
 // can be batched, and the store writes one whole row of dimension 0 of an
 // [N, ...] buffer per iteration, every row exactly once.
-bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
-                 Why* why, std::string* suggestion) {
+bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls, Why* why,
+                 std::string* suggestion) {
   const int64_t trips = *ls.info.trip_count;
   const Instruction* coll = fc.collective;
   if (coll->opcode() == Opcode::kReduceScatter &&
       coll->attrs().dimensions.size() != 1) {
-    *why = {"SinkUnsupportedShape", "its scatter dimension is not a single dimension"};
+    *why = {"SinkUnsupportedShape",
+            "its scatter dimension is not a single dimension"};
     return false;
   }
   if (!coll->operand(0)->shape().IsArray() || !coll->shape().IsArray()) {
@@ -1217,11 +1237,12 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
   }
   for (const Instruction* f : fc.formatting) {
     if (!IsSinkFormattingOp(f->opcode()) || f->operand_count() != 1) {
-      *why = {"SinkUnbatchableFormatting", absl::StrCat(
-          "its result goes through ", f->name(), " (",
-          AsAbsl(OpcodeName(f->opcode())),
-          "), which cannot be batched (sink batches reshape, convert, copy, "
-          "negate and transpose)")};
+      *why = {"SinkUnbatchableFormatting",
+              absl::StrCat("its result goes through ", f->name(), " (",
+                           AsAbsl(OpcodeName(f->opcode())),
+                           "), which cannot be batched (sink batches reshape, "
+                           "convert, copy, "
+                           "negate and transpose)")};
       *suggestion = "use pipeline=on to delay it by one iteration instead";
       return false;
     }
@@ -1231,36 +1252,41 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
   const Shape& buffer = dus->operand(0)->shape();
   if (update.rank() < 1 || update.rank() != buffer.rank() ||
       update.dimensions(0) != 1 || buffer.dimensions(0) != trips) {
-    *why = {"SinkUnsupportedStore", absl::StrCat("its store ", dus->name(),
-                        " does not write one row of dimension 0 of "
-                        "a buffer with one row per iteration (",
-                        trips, ")")};
+    *why = {"SinkUnsupportedStore",
+            absl::StrCat("its store ", dus->name(),
+                         " does not write one row of dimension 0 of "
+                         "a buffer with one row per iteration (",
+                         trips, ")")};
     *suggestion = "use pipeline=on to delay it by one iteration instead";
     return false;
   }
   for (int64_t d = 1; d < update.rank(); ++d) {
     if (update.dimensions(d) != buffer.dimensions(d)) {
-      *why = {"SinkUnsupportedStore", absl::StrCat("its store ", dus->name(),
-                          " writes only part of a row of its buffer")};
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("its store ", dus->name(),
+                           " writes only part of a row of its buffer")};
       return false;
     }
   }
   if (dus->operand_count() != 2 + buffer.rank()) {
-    *why = {"SinkUnsupportedStore", absl::StrCat("its store ", dus->name(), " has no scalar indices")};
+    *why = {"SinkUnsupportedStore",
+            absl::StrCat("its store ", dus->name(), " has no scalar indices")};
     return false;
   }
   for (int64_t r = 3; r < dus->operand_count(); ++r) {
     std::optional<IntValue> v = EvaluateConstantScalar(*dus->operand(r));
     if (!v.has_value() || !v->IsZero()) {
-      *why = {"SinkUnsupportedStore", absl::StrCat("its store ", dus->name(),
-                          " has a non-zero index past dimension 0")};
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("its store ", dus->name(),
+                           " has a non-zero index past dimension 0")};
       return false;
     }
   }
   constexpr int64_t kMaxCheckedTrips = int64_t{1} << 20;
   if (trips > kMaxCheckedTrips) {
-    *why = {"SinkUnsupportedStore", absl::StrCat("the loop runs ", trips,
-                        " times, too many to check which rows it writes")};
+    *why = {"SinkUnsupportedStore",
+            absl::StrCat("the loop runs ", trips,
+                         " times, too many to check which rows it writes")};
     return false;
   }
   std::vector<bool> written(trips, false);
@@ -1269,15 +1295,17 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
     std::optional<IntValue> index =
         EvaluateInIteration(*dus->operand(2), ls.info, t);
     if (!index.has_value()) {
-      *why = {"SinkUnsupportedStore", absl::StrCat("the row its store ", dus->name(),
-                          " writes is not a function of the loop counter")};
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("the row its store ", dus->name(),
+                           " writes is not a function of the loop counter")};
       return false;
     }
     const __int128 row = index->value();
     if (row < 0 || row >= trips || written[static_cast<int64_t>(row)]) {
-      *why = {"SinkUnsupportedStore", absl::StrCat("its store ", dus->name(),
-                          " does not write every row exactly once (iteration ",
-                          t, " writes row ", index->ToString(), ")")};
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("its store ", dus->name(),
+                           " does not write every row exactly once (iteration ",
+                           t, " writes row ", index->ToString(), ")")};
       return false;
     }
     written[static_cast<int64_t>(row)] = true;
@@ -1660,11 +1688,11 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
-    Remark r = MakeRemark(RemarkKind::kPassed, SunkName(c->opcode()), *c,
-                          path, "sink", "");
-    r.format = absl::StrCat("sank {collective} out of the loop: one batched ",
-                            AsAbsl(OpcodeName(c->opcode())),
-                            " of {trips} iterations after the loop");
+    Remark r = MakeRemark(RemarkKind::kPassed, SunkName(c->opcode()), *c, path,
+                          "sink", "");
+    r.format = absl::StrCat("sank ", AsAbsl(OpcodeName(c->opcode())),
+                            " out of the loop: one batched collective of "
+                            "{trips} iterations after the loop");
     r.Instr("collective", c->name()).Int("trips", trips);
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * c->operand(0)->shape().ByteSize())
@@ -1731,10 +1759,11 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
   const int64_t trips = *ls.info.trip_count;
   if (trips < 2) {
     MissAll(colls, path,
-            trips == 0 ? Why{"LoopNeverRuns", "the loop never runs (trip count 0)"}
-                       : Why{"SingleIteration",
-                             "trip count 1: there is no next iteration to "
-                             "overlap with"},
+            trips == 0
+                ? Why{"LoopNeverRuns", "the loop never runs (trip count 0)"}
+                : Why{"SingleIteration",
+                      "trip count 1: there is no next iteration to "
+                      "overlap with"},
             "");
     return false;
   }
@@ -1823,9 +1852,9 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
     for (Instruction* ag : ags) {
       if (!cand_set.contains(ag)) {
         const Why& why = rejected[ag];
-        Remark r = MakeRemark(
-            RemarkKind::kMissed, why.name, *ag, path, "backward",
-            absl::StrCat("all-gather not prefetched: ", why.text));
+        Remark r =
+            MakeRemark(RemarkKind::kMissed, why.name, *ag, path, "backward",
+                       absl::StrCat("all-gather not prefetched: ", why.text));
         r.suggestion =
             "only all-gathers of loop-invariant data indexed by the loop "
             "counter can be gathered an iteration ahead";
@@ -1878,7 +1907,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       for (Instruction* ag : chosen) {
         Remark r = MakeRemark(RemarkKind::kPassed, "PrefetchedAllGather", *ag,
                               path, "backward", "");
-        r.format = absl::StrCat("prefetched all-gather {collective} {depth} ",
+        r.format = absl::StrCat("prefetched all-gather {depth} ",
                                 d > 1 ? "iterations" : "iteration", " ahead");
         r.Instr("collective", ag->name()).Int("depth", d);
         r.Metric("bytes_moved", BytesMoved(*ag))
@@ -1955,10 +1984,10 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
           reason = {"SharedStore",
                     "its store is shared with another collective"};
         }
-        Remark r = MakeRemark(RemarkKind::kMissed, reason.name, *c, path,
-                              "forward",
-                              absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                                           " not pipelined: ", reason.text));
+        Remark r =
+            MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "forward",
+                       absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                                    " not pipelined: ", reason.text));
         r.suggestion = suggestion;
         r.Metric("bytes_moved", BytesMoved(*c));
         context_.remarks.Emit(std::move(r));
@@ -1993,11 +2022,11 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       // Remarks name the collectives before the rewrite deletes them.
       std::vector<Remark> remarks;
       for (auto& [c, bytes] : described) {
-        Remark r = MakeRemark(RemarkKind::kPassed, DelayedName(c->opcode()),
-                              *c, path, "forward", "");
-        r.format = absl::StrCat(
-            "delayed ", AsAbsl(OpcodeName(c->opcode())),
-            " {collective} to the next iteration (overlaps its compute)");
+        Remark r = MakeRemark(RemarkKind::kPassed, DelayedName(c->opcode()), *c,
+                              path, "forward", "");
+        r.format =
+            absl::StrCat("delayed ", AsAbsl(OpcodeName(c->opcode())),
+                         " to the next iteration (overlaps its compute)");
         r.Instr("collective", c->name());
         r.Metric("bytes_moved", BytesMoved(*c))
             .Metric("extra_live_bytes", bytes)

@@ -1032,8 +1032,8 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
       context.remarks.Emit(std::move(r));
     }
     if (schedule.ok() && schedule->resource_limit_overrides > 0) {
-      Remark r = ComputationRemark(
-          RemarkKind::kMissed, "InFlightLimitExceeded", *comp, loop_path);
+      Remark r = ComputationRemark(RemarkKind::kMissed, "InFlightLimitExceeded",
+                                   *comp, loop_path);
       r.message = absl::StrCat(
           "in ", comp->name(), " the in-flight limit (",
           config.collective_in_flight_limit, ") had to be exceeded ",

@@ -132,8 +132,8 @@ std::string RemarkNamesMarkdown() {
       "`all-gather.7`).\n\n"
       "| name | kind | passes | meaning |\n|---|---|---|---|\n";
   for (const RemarkNameInfo& n : KnownRemarkNames()) {
-    absl::StrAppend(&out, "| `", AsAbsl(n.name), "` | ", AsAbsl(n.kinds),
-                    " | ", AsAbsl(n.passes), " | ", AsAbsl(n.meaning), " |\n");
+    absl::StrAppend(&out, "| `", AsAbsl(n.name), "` | ", AsAbsl(n.kinds), " | ",
+                    AsAbsl(n.passes), " | ", AsAbsl(n.meaning), " |\n");
   }
   return out;
 }
@@ -166,7 +166,6 @@ void AppendRemarkText(const Remark& r, std::string_view label,
     absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
   }
   absl::StrAppend(&out, AsAbsl(label), ": ", r.pass, ": ");
-  if (!r.name.empty()) absl::StrAppend(&out, r.name, ": ");
   out.append(r.message);
   if (!r.instruction.empty()) {
     absl::StrAppend(&out, " [", r.instruction);
@@ -181,6 +180,8 @@ void AppendRemarkText(const Remark& r, std::string_view label,
     }
     out.append(")");
   }
+  // The name last, as LLVM's [-Rpass=NAME]: the part tools match.
+  if (!r.name.empty()) absl::StrAppend(&out, " [", r.name, "]");
   out.push_back('\n');
   if (!r.suggestion.empty()) {
     absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");

@@ -17,17 +17,17 @@
 //
 //   Remark r;
 //   r.name = "PrefetchedAllGather";
-//   r.format = "prefetched {collective} {depth} iteration(s) ahead";
+//   r.format = "prefetched all-gather {depth} iteration(s) ahead";
 //   r.Instr("collective", "all-gather.7").Int("depth", 1);
-//   // message: "prefetched all-gather.7 1 iteration(s) ahead"
+//   // message: "prefetched all-gather 1 iteration(s) ahead"
 //
 // Passes name the instructions of the module they see, which may be clones
 // (`all-gather.7.next.peel`); MapRemarksToInput (remark_summary.h) maps them
 // back to the input's names before remarks reach the user. Rendered as text
 //
-//   model.py:63: passed: collective-pipeliner: PrefetchedAllGather:
-//     prefetched all-gather all_gather.8 1 iteration ahead [all_gather.8 in
-//     loop while.198/while.195] (bytes_moved=393216, extra_live_bytes=...)
+//   model.py:63: passed: collective-pipeliner: prefetched all-gather 1
+//     iteration ahead [all_gather.8 in loop while.198/while.195]
+//     (bytes_moved=393216, extra_live_bytes=...) [PrefetchedAllGather]
 //
 // or as JSON lines (one object per remark, `name` and `args` included).
 #ifndef HLOVERLAP_PASSES_REMARKS_H_
@@ -73,7 +73,7 @@ struct Remark {
   // The message with `{key}` placeholders; empty: `message` is the text.
   std::string format;
   std::vector<RemarkArg> args;
-  std::string suggestion;   // for missed remarks
+  std::string suggestion;  // for missed remarks
   // Numeric facts: bytes_moved, extra_live_bytes, trip_count, depth, ...
   std::vector<std::pair<std::string, int64_t>> metrics;
 

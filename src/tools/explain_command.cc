@@ -379,7 +379,7 @@ nlohmann::json RemarksJson(const RemarkSink& sink) {
 
 // The pipeline's run: what it was, its remarks (input names).
 struct PipelineRun {
-  std::string how;   // "--preset=pipeline", "--passes=a,b"
+  std::string how;  // "--preset=pipeline", "--passes=a,b"
   std::string spec;
   RemarkSink remarks;
 };
@@ -410,7 +410,8 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
       !s.ok()) {
     return ReportStatus(s);
   }
-  absl::StatusOr<OptPipeline> built = BuildOptPipeline(opt, flag_options, flags);
+  absl::StatusOr<OptPipeline> built =
+      BuildOptPipeline(opt, flag_options, flags);
   if (!built.ok()) return ReportStatus(built.status());
   run.spec = built->spec;
   run.how = opt.preset.empty() ? absl::StrCat("--passes=", opt.passes)
@@ -480,8 +481,8 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
       j["pipelining"] = std::move(pipelining);
       j["remarks"] = std::move(all);
     }
-    text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-           "\n";
+    text =
+        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
     text = FormatSummaryText(summary, options.all_computations);
     if (pipeline) {
@@ -501,9 +502,9 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
             "or --remarks=- here)\n";
       }
       const size_t first_line = text.find('\n');
-      text.insert(first_line == std::string::npos ? text.size()
-                                                  : first_line + 1,
-                  decisions);
+      text.insert(
+          first_line == std::string::npos ? text.size() : first_line + 1,
+          decisions);
     }
   }
   return ReportStatus(WriteOutputFile("-", text + list));
@@ -540,9 +541,9 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
                                absl::StrJoin(KnownPresets(), ", ")));
   cmd->add_option("--passes", opt.passes,
                   "The pipeline to explain as pass names, as for opt");
-  cmd->add_option("--loop", opt.loop_rules,
-                  absl::StrCat("Per-loop rule, as for opt:\n",
-                               AsAbsl(LoopRuleHelp())))
+  cmd->add_option(
+         "--loop", opt.loop_rules,
+         absl::StrCat("Per-loop rule, as for opt:\n", AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--memory-budget", opt.memory_budget,

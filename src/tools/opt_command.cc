@@ -172,8 +172,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   absl::StatusOr<OptPipeline> built =
       BuildOptPipeline(options, flag_options, flags);
   if (!built.ok()) return ReportStatus(built.status());
-  if (built->spec.empty() && options.passes.empty() &&
-      options.preset.empty()) {
+  if (built->spec.empty() && options.passes.empty() && options.preset.empty()) {
     if (!options.loop_rules.empty()) {
       PrintError("warning: --loop given without --passes or --preset");
     }

@@ -411,11 +411,28 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
                     ", the first: ", failures[0]->pass, ": ",
                     failures[0]->message, "\n");
   }
-  int64_t counts[5] = {0, 0, 0, 0, 0};
-  for (const Remark& r : remarks) ++counts[static_cast<int>(r.kind)];
-  absl::StrAppend(&out, "remarks: ", counts[0], " passed, ", counts[1],
-                  " missed, ", counts[2], " failures");
-  if (counts[4] > 0) absl::StrAppend(&out, ", ", counts[4], " warnings");
+  int64_t passed = 0, missed = 0, failed = 0, warnings = 0;
+  for (const Remark& r : remarks) {
+    switch (r.kind) {
+      case RemarkKind::kPassed:
+        ++passed;
+        break;
+      case RemarkKind::kMissed:
+        ++missed;
+        break;
+      case RemarkKind::kFailure:
+        ++failed;
+        break;
+      case RemarkKind::kWarning:
+        ++warnings;
+        break;
+      case RemarkKind::kAnalysis:
+        break;
+    }
+  }
+  absl::StrAppend(&out, "remarks: ", passed, " passed, ", missed, " missed, ",
+                  failed, " failures");
+  if (warnings > 0) absl::StrAppend(&out, ", ", warnings, " warnings");
   if (!remarks_file.empty()) {
     absl::StrAppend(&out, "; all remarks in ", remarks_file);
   }

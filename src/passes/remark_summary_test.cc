@@ -107,5 +107,20 @@ TEST(RemarksSummary, NoLoopDecisions) {
   EXPECT_THAT(s, HasSubstr("remarks: 0 passed, 0 missed, 0 failures\n"));
 }
 
+// Every kind is counted, warnings too (an index by kind once wrote past a
+// four-entry array when a fifth kind was added).
+TEST(RemarksSummary, CountsEveryKind) {
+  std::vector<Remark> remarks = {
+      Make("collective-pipeliner", RemarkKind::kWarning, "while.1", "while",
+           "outer/while.1", "known_trip_count 4 contradicts the loop"),
+      Make("collective-pipeliner", RemarkKind::kPassed, "all-gather.1",
+           "all-gather", "outer/while.1", "prefetched"),
+      Make("collective-pipeliner", RemarkKind::kAnalysis, "", "", "", "note")};
+  const std::string s = RemarksSummary(remarks, Loops());
+  EXPECT_THAT(s, HasSubstr("pipeliner warning: 1x known_trip_count 4"));
+  EXPECT_THAT(s, HasSubstr("remarks: 1 passed, 0 missed, 0 failures, "
+                           "1 warnings\n"));
+}
+
 }  // namespace
 }  // namespace hloverlap

@@ -442,11 +442,12 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       changed = true;
       r.kind = RemarkKind::kPassed;
       r.name = "HoistedAllGather";
-      r.message =
-          absl::StrCat("hoisted all-gather out of ", outer->name(),
-                       ": the stacked value is gathered once before the loop (",
-                       gathered->name(), ") instead of once per iteration of ",
-                       outer->name());
+      // The gathered stack is new: a name of the output, not a clone.
+      r.format =
+          "hoisted all-gather out of {outer}: the stacked value is gathered "
+          "once before the loop ({gathered}) instead of once per iteration "
+          "of {outer}";
+      r.Loop("outer", outer->name()).Text("gathered", gathered->name());
       context.remarks.Emit(r);
     }
   }

@@ -294,7 +294,9 @@ void MapRemarksToInput(const InputNames& names, RemarkSink& sink) {
       if (a.type == RemarkArg::Type::kInstruction) a.text = names.Map(a.text);
       if (a.type == RemarkArg::Type::kLoop) a.text = names.MapPath(a.text);
     }
-    r.message = names.MapText(r.Render());
+    // Text arguments name what the pass made (the module it returns has
+    // them), so they stay.
+    r.message = r.format.empty() ? names.MapText(r.message) : r.Render();
     r.suggestion = names.MapText(r.suggestion);
   }
 }

@@ -70,8 +70,9 @@ class InputNames {
 };
 
 // Renames what the remarks refer to (instruction, loop, instruction and
-// loop arguments, names in the message and the suggestion) to the input's
-// names.
+// loop arguments, names in a message without a format and in the
+// suggestion) to the input's names; text arguments (names of instructions a
+// pass made that the output has, `ag.hoisted`) stay.
 void MapRemarksToInput(const InputNames& names, RemarkSink& sink);
 
 // The summary text (lines end with '\n'; the last one is the counts line,

@@ -163,7 +163,10 @@ def build(cfg):
     if pf is not None:
       h, _ = jax.lax.scan(layer_hoisted, xb, (p, pf))
     else:
-      h, _ = jax.lax.scan(layer, xb, p)
+      # remat=True: each layer's activations are recomputed in the backward
+      # pass (jax.checkpoint, saving nothing), as the corpus' _remat case.
+      body = jax.checkpoint(layer) if cfg.get("remat") else layer
+      h, _ = jax.lax.scan(body, xb, p)
     return jnp.mean(jnp.square(h.astype(jnp.float32)))
 
   def grads(p, xb, pf=None):

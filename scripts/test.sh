@@ -5,15 +5,24 @@
 #      without tests labelled `slow`; the same build has libFuzzer's
 #      coverage instrumentation (-DHLOVERLAP_FUZZ=ON), so it also makes
 #   3. the libFuzzer parser target, run for FUZZ_SECONDS (default 30)
-#      seeded with the corpus and tests/ files.
+#      seeded with the corpus and tests/ files;
+#   1b. on the Release build of 1: a bounded never-crash sweep of every
+#      pass and preset over the test inputs (scripts/pass_sweep.sh,
+#      SWEEP_SECONDS, default 60) and a bounded run of the semantic fuzzer
+#      (fuzz/semantic_fuzzer.cc, SEMFUZZ_SECONDS, default 75, seed
+#      SEMFUZZ_SEED, default 1): mutated small modules through every preset,
+#      checked bit-identical on the reference interpreter
+#      (docs/RELIABILITY.md).
 #   One clang build for 2 and 3 instead of a g++ sanitizer build plus a
 #   clang fuzz build: 303 s instead of 479 + 68 s on the 2-core machine
 #   (docs/BENCHMARKS.md, "Build and CI time").
 # Ends with one summary line `N passed, M failed` (ctest totals of both
-# builds, plus the fuzz run counted as one test). Exit status 0 iff M is 0.
+# builds, plus the sweep, the semantic fuzzer and the fuzz run counted as
+# one test each). Exit status 0 iff M is 0.
 #
 # Environment: JOBS (default 2), BUILD_ROOT (default ./build-ci),
-# FUZZ_SECONDS (default 30; 0 skips the fuzz run), SAN_CXX (compiler for the
+# FUZZ_SECONDS (default 30; 0 skips the fuzz run), SWEEP_SECONDS and
+# SEMFUZZ_SECONDS (0 skips them), SEMFUZZ_SEED, SAN_CXX (compiler for the
 # sanitizer build, default clang++-14; with a compiler that is not clang the
 # fuzz target gets its own clang build), SKIP_DEPS=1 (do not run
 # install-deps.sh).
@@ -24,6 +33,9 @@ ROOT=$(pwd)
 JOBS=${JOBS:-2}
 BUILD_ROOT=${BUILD_ROOT:-$ROOT/build-ci}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+SWEEP_SECONDS=${SWEEP_SECONDS:-60}
+SEMFUZZ_SECONDS=${SEMFUZZ_SECONDS:-75}
+SEMFUZZ_SEED=${SEMFUZZ_SEED:-1}
 SAN_CXX=${SAN_CXX:-clang++-14}
 START=$(date +%s)
 
@@ -64,6 +76,24 @@ ctest_stage() {
   stage_lines+=("$name: $((total - failed)) passed, $failed failed (at $(elapsed))")
 }
 
+# check_stage NAME LOG COMMAND...: runs a check counted as one test; its
+# last output line goes to the summary.
+check_stage() {
+  local name=$1 log=$2
+  shift 2
+  echo "=== [$name] $* ($(elapsed))"
+  if "$@" >"$log" 2>&1; then
+    tail -n 5 "$log"
+    total_passed=$((total_passed + 1))
+    stage_lines+=("$name: passed, $(tail -n 1 "$log" | cut -c1-160) (at $(elapsed))")
+  else
+    tail -n 40 "$log"
+    echo "[$name] FAILED (log: $log)"
+    total_failed=$((total_failed + 1))
+    stage_lines+=("$name: FAILED, $(tail -n 1 "$log" | cut -c1-160)")
+  fi
+}
+
 # build_stage NAME BUILD_DIR TARGETS -- CMAKE ARGS...: configure and build.
 build_stage() {
   local name=$1 dir=$2 targets=$3
@@ -96,6 +126,19 @@ if build_stage release "$BUILD_ROOT/release" "" -- \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DCMAKE_CXX_COMPILER=g++; then
   ctest_stage release "$BUILD_ROOT/release"
+  # 1b. Bounded sweep and semantic fuzzer on the Release binaries.
+  if [[ "$SWEEP_SECONDS" -gt 0 ]]; then
+    check_stage sweep "$BUILD_ROOT/pass_sweep.log" \
+      bash scripts/pass_sweep.sh --time-budget="$SWEEP_SECONDS" \
+      "$BUILD_ROOT/release/hloverlap"
+  fi
+  if [[ "$SEMFUZZ_SECONDS" -gt 0 ]]; then
+    rm -rf "$BUILD_ROOT/semantic-fuzz"
+    check_stage semantic-fuzz "$BUILD_ROOT/semantic-fuzz.log" \
+      "$BUILD_ROOT/release/fuzz/semantic_fuzzer" --seed="$SEMFUZZ_SEED" \
+      --time-budget="$SEMFUZZ_SECONDS" --jobs="$JOBS" \
+      --out="$BUILD_ROOT/semantic-fuzz"
+  fi
 fi
 
 # 2. ASan + UBSan (benchmarks off; tests labelled `slow` skipped), with

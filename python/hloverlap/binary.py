@@ -88,6 +88,48 @@ def find_binary(binary: Optional[str] = None,
       "ninja -C build hloverlap)".format(ENV_VAR))
 
 
+# (path, mtime_ns, size) -> catalog; a rebuilt binary is asked again.
+_CATALOGS: Dict[tuple, dict] = {}
+
+
+def catalog(exe: str) -> dict:
+  """What the binary declares: {"presets": {name: pipeline text},
+  "passes": {name: {option: declaration}}} from `hloverlap opt
+  --list-presets --json` and `--list-passes --json` (cached per binary
+  file). The presets and option ranges are declared once, in the binary;
+  the package reads them from there."""
+  st = os.stat(exe)
+  key = (os.path.realpath(exe), st.st_mtime_ns, st.st_size)
+  if key not in _CATALOGS:
+    out = {}
+    for what in ("presets", "passes"):
+      args = [exe, "opt", "--list-" + what, "--json"]
+      try:
+        proc = subprocess.run(args, capture_output=True, text=True,
+                              timeout=60)
+        data = json.loads(proc.stdout) if proc.returncode == 0 else None
+      except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        raise HloverlapError("cannot read the {} of {}: {}".format(
+            what, exe, e), None, "", args)
+      if not isinstance(data, dict) or not isinstance(data.get(what), list):
+        raise HloverlapError(
+            "{} --list-{} --json (exit {}) printed no {} list: {}".format(
+                exe, what, proc.returncode, what, proc.stderr.strip()[-500:]),
+            proc.returncode, proc.stderr, args)
+      out[what] = data[what]
+    _CATALOGS[key] = {
+        "presets": {p["name"]: p["pipeline"] for p in out["presets"]},
+        "passes": {p["name"]: {o["name"]: o for o in p.get("options", [])}
+                   for p in out["passes"]},
+    }
+  return _CATALOGS[key]
+
+
+def known_presets(exe: str) -> Dict[str, str]:
+  """The binary's presets: {name: pipeline text} (see `catalog`)."""
+  return catalog(exe)["presets"]
+
+
 class OptResult(NamedTuple):
   text: str  # the optimized module
   remarks: List[dict]  # one dict per remark (the tool's JSON lines)
@@ -141,8 +183,8 @@ def summarize_remarks(remarks: List[dict]) -> Dict[str, int]:
 def run_opt(hlo_text: str, options=None) -> OptResult:
   """Runs `hloverlap opt` on `hlo_text` with `options` (an Options or dict)."""
   opts = as_options(options)
-  opts.validate()
   exe = find_binary(opts.binary)
+  opts.validate(catalog(exe))
   tmp = None
   work = opts.keep_dir
   if work is None:

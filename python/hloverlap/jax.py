@@ -226,6 +226,22 @@ def _same_sharding(a, b, ndim: int) -> bool:
     return False
 
 
+
+def executable_hlo_text(executable) -> str:
+  """XLA's final module of a compiled executable: the optimized HLO that XLA
+  runs (fused, scheduled, with its async wrappers and cuBLAS custom-calls),
+  what `hloverlap sim` predicts a step from. jaxlib's LoadedExecutable
+  (`hlo_modules()`) or a jax.stages.Compiled (`as_text()`)."""
+  modules = getattr(executable, "hlo_modules", None)
+  if modules is not None:
+    texts = []
+    for m in modules():
+      to_string = getattr(m, "to_string", None)
+      texts.append(to_string() if to_string is not None else str(m))
+    return "\n".join(texts)
+  return executable.as_text()
+
+
 class BridgeCompiled:
   """A compiled step: call it like the jax.jit function (dynamic args).
 
@@ -273,9 +289,18 @@ class BridgeCompiled:
     self._in_shardings = in_shardings
     self._out_shardings = out_shardings  # else resolved on the first call
     self.sharding_source = "jit-compile" if out_shardings else None
+    self._final_hlo: Optional[str] = None
 
   def remark_counts(self) -> Dict[str, int]:
     return summarize_remarks(self.remarks)
+
+  def final_hlo(self) -> str:
+    """XLA's final module of the step compiled from hloverlap's output (the
+    executable's optimized HLO): `hloverlap sim` on it predicts the step as
+    XLA runs it; hlo_after is the module before XLA fused it."""
+    if self._final_hlo is None:
+      self._final_hlo = executable_hlo_text(self.executable)
+    return self._final_hlo
 
   def summary(self) -> Dict[str, Any]:
     """What the compile did, as JSON-able values (also in bridge.json)."""
@@ -395,6 +420,10 @@ class FallbackCompiled:
 
   def remark_counts(self) -> Dict[str, int]:
     return {}
+
+  def final_hlo(self) -> str:
+    """XLA's final module of jax.jit's own compile."""
+    return executable_hlo_text(self.compiled)
 
   def summary(self) -> Dict[str, Any]:
     return dict(route=self.route, failed_stage=self.error.stage,

@@ -18,9 +18,6 @@ import dataclasses
 import os
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
-_KNOWN_PRESETS = ("cleanup", "pipeline", "hoist-pipeline", "xla-gpu")
-
-
 class OptionsError(ValueError):
   """An option value that `hloverlap opt` would reject (caught early)."""
 
@@ -72,19 +69,33 @@ class Options:
                            .format(r))
     return rules
 
-  def validate(self) -> None:
+  def validate(self, catalog: Optional[dict] = None) -> None:
+    """Raises OptionsError for what `hloverlap opt` would reject.
+
+    The presets and the range of `pipeline_depth` are the binary's
+    (`hloverlap.binary.catalog`): from `catalog`, else from the binary these
+    options name when one is found (no binary: those two are left to the
+    binary to check).
+    """
+    if catalog is None:
+      catalog = _catalog_of(self.binary)
     if self.preset is not None and self.passes is not None:
       raise OptionsError("give either preset or passes, not both")
-    if self.preset is not None and self.preset not in _KNOWN_PRESETS:
+    if (self.preset is not None and catalog is not None and
+        self.preset not in catalog["presets"]):
       raise OptionsError("unknown preset {!r}; known: {}".format(
-          self.preset, ", ".join(_KNOWN_PRESETS)))
+          self.preset, ", ".join(catalog["presets"])))
     if self.remarks_format not in ("json", "text"):
       raise OptionsError("remarks_format must be 'json' or 'text'")
     if self.pipeline_depth is not None:
       if (not isinstance(self.pipeline_depth, int) or
-          isinstance(self.pipeline_depth, bool) or
-          not 1 <= self.pipeline_depth <= 64):
-        raise OptionsError("pipeline_depth must be an int in [1, 64]")
+          isinstance(self.pipeline_depth, bool)):
+        raise OptionsError("pipeline_depth must be an int")
+      depth = (catalog or {}).get("passes", {}).get(
+          "collective-pipeliner", {}).get("depth")
+      if depth and not depth["min"] <= self.pipeline_depth <= depth["max"]:
+        raise OptionsError("pipeline_depth must be an int in [{}, {}]".format(
+            depth["min"], depth["max"]))
     if self.memory_budget is not None:
       if isinstance(self.memory_budget, bool):
         raise OptionsError("memory_budget must be bytes (int) or a size string")
@@ -135,6 +146,16 @@ class Options:
 
   def replace(self, **changes) -> "Options":
     return dataclasses.replace(self, **changes)
+
+
+def _catalog_of(binary: Optional[str]) -> Optional[dict]:
+  """The catalog of the binary `binary` (or the one found), or None."""
+  from hloverlap import binary as binary_mod  # binary imports this module
+  try:
+    exe = binary_mod.find_binary(binary)
+  except binary_mod.BinaryNotFoundError:
+    return None
+  return binary_mod.catalog(exe)
 
 
 def as_options(options: Union[None, Options, Mapping[str, object]]) -> Options:

@@ -7,6 +7,10 @@ FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead.
 FAKE_HLOVERLAP_FAIL_AT=NAME exits with 2 and `IN:LINE:3: ...` pointing at
 the line that defines NAME. FAKE_HLOVERLAP_COPY=1 inserts a copy of ENTRY's
 first parameter (to exercise the route fixups).
+`opt --list-presets --json` / `opt --list-passes --json` print the real
+binary's shape of catalog with a preset of its own ("fake-preset") and the
+pipeliner's depth range as 1..64; FAKE_HLOVERLAP_LIST_LOG=FILE appends a
+line per listing (FAKE_HLOVERLAP_EXIT does not apply to listings).
 """
 import json
 import os
@@ -14,6 +18,24 @@ import sys
 
 
 def main(argv):
+  if argv[:1] == ["opt"] and argv[1:2] in (["--list-presets"],
+                                           ["--list-passes"]):
+    log = os.environ.get("FAKE_HLOVERLAP_LIST_LOG")
+    if log:
+      with open(log, "a") as f:
+        f.write(argv[1] + "\n")
+    if argv[1] == "--list-presets":
+      names = ["cleanup", "pipeline", "hoist-pipeline", "xla-gpu",
+               "fake-preset"]
+      print(json.dumps({"presets": [
+          {"name": n, "pipeline": "inline,dce", "help": "", "passes": []}
+          for n in names]}))
+    else:
+      print(json.dumps({"passes": [
+          {"name": "collective-pipeliner", "help": "", "options": [
+              {"name": "depth", "type": "int", "min": 1, "max": 64,
+               "default": 1, "flag": "--pipeline-depth", "help": ""}]}]}))
+    return 0
   code = int(os.environ.get("FAKE_HLOVERLAP_EXIT", "0"))
   if code:
     sys.stderr.write("in.hlo:1:1: expected 'HloModule'\n")

@@ -139,8 +139,40 @@ def _real_binary():
   return None
 
 
+class CatalogTest(unittest.TestCase):
+
+  def setUp(self):
+    self.tmp = tempfile.mkdtemp()
+    self.exe = _fake_exe(self.tmp)
+    self.log = os.path.join(self.tmp, "list.log")
+
+  def test_read_from_the_binary_once(self):
+    with mock.patch.dict(os.environ, {"FAKE_HLOVERLAP_LIST_LOG": self.log}):
+      presets = binary.known_presets(self.exe)
+      self.assertIn("fake-preset", presets)
+      self.assertEqual(binary.catalog(self.exe)["passes"][
+          "collective-pipeliner"]["depth"]["max"], 64)
+      binary.known_presets(self.exe)
+      # A preset only the binary knows is accepted; run_opt asks it.
+      binary.run_opt(SMALL, Options(binary=self.exe, preset="fake-preset"))
+    self.assertEqual(_read(self.log).split(),
+                     ["--list-presets", "--list-passes"])
+
+  def test_unknown_preset_is_caught_before_the_run(self):
+    with self.assertRaisesRegex(Exception, "unknown preset 'fast'"):
+      binary.run_opt(SMALL, Options(binary=self.exe, preset="fast"))
+
+
 @unittest.skipUnless(_real_binary(), "HLOVERLAP_BIN not set (ctest sets it)")
 class RunOptRealTest(unittest.TestCase):
+
+  def test_catalog_of_the_real_binary(self):
+    c = binary.catalog(_real_binary())
+    self.assertIn("hoist-pipeline", c["presets"])
+    self.assertIn("collective-pipeliner", c["presets"]["hoist-pipeline"])
+    depth = c["passes"]["collective-pipeliner"]["depth"]
+    self.assertEqual((depth["min"], depth["max"]), (1, 64))
+    Options().validate(c)  # the default preset is the binary's
 
   def test_seed_example_pipelines(self):
     src = _read(os.path.join(SRC, "examples", "seed_scenario.hlo"))

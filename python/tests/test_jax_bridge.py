@@ -128,6 +128,9 @@ class Compiled:
     self.env.fallback_calls.append(args)
     return ("jit", args)
 
+  def as_text(self):
+    return "// jax.jit's final module\n"
+
 
 class Lowered:
   """jax.stages.Lowered of f(p, q) -> (r, s) with p, q: f32[4]."""
@@ -222,7 +225,22 @@ class FakeJaxEnv:
         return [[Array((2,), tag="r0"), Array((2,), tag="r1")],
                 [Array((), tag="s0"), Array((), tag="s1")]]
 
+    class FinalModule:
+
+      def __init__(self, text):
+        self.text = text
+
+      def to_string(self):
+        return self.text
+
     class Executable:
+
+      def __init__(self, module=None):
+        self.module = module
+
+      def hlo_modules(self):
+        # XLA's final module: what XLA made of the module handed to it.
+        return [FinalModule("// optimized by XLA\n" + self.module[1])]
 
       def execute_sharded(self, leaves):
         env.executed.append(list(leaves))
@@ -239,7 +257,7 @@ class FakeJaxEnv:
         env.compiled.append((module, options, devices))
         if compile_error:
           raise RuntimeError(compile_error)
-        return Executable()
+        return Executable(module)
     xb.get_backend = Backend
     src.xla_bridge = xb
     lib = types.ModuleType("jax._src.lib")
@@ -372,6 +390,18 @@ class CompileTest(_TmpCase):
     self.assertEqual(c.fixes, [])
     for k in ("hloverlap_s", "prepare_s", "xla_compile_s", "total_s"):
       self.assertIn(k, c.timings)
+
+  def test_final_hlo_is_the_executables_optimized_module(self):
+    # final_hlo(): XLA's final module of the program compiled from
+    # hloverlap's output (what `hloverlap sim` predicts the step from), not
+    # hloverlap's own, unfused output; asked once.
+    env = FakeJaxEnv()
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts)
+    final = c.final_hlo()
+    self.assertEqual(final, "// optimized by XLA\n" + env.compiled[0][0][1])
+    self.assertNotEqual(final, c.hlo_after)
+    self.assertIs(c.final_hlo(), final)
 
   def test_donor_becomes_alias_when_shardings_match(self):
     # p (donated) and r have the same shape and Shardy sharding.
@@ -684,6 +714,7 @@ class FallbackAndErrorTest(_TmpCase):
     self.assertEqual(len(env.jit_compiles), 1)
     self.assertEqual(out[0], "jit")
     self.assertEqual(len(env.fallback_calls), 1)
+    self.assertEqual(c.final_hlo(), "// jax.jit's final module\n")
 
   def test_shard_map_fallback_compiles_jit(self):
     env = FakeJaxEnv()

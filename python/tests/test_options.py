@@ -4,6 +4,15 @@ import unittest
 from hloverlap.options import Options, OptionsError, as_options
 
 
+# As `hloverlap.binary.catalog` returns it.
+CATALOG = {
+    "presets": {"cleanup": "inline,tuple-simplify,dce",
+                "hoist-pipeline": "inline,dce", "fake-preset": "dce"},
+    "passes": {"collective-pipeliner": {
+        "depth": {"name": "depth", "type": "int", "min": 1, "max": 64}}},
+}
+
+
 class OptionsTest(unittest.TestCase):
 
   def test_defaults(self):
@@ -61,7 +70,19 @@ class OptionsTest(unittest.TestCase):
                 dict(pipeline_depth=True), dict(memory_budget=-1),
                 dict(memory_budget=" ")]:
       with self.subTest(bad=bad), self.assertRaises(OptionsError):
-        Options(**bad).validate()
+        Options(**bad).validate(CATALOG)
+
+  def test_presets_and_depth_range_are_the_binarys(self):
+    # What the binary declares decides (hloverlap.binary.catalog).
+    Options(preset="fake-preset").validate(CATALOG)
+    with self.assertRaisesRegex(OptionsError, "known: .*fake-preset"):
+      Options(preset="xla-gpu").validate({"presets": {"fake-preset": ""},
+                                          "passes": {}})
+    narrow = {"presets": CATALOG["presets"], "passes": {
+        "collective-pipeliner": {"depth": {"min": 1, "max": 8}}}}
+    with self.assertRaisesRegex(OptionsError, r"\[1, 8\]"):
+      Options(pipeline_depth=9).validate(narrow)
+    Options(pipeline_depth=9).validate(CATALOG)
 
   def test_as_options(self):
     self.assertEqual(as_options(None), Options())

@@ -10,9 +10,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/collective_ops.h"
 #include "analysis/module_summary.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/opcode_traits.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -389,6 +391,35 @@ bool IsGemmCustomCall(const Instruction& instr) {
   return t == "__cublas$gemm" || t.rfind("__cublas$lt$matmul", 0) == 0;
 }
 
+bool IsGemmKernel(const Instruction& instr) {
+  if (IsGemmCustomCall(instr)) return true;
+  if (instr.opcode() != Opcode::kFusion || instr.to_apply() == nullptr) {
+    return false;
+  }
+  for (const auto& f : instr.to_apply()->instructions()) {
+    if (IsGemmCustomCall(*f)) return true;
+  }
+  return false;
+}
+
+bool IsKernelScratch(const Instruction& kernel, int64_t index) {
+  const Shape& shape = kernel.shape();
+  if (index < 1 || !shape.IsTuple() || index >= shape.tuple_size()) {
+    return false;
+  }
+  const Shape& ws = shape.tuple_shapes(index);
+  return ws.IsArray() && ws.rank() == 1 &&
+         (ws.element_type() == PrimitiveType::kS8 ||
+          ws.element_type() == PrimitiveType::kU8) &&
+         IsGemmKernel(kernel);
+}
+
+bool IsScratchValue(const Instruction& value) {
+  return value.opcode() == Opcode::kGetTupleElement &&
+         value.operand_count() == 1 &&
+         IsKernelScratch(*value.operand(0), value.attrs().tuple_index);
+}
+
 std::optional<double> DotFlops(const Instruction& instr) {
   if (instr.opcode() == Opcode::kDot || instr.opcode() == Opcode::kRaggedDot ||
       instr.opcode() == Opcode::kScaledDot) {
@@ -460,42 +491,10 @@ double GpuCostModel::MatmulRate(PrimitiveType type) const {
 
 std::optional<CollectiveInfo> GpuCostModel::GetCollectiveInfo(
     const Instruction& instr) {
-  const Instruction* coll = &instr;
-  Opcode op = instr.opcode();
-  switch (op) {
-    case Opcode::kAllGatherStart:
-      op = Opcode::kAllGather;
-      break;
-    case Opcode::kAllReduceStart:
-      op = Opcode::kAllReduce;
-      break;
-    case Opcode::kCollectivePermuteStart:
-      op = Opcode::kCollectivePermute;
-      break;
-    case Opcode::kSend:
-      op = Opcode::kCollectivePermute;
-      break;
-    case Opcode::kAsyncStart: {
-      const Computation* wrapped = instr.to_apply();
-      if (wrapped == nullptr || wrapped->root() == nullptr) return std::nullopt;
-      coll = wrapped->root();
-      if (!IsCollective(coll->opcode())) {
-        coll = nullptr;
-        for (const auto& i : wrapped->instructions()) {
-          if (IsCollective(i->opcode())) {
-            coll = i.get();
-            break;
-          }
-        }
-        if (coll == nullptr) return std::nullopt;
-      }
-      op = coll->opcode();
-      break;
-    }
-    default:
-      if (!IsCollective(op)) return std::nullopt;
-      break;
-  }
+  std::optional<CollectiveOp> c = ClassifyCollective(instr);
+  if (!c.has_value()) return std::nullopt;
+  const Instruction* coll = c->collective;
+  Opcode op = c->kind;
   CollectiveInfo info;
   info.opcode = op;
   // Bytes: all-reduce buffer, all-gather output, reduce-scatter input,
@@ -518,9 +517,10 @@ std::optional<CollectiveInfo> GpuCostModel::GetCollectiveInfo(
     g = 2;
   } else if (!g.has_value()) {
     int64_t n = 1;
-    const Computation* c = instr.parent();
-    if (c != nullptr && c->parent() != nullptr) {
-      n = std::max(c->parent()->num_partitions(), c->parent()->replica_count());
+    const Computation* comp = instr.parent();
+    if (comp != nullptr && comp->parent() != nullptr) {
+      n = std::max(comp->parent()->num_partitions(),
+                   comp->parent()->replica_count());
     }
     g = n;
   }
@@ -601,13 +601,15 @@ void GpuCostModel::AddFusedComputationFlops(const Computation& fused,
 OpCost GpuCostModel::RawCost(const Instruction& instr) const {
   OpCost cost;
   Opcode op = instr.opcode();
-  if (IsNop(op) || IsAsyncDone(op) || op == Opcode::kAsyncUpdate ||
-      op == Opcode::kRecv || op == Opcode::kRecvDone ||
-      op == Opcode::kSendDone) {
+  if (IsNop(op) || IsDoneLike(op) || op == Opcode::kAsyncUpdate ||
+      op == Opcode::kRecv) {
     return cost;
   }
   if (IsAsyncStart(op)) return cost;  // see AsyncLatencyUs
-  if (op == Opcode::kSend || IsCollective(op)) {
+  std::optional<CollectiveOp> collective =
+      op == Opcode::kFusion ? ClassifyCollective(instr) : std::nullopt;
+  if (collective.has_value() && collective->async) return cost;
+  if (op == Opcode::kSend || IsCollective(op) || collective.has_value()) {
     std::optional<CollectiveInfo> info = GetCollectiveInfo(instr);
     if (info.has_value()) cost.time_us = CollectiveTimeUs(*info);
     cost.bytes = static_cast<double>(info.has_value() ? info->bytes : 0);
@@ -649,6 +651,7 @@ OpCost GpuCostModel::RawCost(const Instruction& instr) const {
       roots.push_back(root);
     }
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
+      if (IsScratchValue(*instr.operand(i))) continue;
       const Instruction* param =
           i < fused.num_parameters() ? fused.parameter(i) : nullptr;
       double full = Bytes(instr.operand(i)->shape());
@@ -667,8 +670,10 @@ OpCost GpuCostModel::RawCost(const Instruction& instr) const {
       std::optional<double> sliced = SlicedReadBytes(*param);
       cost.bytes += sliced.has_value() ? std::min(*sliced, full) : full;
     }
-    // Writes.
-    for (const Instruction* r : roots) {
+    // Writes (not a GEMM's workspace, which the fusion threads out).
+    for (size_t k = 0; k < roots.size(); ++k) {
+      const Instruction* r = roots[k];
+      if (IsKernelScratch(instr, static_cast<int64_t>(k))) continue;
       if (r->opcode() == Opcode::kDynamicUpdateSlice &&
           r->operand_count() > 0 &&
           r->operand(0)->opcode() == Opcode::kParameter) {
@@ -698,7 +703,7 @@ OpCost GpuCostModel::RawCost(const Instruction& instr) const {
       break;
     default: {
       for (const Instruction* o : instr.operands()) {
-        cost.bytes += Bytes(o->shape());
+        if (!IsScratchValue(*o)) cost.bytes += Bytes(o->shape());
       }
       const Shape& out = IsGemmCustomCall(instr) && instr.shape().IsTuple() &&
                                  instr.shape().tuple_size() > 0
@@ -770,9 +775,10 @@ double GpuCostModel::AsyncLatencyUs(const Instruction& start) const {
     info.group_size = 2;
     return CollectiveTimeUs(info);
   }
-  std::optional<CollectiveInfo> info = GetCollectiveInfo(start);
-  if (info.has_value() && (IsAsyncStart(op) || op == Opcode::kSend)) {
-    return CollectiveTimeUs(*info);
+  std::optional<CollectiveOp> collective = ClassifyCollective(start);
+  if (collective.has_value() && collective->async) {
+    std::optional<CollectiveInfo> info = GetCollectiveInfo(start);
+    if (info.has_value()) return CollectiveTimeUs(*info);
   }
   if (op == Opcode::kAsyncStart && start.to_apply() != nullptr) {
     return ComputationTimeUs(*start.to_apply());

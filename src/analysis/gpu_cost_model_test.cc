@@ -104,6 +104,44 @@ ENTRY %e (a: bf16[128,256], b: bf16[256,1024]) -> (bf16[128,1024], s8[33554432])
   EXPECT_DOUBLE_EQ(model.Cost(*g).bytes, 65536.0 + 524288.0 + 262144.0);
 }
 
+// XLA's dynamic-slice (address computation) fusion around a cuBLAS GEMM
+// threads the GEMM's workspace out as element 1 of its result: scratch, no
+// HBM traffic. The fusion costs what the same GEMM costs outside (its
+// operands and result), plus nothing for the 32 MiB workspace.
+TEST(GpuCostModelTest, GemmWorkspaceInDynamicSliceFusionIsNoTraffic) {
+  auto m = Parse(R"(
+HloModule m
+%dynamic-slice-fusion.1 (p0: bf16[4,128,256], p1: bf16[256,1024], p2: s32[]) -> (bf16[128,1024], s8[33554432]) {
+  %p0 = bf16[4,128,256]{2,1,0} parameter(0)
+  %p1 = bf16[256,1024]{1,0} parameter(1)
+  %p2 = s32[] parameter(2)
+  %z = s32[] constant(0)
+  %ds = bf16[1,128,256]{2,1,0} dynamic-slice(%p0, %p2, %z, %z), dynamic_slice_sizes={1,128,256}
+  %bc = bf16[128,256]{1,0} bitcast(%ds)
+  %g = (bf16[128,1024]{1,0}, s8[33554432]{0}) custom-call(%bc, %p1), custom_call_target="__cublas$lt$matmul", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_batch_dimensions":[],"lhs_contracting_dimensions":["1"],"rhs_batch_dimensions":[],"rhs_contracting_dimensions":["0"]}}}
+  ROOT %t = (bf16[128,1024]{1,0}, s8[33554432]{0}) tuple(%g#0, %g#1)
+}
+ENTRY %e (w: bf16[4,128,256], b: bf16[256,1024], i: s32[]) -> (bf16[128,1024], s8[33554432]) {
+  %w = bf16[4,128,256]{2,1,0} parameter(0)
+  %b = bf16[256,1024]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  ROOT %dsf = (bf16[128,1024]{1,0}, s8[33554432]{0}) fusion(%w, %b, %i), kind=kCustom, calls=%dynamic-slice-fusion.1, backend_config={"fusion_backend_config":{"custom_fusion_config":{"kernel_index":0,"name":"dynamic_slice_fusion"},"kind":"__custom_fusion"}}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Instruction* f = Find(*m, "dsf");
+  EXPECT_TRUE(IsGemmKernel(*f));
+  EXPECT_TRUE(IsKernelScratch(*f, 1));
+  EXPECT_FALSE(IsKernelScratch(*f, 0));
+  EXPECT_TRUE(IsScratchValue(*Find(*m, "g")->users()[1]) ||
+              IsScratchValue(*Find(*m, "g")->users()[0]));
+  GpuCostModel model(H200Spec());
+  OpCost c = model.Cost(*f);
+  // The slice read (64 KiB), b (512 KiB), the index, the result (256 KiB).
+  EXPECT_DOUBLE_EQ(c.bytes, 65536.0 + 524288.0 + 4 + 262144.0);
+  EXPECT_DOUBLE_EQ(c.flops, 2.0 * 128 * 1024 * 256);
+}
+
 TEST(GpuCostModelTest, FusionReadsSlicesAndUpdatesInPlace) {
   auto m = Parse(R"(
 HloModule m
@@ -214,9 +252,8 @@ TEST(CollectiveTableTest, ScalesOtherGroupSizesByRingTraffic) {
   EXPECT_NEAR(*t.TimeUs(CollectiveTableKind::kAllGather, 1 << 20, 16),
               19.1 + 5.5 * 0.9375 / 0.875, 1e-9);
   // All-reduce: 2(n-1)/n, the same ratio.
-  EXPECT_NEAR(
-      *t.TimeUs(CollectiveTableKind::kAllReduce, int64_t{1} << 30, 16),
-      27.6 + (4836.0 - 27.6) * 1.875 / 1.75, 1e-6);
+  EXPECT_NEAR(*t.TimeUs(CollectiveTableKind::kAllReduce, int64_t{1} << 30, 16),
+              27.6 + (4836.0 - 27.6) * 1.875 / 1.75, 1e-6);
 }
 
 TEST(CollectiveTableTest, MeasuredTwoDeviceRowsAreUsedAsIs) {

@@ -1,6 +1,8 @@
 // Latency estimators (see the header).
 #include "analysis/latency_estimator.h"
 
+#include "hlo/opcode_traits.h"
+
 namespace hloverlap {
 
 double ApproximateLatencyEstimator::NodeCostUs(const Instruction& instr) const {
@@ -19,10 +21,7 @@ double ApproximateLatencyEstimator::NodeCostUs(const Instruction& instr) const {
 
 double ApproximateLatencyEstimator::AsyncLatencyUs(
     const Instruction& start) const {
-  return IsAsyncStart(start.opcode()) || start.opcode() == Opcode::kSend ||
-                 start.opcode() == Opcode::kRecv
-             ? 50
-             : 0;
+  return IsStartLike(start.opcode()) ? 50 : 0;
 }
 
 std::unique_ptr<LatencyEstimator> MakeLatencyEstimator(std::string_view name,

@@ -9,7 +9,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
+#include "hlo/opcode_traits.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -63,11 +65,9 @@ std::string RoleFor(Opcode opcode, size_t index) {
 std::string_view CollectiveKind(const Instruction& instruction) {
   switch (instruction.opcode()) {
     case Opcode::kAllGatherStart:
-      return OpcodeName(Opcode::kAllGather);
     case Opcode::kAllReduceStart:
-      return OpcodeName(Opcode::kAllReduce);
     case Opcode::kCollectivePermuteStart:
-      return OpcodeName(Opcode::kCollectivePermute);
+      return CollectiveKindName(ClassifyCollective(instruction)->kind);
     default:
       break;
   }
@@ -146,13 +146,17 @@ ModuleSummary SummarizeModule(const Module& module) {
   }
 
   // Walk from the entry. A work item is a computation in a loop context,
-  // reached through an async wrapper or not.
+  // reached through an async wrapper or not, and whether its collectives
+  // are counted: not inside a fusion or async wrapper that
+  // ClassifyCollective (analysis/collective_ops.h) already counted, as the
+  // simulator counts them.
   struct Item {
     const Computation* computation;
     int loop;
     bool via_async;
+    bool counted = false;
   };
-  absl::flat_hash_set<std::tuple<const Computation*, int, bool>> visited;
+  absl::flat_hash_set<std::tuple<const Computation*, int, bool, bool>> visited;
   absl::flat_hash_set<const Computation*> reachable;
   std::vector<Item> stack;
   if (module.entry() != nullptr) stack.push_back({module.entry(), -1, false});
@@ -167,7 +171,10 @@ ModuleSummary SummarizeModule(const Module& module) {
   while (!stack.empty()) {
     Item item = stack.back();
     stack.pop_back();
-    if (!visited.insert({item.computation, item.loop, item.via_async}).second) {
+    if (!visited
+             .insert(
+                 {item.computation, item.loop, item.via_async, item.counted})
+             .second) {
       continue;
     }
     reachable.insert(item.computation);
@@ -175,17 +182,22 @@ ModuleSummary SummarizeModule(const Module& module) {
     for (const auto& inst_ptr : item.computation->instructions()) {
       const Instruction* inst = inst_ptr.get();
       if (inst == nullptr) continue;
-      std::string_view kind = CollectiveKind(*inst);
-      if (!kind.empty()) {
+      std::optional<CollectiveOp> op =
+          item.counted ? std::nullopt : ClassifyCollective(*inst);
+      if (op.has_value()) {
+        // The collective op itself (inside the fusion or wrapper that
+        // performs it): its name, computation, bytes and groups.
+        const Instruction& coll = *op->collective;
         CollectiveSummary c;
-        c.instruction = inst;
-        c.name = inst->name();
-        c.kind = std::string(kind);
-        c.async = item.via_async || IsAsyncStart(inst->opcode());
-        c.computation = item.computation->name();
+        c.instruction = &coll;
+        c.name = coll.name();
+        c.kind = std::string(CollectiveKindName(op->kind));
+        c.async = item.via_async || op->async;
+        c.computation = coll.parent() != nullptr ? coll.parent()->name()
+                                                 : item.computation->name();
         c.loop = item.loop;
-        c.bytes = CollectiveResultBytes(*inst);
-        c.groups = CollectiveGroupsText(*inst);
+        c.bytes = CollectiveResultBytes(coll);
+        c.groups = CollectiveGroupsText(coll);
         c.executions = item.loop < 0 ? std::optional<int64_t>(1)
                                      : s.loops[item.loop].body_executions;
         s.collectives.push_back(std::move(c));
@@ -235,18 +247,22 @@ ModuleSummary SummarizeModule(const Module& module) {
         if (item.loop >= 0) s.loops[item.loop].children.push_back(index);
         s.max_loop_depth = std::max(s.max_loop_depth, loop.depth + 1);
         s.loops.push_back(std::move(loop));
-        next.push_back({called[0], index, item.via_async});
-        next.push_back({called[1], index, item.via_async});
+        next.push_back({called[0], index, item.via_async, item.counted});
+        next.push_back({called[1], index, item.via_async, item.counted});
         for (size_t i = 2; i < called.size(); ++i) {
           if (called[i] != nullptr) {
-            next.push_back({called[i], item.loop, item.via_async});
+            next.push_back(
+                {called[i], item.loop, item.via_async, item.counted});
           }
         }
         continue;
       }
       bool async = item.via_async || inst->opcode() == Opcode::kAsyncStart;
+      bool counted = item.counted || op.has_value();
       for (const Computation* callee : called) {
-        if (callee != nullptr) next.push_back({callee, item.loop, async});
+        if (callee != nullptr) {
+          next.push_back({callee, item.loop, async, counted});
+        }
       }
     }
     for (auto it = next.rbegin(); it != next.rend(); ++it) stack.push_back(*it);

@@ -6,9 +6,12 @@
 #define HLOVERLAP_HLO_ATTRIBUTES_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +64,112 @@ class Boxed {
     return *kDefault;
   }
   std::unique_ptr<T> value_;
+};
+
+// A list attribute (std::vector, DimensionVector) stored out of line,
+// allocated on first write: 8 bytes for the many instructions that do not
+// have it. It reads like the container (range-for, size(), empty(),
+// operator[], data(), ==, conversion to const C& and so to absl::Span) and
+// is written through assignment, push_back/emplace_back or
+// mutable_value(); clear() frees it.
+//   for (const SliceRange& r : attrs.slice) ...
+//   attrs.slice = {SliceRange{0, 8, 1}};
+//   attrs.dynamic_slice_sizes[0] *= 2;
+template <typename C>
+class BoxedList {
+ public:
+  using value_type = typename C::value_type;
+  using const_iterator = typename C::const_iterator;
+  using iterator = typename C::iterator;
+
+  BoxedList() = default;
+  BoxedList(C value) { *this = std::move(value); }  // NOLINT: by design
+  BoxedList(std::initializer_list<value_type> values) { *this = C(values); }
+  BoxedList(const BoxedList& other) = default;
+  BoxedList(BoxedList&&) noexcept = default;
+  BoxedList& operator=(const BoxedList& other) {
+    if (other.empty()) {
+      value_ = Boxed<C>();
+    } else {
+      value_ = other.value_;
+    }
+    return *this;
+  }
+  BoxedList& operator=(BoxedList&&) noexcept = default;
+  BoxedList& operator=(C value) {
+    if (value.empty()) {
+      value_ = Boxed<C>();
+    } else {
+      value_ = std::move(value);
+    }
+    return *this;
+  }
+  BoxedList& operator=(std::initializer_list<value_type> values) {
+    return *this = C(values);
+  }
+
+  const C& value() const { return value_.value(); }
+  C& mutable_value() { return value_.mutable_value(); }
+  operator const C&() const { return value(); }  // NOLINT: by design
+
+  bool empty() const { return value().empty(); }
+  size_t size() const { return value().size(); }
+  const value_type* data() const { return value().data(); }
+  const_iterator begin() const { return value().begin(); }
+  const_iterator end() const { return value().end(); }
+  const value_type& operator[](size_t i) const { return value()[i]; }
+  value_type& operator[](size_t i) { return mutable_value()[i]; }
+  const value_type& front() const { return value().front(); }
+  const value_type& back() const { return value().back(); }
+  void push_back(value_type v) { mutable_value().push_back(std::move(v)); }
+  template <typename... Args>
+  value_type& emplace_back(Args&&... args) {
+    return mutable_value().emplace_back(std::forward<Args>(args)...);
+  }
+  void clear() { value_ = Boxed<C>(); }
+
+  bool operator==(const BoxedList& other) const {
+    return value() == other.value();
+  }
+  friend bool operator==(const BoxedList& a, const C& b) {
+    return a.value() == b;
+  }
+
+ private:
+  Boxed<C> value_;
+};
+
+// A string attribute stored out of line (8 bytes while empty), for the
+// ones few instructions have. Reads as a const std::string& or a
+// std::string_view (==, empty(), size(), data()); written by assignment.
+// absl::StrCat needs .value().
+class BoxedString : public BoxedList<std::string> {
+ public:
+  BoxedString() = default;
+  BoxedString(std::string s) : BoxedList(std::move(s)) {}    // NOLINT
+  BoxedString(const char* s) : BoxedList(std::string(s)) {}  // NOLINT
+  BoxedString& operator=(std::string s) {
+    BoxedList::operator=(std::move(s));
+    return *this;
+  }
+  BoxedString& operator=(std::string_view s) { return *this = std::string(s); }
+  BoxedString& operator=(const char* s) { return *this = std::string(s); }
+  operator std::string_view() const { return value(); }  // NOLINT: by design
+  bool operator==(const BoxedString& other) const {
+    return value() == other.value();
+  }
+  friend bool operator==(const BoxedString& a, std::string_view b) {
+    return std::string_view(a.value()) == b;
+  }
+  friend bool operator==(const BoxedString& a, const char* b) {
+    return std::string_view(a.value()) == b;
+  }
+  friend bool operator==(const BoxedString& a, const std::string& b) {
+    return a.value() == b;
+  }
+  friend std::ostream& operator<<(std::ostream& os, const BoxedString& s) {
+    return os << s.value();
+  }
 };
 
 // `slice={[0:8:2], [1:4]}`: one range per dimension.
@@ -120,19 +229,22 @@ struct ReplicaGroups {
 };
 
 // `metadata={op_type="..." op_name="..." source_file="..." source_line=N ...}`
+// Current JAX dumps set op_name, scheduling_name and stack_frame_id (and
+// deduplicated_name on some instructions); the other strings are stored out
+// of line.
 struct OpMetadata {
-  std::string op_type;
+  BoxedString op_type;
   std::string op_name;
-  std::string source_file;
+  BoxedString source_file;
   int64_t source_line = 0;
   int64_t source_end_line = 0;
   int64_t source_column = 0;
   int64_t source_end_column = 0;
-  std::string profile_type;  // verbatim braces text, e.g. "{1,2}"
-  std::string deduplicated_name;
+  BoxedString profile_type;  // verbatim braces text, e.g. "{1,2}"
+  BoxedString deduplicated_name;
   std::string scheduling_name;
   int64_t stack_frame_id = 0;
-  std::string metadata_payload;
+  BoxedString metadata_payload;
   bool empty() const;
   bool operator==(const OpMetadata&) const = default;
 };
@@ -152,6 +264,11 @@ const FrontendAttribute* FindFrontendAttribute(const FrontendAttributes& attrs,
 // Sets or replaces key.
 void SetFrontendAttribute(FrontendAttributes& attrs, std::string_view key,
                           std::string value, bool is_raw = false);
+inline void SetFrontendAttribute(BoxedList<FrontendAttributes>& attrs,
+                                 std::string_view key, std::string value,
+                                 bool is_raw = false) {
+  SetFrontendAttribute(attrs.mutable_value(), key, std::move(value), is_raw);
+}
 
 // An attribute no pass interprets, kept as its text: `name=value`.
 struct RawAttribute {

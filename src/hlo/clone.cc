@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
 #include "hlo/computation.h"
+#include "hlo/opcode_traits.h"
 
 namespace hloverlap {
 
@@ -136,8 +137,8 @@ class CloneCostModel {
         cost = SaturatingAdd(cost, OfComputation(c, depth + 1));
       }
     }
-    if ((inst.opcode() == Opcode::kAsyncStart ||
-         inst.opcode() == Opcode::kFusion) &&
+    // fusion, async-start: a computation of their own (calls=).
+    if (Traits(inst.opcode()).callees == CalleeForm::kCalls &&
         inst.to_apply() != nullptr) {
       cost = SaturatingAdd(cost, inst.to_apply()->instruction_count());
     }
@@ -263,8 +264,7 @@ absl::Status CloneInstructionsInto(
     // computation one fusion: a cloned start or fusion gets its own copy
     // (collectives in it get fresh channel ids), and an async start's
     // updates/done name that copy when they name a computation at all.
-    if ((inst->opcode() == Opcode::kAsyncStart ||
-         inst->opcode() == Opcode::kFusion) &&
+    if (Traits(inst->opcode()).callees == CalleeForm::kCalls &&
         clone->to_apply() != nullptr) {
       absl::StatusOr<Computation*> wrapped = CloneComputation(
           *clone->to_apply(), options.suffix.empty() ? "clone" : options.suffix,

@@ -11,6 +11,9 @@ namespace hloverlap {
 Instruction::Instruction(Opcode opcode, std::string name, Shape shape)
     : opcode_(opcode), name_(std::move(name)), shape_(std::move(shape)) {}
 
+Instruction::Instruction(Opcode opcode, std::string name, SharedShape shape)
+    : opcode_(opcode), name_(std::move(name)), shape_(std::move(shape)) {}
+
 bool Instruction::IsUserOf(const Instruction* operand) const {
   return std::find(operands_.begin(), operands_.end(), operand) !=
          operands_.end();
@@ -67,10 +70,10 @@ void Instruction::ReplaceOperandsWith(Instruction* old_operand,
 
 absl::Status Instruction::ReplaceAllUsesWith(Instruction* other) {
   if (other == this) return absl::OkStatus();
-  if (!shape_.Compatible(other->shape())) {
+  if (!shape().Compatible(other->shape())) {
     return absl::InternalError(
         absl::StrCat("ReplaceAllUsesWith: ", name_, " has shape ",
-                     shape_.ToString(), " but replacement ", other->name(),
+                     shape().ToString(), " but replacement ", other->name(),
                      " has shape ", other->shape().ToString()));
   }
   std::vector<Instruction*> users = users_;
@@ -97,20 +100,30 @@ void Instruction::AddControlPredecessor(Instruction* predecessor) {
   predecessor->control_successors_.push_back(this);
 }
 
+namespace {
+// Erases `item` from `list`, freeing the list when it becomes empty.
+void EraseEdge(BoxedList<std::vector<Instruction*>>& list,
+               const Instruction* item) {
+  std::vector<Instruction*>& v = list.mutable_value();
+  auto it = std::find(v.begin(), v.end(), item);
+  if (it != v.end()) v.erase(it);
+  if (v.empty()) list.clear();
+}
+}  // namespace
+
 void Instruction::RemoveControlPredecessor(Instruction* predecessor) {
-  auto it = std::find(control_predecessors_.begin(),
-                      control_predecessors_.end(), predecessor);
-  if (it == control_predecessors_.end()) return;
-  control_predecessors_.erase(it);
-  auto& succ = predecessor->control_successors_;
-  auto jt = std::find(succ.begin(), succ.end(), this);
-  if (jt != succ.end()) succ.erase(jt);
+  if (std::find(control_predecessors_.begin(), control_predecessors_.end(),
+                predecessor) == control_predecessors_.end()) {
+    return;
+  }
+  EraseEdge(control_predecessors_, predecessor);
+  EraseEdge(predecessor->control_successors_, this);
 }
 
 void Instruction::DropAllControlDependencies() {
-  auto preds = control_predecessors_;
+  std::vector<Instruction*> preds = control_predecessors_;
   for (Instruction* p : preds) RemoveControlPredecessor(p);
-  auto succs = control_successors_;
+  std::vector<Instruction*> succs = control_successors_;
   for (Instruction* s : succs) s->RemoveControlPredecessor(this);
 }
 

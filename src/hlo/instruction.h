@@ -44,25 +44,27 @@ struct InstructionAttributes {
   DimensionVector dimensions;
   bool has_dimensions = false;  // printed only when present in the input
 
-  int64_t tuple_index = 0;              // get-tuple-element index=
-  int64_t parameter_number = 0;         // parameter(N)
-  int64_t iota_dimension = 0;           // iota iota_dimension=
-  std::vector<SliceRange> slice;        // slice slice=
-  DimensionVector dynamic_slice_sizes;  // dynamic-slice dynamic_slice_sizes=
-  std::vector<PaddingDim> padding;      // pad padding=
-  Boxed<DotDimensionNumbers> dot;       // dot, ragged-dot, scaled-dot
+  int64_t tuple_index = 0;                   // get-tuple-element index=
+  int64_t parameter_number = 0;              // parameter(N)
+  int64_t iota_dimension = 0;                // iota iota_dimension=
+  BoxedList<std::vector<SliceRange>> slice;  // slice slice=
+  // dynamic-slice dynamic_slice_sizes=
+  BoxedList<DimensionVector> dynamic_slice_sizes;
+  BoxedList<std::vector<PaddingDim>> padding;  // pad padding=
+  Boxed<DotDimensionNumbers> dot;              // dot, ragged-dot, scaled-dot
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;
-  std::string comparison_type;  // compare type= (empty = default for type)
+  BoxedString comparison_type;  // compare type= (empty = default for type)
 
   // Collectives.
   std::optional<int64_t> channel_id;
   Boxed<ReplicaGroups> replica_groups;
   bool use_global_device_ids = false;
   bool constrain_layout = false;
-  std::vector<std::pair<int64_t, int64_t>> source_target_pairs;  // c-permute
+  // collective-permute source_target_pairs=
+  BoxedList<std::vector<std::pair<int64_t, int64_t>>> source_target_pairs;
 
-  std::string fusion_kind;         // fusion kind= (kLoop, kInput, ...)
-  std::string custom_call_target;  // custom-call custom_call_target=
+  BoxedString fusion_kind;         // fusion kind= (kLoop, kInput, ...)
+  BoxedString custom_call_target;  // custom-call custom_call_target=
   // conditional printed with branch_computations={...} (s32 selector) rather
   // than true_computation=/false_computation=.
   bool branch_computations_form = false;
@@ -71,16 +73,16 @@ struct InstructionAttributes {
   std::unique_ptr<Literal> literal;  // constant
 
   OpMetadata metadata;
-  FrontendAttributes frontend_attributes;
+  BoxedList<FrontendAttributes> frontend_attributes;
   // raw text: JSON blob or unescaped string. A while's JSON object is
   // decoded into while_config instead (and this stays empty).
   std::string backend_config;
   bool backend_config_is_raw = true;       // printed as {...} blob vs "string"
   Boxed<WhileBackendConfig> while_config;  // while (while_backend_config.h)
-  std::string sharding;  // raw text of sharding={...}, braces included
+  BoxedString sharding;  // raw text of sharding={...}, braces included
 
   // Attributes no pass interprets, in input order, printed verbatim.
-  std::vector<RawAttribute> raw;
+  BoxedList<std::vector<RawAttribute>> raw;
 };
 
 // Where an instruction was defined in the text it was parsed from: the
@@ -97,15 +99,21 @@ struct SourcePosition {
 class Instruction {
  public:
   Instruction(Opcode opcode, std::string name, Shape shape);
+  // With a shape shared with other instructions (see SharedShape).
+  Instruction(Opcode opcode, std::string name, SharedShape shape);
   Instruction(const Instruction&) = delete;
   Instruction& operator=(const Instruction&) = delete;
 
   Opcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
-  const Shape& shape() const { return shape_; }
-  Shape& mutable_shape() { return shape_; }
-  void set_shape(Shape shape) { shape_ = std::move(shape); }
+  const Shape& shape() const { return shape_.get(); }
+  // A reference to this instruction's own shape (a shape shared with other
+  // instructions is copied first).
+  Shape& mutable_shape() { return shape_.Mutable(); }
+  void set_shape(Shape shape) { shape_.Set(std::move(shape)); }
+  // The shape as held: copying it shares it (clones and parsers use this).
+  const SharedShape& shared_shape() const { return shape_; }
   Computation* parent() const { return parent_; }
 
   // Unique id within the module, assigned when added to a computation; stable
@@ -134,10 +142,10 @@ class Instruction {
 
   // --- Control dependencies -----------------------------------------------
   const std::vector<Instruction*>& control_predecessors() const {
-    return control_predecessors_;
+    return control_predecessors_.value();
   }
   const std::vector<Instruction*>& control_successors() const {
-    return control_successors_;
+    return control_successors_.value();
   }
   // `this` must run after `predecessor`. Idempotent.
   void AddControlPredecessor(Instruction* predecessor);
@@ -191,13 +199,14 @@ class Instruction {
 
   Opcode opcode_;
   std::string name_;
-  Shape shape_;
+  SharedShape shape_;
   Computation* parent_ = nullptr;
   int64_t unique_id_ = -1;
   absl::InlinedVector<Instruction*, 3> operands_;
   std::vector<Instruction*> users_;
-  std::vector<Instruction*> control_predecessors_;
-  std::vector<Instruction*> control_successors_;
+  // Few instructions have control edges: out of line (8 bytes each).
+  BoxedList<std::vector<Instruction*>> control_predecessors_;
+  BoxedList<std::vector<Instruction*>> control_successors_;
   std::vector<Computation*> called_computations_;
   InstructionAttributes attrs_;
   // The source position and the order flags share the 8 bytes that were the

@@ -10,6 +10,7 @@
 #include "hlo/computation.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
+#include "hlo/parser.h"
 #include "hlo/shape.h"
 
 namespace hloverlap {
@@ -69,6 +70,66 @@ TEST(ShapeTest, ElementTypeNamesRoundTrip) {
   }
   EXPECT_FALSE(ParsePrimitiveType("tuple").has_value());
   EXPECT_FALSE(ParsePrimitiveType("f33").has_value());
+}
+
+TEST(SharedShapeTest, CopiesShareWritesCopyFirst) {
+  SharedShape empty;
+  EXPECT_EQ(empty.get().element_type(), PrimitiveType::kInvalid);
+  SharedShape a(F32({8}));
+  SharedShape b = a;
+  EXPECT_TRUE(a.SharesWith(b));
+  b.Mutable().set_dimension(0, 4);  // b gets its own copy
+  EXPECT_FALSE(a.SharesWith(b));
+  EXPECT_EQ(a.get(), F32({8}));
+  EXPECT_EQ(b.get(), F32({4}));
+  // Not shared: Set and Mutable write in place (references stay valid).
+  const Shape* where = &b.get();
+  b.Set(F32({2}));
+  EXPECT_EQ(&b.get(), where);
+  EXPECT_EQ(b.get(), F32({2}));
+  SharedShape c = b;
+  c.Set(F32({1}));  // shared: c gets a new one, b keeps its value
+  EXPECT_EQ(b.get(), F32({2}));
+  EXPECT_EQ(c.get(), F32({1}));
+  b = std::move(c);
+  EXPECT_EQ(b.get(), F32({1}));
+}
+
+// The parser gives instructions spelled alike one shape; changing one
+// instruction's shape leaves the others alone.
+TEST(SharedShapeTest, ParsedInstructionsShareUntilWritten) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(R"(
+HloModule m
+ENTRY main {
+  p = (f32[8]{0}, s32[]) parameter(0)
+  a = f32[8]{0} get-tuple-element(p), index=0
+  b = f32[8]{0} negate(a)
+  i = s32[] get-tuple-element(p), index=1
+  c = (f32[8]{0}, s32[]) tuple(b, i)
+  ROOT d = f32[8]{0} negate(b)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto find = [&](std::string_view name) -> Instruction* {
+    for (const auto& i : (*m)->entry()->instructions()) {
+      if (i->name() == name) return i.get();
+    }
+    return nullptr;
+  };
+  Instruction* a = find("a");
+  Instruction* b = find("b");
+  Instruction* d = find("d");
+  ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(a->shared_shape().SharesWith(b->shared_shape()));
+  EXPECT_TRUE(b->shared_shape().SharesWith(d->shared_shape()));
+  EXPECT_TRUE(find("p")->shared_shape().SharesWith(find("c")->shared_shape()));
+  b->mutable_shape().set_dimension(0, 4);
+  EXPECT_EQ(b->shape().ToString(), "f32[4]{0}");
+  EXPECT_EQ(a->shape().ToString(), "f32[8]{0}");
+  EXPECT_EQ(d->shape().ToString(), "f32[8]{0}");
+  d->set_shape(F32({2}));
+  EXPECT_EQ(a->shape().ToString(), "f32[8]{0}");
+  EXPECT_EQ(d->shape().ToString(), "f32[2]{0}");
 }
 
 TEST(ReplicaGroupsTest, ExpandsIotaWithTranspose) {

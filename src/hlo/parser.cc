@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/lexer.h"
+#include "hlo/opcode_traits.h"
 #include "hlo/shape_inference.h"
 
 namespace hloverlap {
@@ -473,21 +474,7 @@ bool HasNativeAsyncForm(Opcode op) {
 
 // Opcodes that take `to_apply=` (required).
 bool TakesToApply(Opcode op) {
-  switch (op) {
-    case Opcode::kCall:
-    case Opcode::kMap:
-    case Opcode::kReduce:
-    case Opcode::kReduceWindow:
-    case Opcode::kScatter:
-    case Opcode::kSort:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kScan:
-      return true;
-    default:
-      return false;
-  }
+  return Traits(op).callees == CalleeForm::kToApply;
 }
 
 enum class Sugar { kNone, kStart, kUpdate, kDone };
@@ -591,6 +578,12 @@ class Parser {
   // Checks the syntax of a shape without building it (ignored shapes).
   bool SkipShape(int depth);
   void ApplyFastShape(const FastShape& fs, Shape* out);
+  // An instruction's result shape: one shared with the earlier
+  // instructions whose shape is spelled the same (shapes_).
+  bool ParseInstructionShape(SharedShape* out);
+  // The cached shape spelled `key`, moving past it (to `end`); null if
+  // there is none.
+  const SharedShape* TakeCachedShape(std::string_view key, size_t end);
   // Element count of the tuple shape at `open` and its closing ')' (npos
   // when not found nearby).
   size_t ScanTupleExtent(size_t open, size_t* close) const;
@@ -664,10 +657,9 @@ class Parser {
   // Current computation.
   Computation* comp_ = nullptr;
   std::unique_ptr<Computation> comp_owned_;
-  // Top-level tuple shapes by their exact text.
-  SvMap<Shape> shape_cache_;
-  size_t shape_cache_bytes_ = 0;
-  static constexpr size_t kShapeCacheBudgetBytes = 48 << 10;
+  // Instruction shapes and top-level tuple shapes by their exact text:
+  // instructions spelled alike share one (SharedShape).
+  SvMap<SharedShape> shapes_;
   // Wrapped computations synthesized for async sugar in comp_.
   std::vector<std::unique_ptr<Computation>> pending_wrapped_;
   SvMap<Instruction*> names_;
@@ -894,11 +886,8 @@ bool Parser::ParseShape(Shape* out, int depth) {
       std::string_view key;
       if (stack.empty() && depth == 0 && close != std::string_view::npos) {
         key = lex_.input().substr(open, close + 1 - open);
-        auto it = shape_cache_.find(key);
-        if (it != shape_cache_.end()) {
-          *out = it->second;
-          lex_.set_pos(close + 1);
-          Advance();
+        if (const SharedShape* cached = TakeCachedShape(key, close + 1)) {
+          *out = cached->get();
           return true;
         }
       }
@@ -927,19 +916,8 @@ bool Parser::ParseShape(Shape* out, int depth) {
       Shape tuple = Shape::Tuple(std::move(frame.elements));
       if (stack.empty()) {
         if (!frame.key.empty() && closed_at == frame.close) {
-          // Bounded by bytes, not entries: one loop-state tuple of a
-          // transformer is ~10 KB, and the cache is dead weight on the
-          // parse's peak heap. Dumps repeat a tuple shape close together
-          // (body, condition, then the while), so dropping everything when
-          // the budget is hit costs few misses.
-          const size_t bytes =
-              (tuple.tuple_shapes().size() + 1) * sizeof(Shape);
-          if (shape_cache_bytes_ + bytes > kShapeCacheBudgetBytes) {
-            shape_cache_.clear();
-            shape_cache_bytes_ = 0;
-          }
-          shape_cache_.emplace(frame.key, tuple);
-          shape_cache_bytes_ += bytes;
+          // The instructions with this shape share the cached one.
+          shapes_.emplace(frame.key, SharedShape(tuple));
         }
         *out = std::move(tuple);
         return true;
@@ -947,6 +925,54 @@ bool Parser::ParseShape(Shape* out, int depth) {
       stack.back().elements.push_back(std::move(tuple));
     }
   }
+}
+
+const SharedShape* Parser::TakeCachedShape(std::string_view key, size_t end) {
+  auto it = shapes_.find(key);
+  if (it == shapes_.end()) return nullptr;
+  lex_.set_pos(end);
+  Advance();
+  return &it->second;
+}
+
+bool Parser::ParseInstructionShape(SharedShape* out) {
+  const size_t open = tok_.offset;
+  if (tok_.kind == TK::kIdent) {
+    std::optional<PrimitiveType> type = LookupElementType(tok_.text);
+    FastShape fs;
+    if (type && ScanShapeFast(*type, &fs)) {
+      const std::string_view key = lex_.input().substr(open, fs.end - open);
+      auto [it, fresh] = shapes_.try_emplace(key);
+      if (fresh) {
+        Shape shape;
+        ApplyFastShape(fs, &shape);  // moves past the shape
+        it->second = SharedShape(std::move(shape));
+      } else {
+        lex_.set_pos(fs.end);
+        Advance();
+      }
+      *out = it->second;
+      return true;
+    }
+  }
+  // A tuple: ParseShape caches it by its text when it can.
+  std::string_view key;
+  if (tok_.kind == TK::kLparen) {
+    size_t close;
+    ScanTupleExtent(open, &close);
+    if (close != std::string_view::npos) {
+      key = lex_.input().substr(open, close + 1 - open);
+      if (const SharedShape* cached = TakeCachedShape(key, close + 1)) {
+        *out = *cached;
+        return true;
+      }
+    }
+  }
+  Shape shape;
+  if (!ParseShape(&shape, 0)) return false;
+  auto it = key.empty() ? shapes_.end() : shapes_.find(key);
+  *out = it != shapes_.end() ? it->second : SharedShape(std::move(shape));
+  return true;
 }
 
 bool Parser::ParseArrayShape(Shape* out) {
@@ -1650,18 +1676,8 @@ bool Parser::ParseInstruction() {
                           "' in computation '", comp_->name(), "'"));
   }
   const size_t shape_offset = tok_.offset;
-  Shape shape;
-  FastShape fast_shape;
-  bool is_fast_shape = false;
-  if (tok_.kind == TK::kIdent) {
-    std::optional<PrimitiveType> type = LookupElementType(tok_.text);
-    if (type && ScanShapeFast(*type, &fast_shape)) {
-      is_fast_shape = true;
-      lex_.set_pos(fast_shape.end);
-      Advance();
-    }
-  }
-  if (!is_fast_shape && !ParseShape(&shape, 0)) return false;
+  SharedShape shape;
+  if (!ParseInstructionShape(&shape)) return false;
 
   if (tok_.kind != TK::kIdent) return Unexpected("opcode");
   const std::string_view opcode_text = tok_.text;
@@ -1701,21 +1717,15 @@ bool Parser::ParseInstruction() {
   Shape start_shape;
   std::string wrapped_name;
   if (sugar == Sugar::kStart) {
-    if (is_fast_shape) {
+    const Shape& s = shape.get();
+    if (!s.IsTuple() || s.tuple_size() < 2 || !s.tuple_shapes(0).IsTuple()) {
       return Error(shape_offset,
                    StrCatSv("'", opcode_text,
                             "' must have a tuple shape ((operands...), "
                             "result, ...)"));
     }
-    if (!shape.IsTuple() || shape.tuple_size() < 2 ||
-        !shape.tuple_shapes(0).IsTuple()) {
-      return Error(shape_offset,
-                   StrCatSv("'", opcode_text,
-                            "' must have a tuple shape ((operands...), "
-                            "result, ...)"));
-    }
-    start_shape = std::move(shape);
-    shape = start_shape.tuple_shapes(1);
+    start_shape = s;
+    shape = SharedShape(start_shape.tuple_shapes(1));
     std::string_view start_suffix = "-start";
     std::string_view base = OpcodeName(op);
     if (name.substr(0, base.size() + start_suffix.size()) ==
@@ -1733,21 +1743,8 @@ bool Parser::ParseInstruction() {
   auto inst = std::make_unique<Instruction>(
       line_op,
       sugar == Sugar::kStart ? std::move(wrapped_name) : std::string(name),
-      Shape());
+      std::move(shape));
   inst->set_source_position(line_position_);
-  if (is_fast_shape) {
-    Shape& target = inst->mutable_shape();
-    target.set_element_type(fast_shape.type);
-    target.mutable_dimensions().assign(fast_shape.dims,
-                                       fast_shape.dims + fast_shape.rank);
-    if (fast_shape.has_layout) {
-      target.mutable_layout().emplace().minor_to_major.assign(
-          fast_shape.minor_to_major,
-          fast_shape.minor_to_major + fast_shape.rank);
-    }
-  } else {
-    inst->mutable_shape() = std::move(shape);
-  }
   operands_.clear();
   if (line_op == Opcode::kParameter) {
     const size_t number_offset = tok_.offset;
@@ -2537,11 +2534,11 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrIotaDimension:
       return ParseInt(&a.iota_dimension, "iota dimension");
     case kAttrSlice:
-      return ParseSlice(&a.slice);
+      return ParseSlice(&a.slice.mutable_value());
     case kAttrDynamicSliceSizes:
-      return ParseIntList(&a.dynamic_slice_sizes);
+      return ParseIntList(&a.dynamic_slice_sizes.mutable_value());
     case kAttrPadding:
-      return ParsePadding(&a.padding);
+      return ParsePadding(&a.padding.mutable_value());
     case kAttrLhsBatchDims:
       return ParseIntList(&a.dot->lhs_batch_dims);
     case kAttrLhsContractingDims:
@@ -2592,18 +2589,18 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrConstrainLayout:
       return ParseBool(&a.constrain_layout);
     case kAttrSourceTargetPairs:
-      return ParseSourceTargetPairs(&a.source_target_pairs);
+      return ParseSourceTargetPairs(&a.source_target_pairs.mutable_value());
     case kAttrKind:
       if (tok_.kind != TK::kIdent) return Unexpected("fusion kind");
       a.fusion_kind = std::string(tok_.text);
       Advance();
       return true;
     case kAttrCustomCallTarget:
-      return ParseString(&a.custom_call_target);
+      return ParseString(&a.custom_call_target.mutable_value());
     case kAttrMetadata:
       return ParseMetadata(&a.metadata);
     case kAttrFrontendAttributes:
-      return ParseFrontendAttributes(&a.frontend_attributes);
+      return ParseFrontendAttributes(&a.frontend_attributes.mutable_value());
     case kAttrBackendConfig:
       if (tok_.kind == TK::kLbrace) {
         std::string_view blob;
@@ -2631,7 +2628,7 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
       if (tok_.kind != TK::kLbrace) return Unexpected("'{' for sharding");
       std::string_view raw;
       if (!CaptureRawValue(&raw)) return false;
-      a.sharding.assign(raw.data(), raw.size());
+      a.sharding = raw;
       return true;
     }
     case kAttrIsComposite:
@@ -2678,10 +2675,10 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     switch (key.size()) {
       case 7:
         if (key == "op_name") str = &md->op_name;
-        if (key == "op_type") str = &md->op_type;
+        if (key == "op_type") str = &md->op_type.mutable_value();
         break;
       case 11:
-        if (key == "source_file") str = &md->source_file;
+        if (key == "source_file") str = &md->source_file.mutable_value();
         if (key == "source_line") num = &md->source_line;
         break;
       case 14:
@@ -2692,14 +2689,16 @@ bool Parser::ParseMetadata(OpMetadata* md) {
         if (key == "source_end_line") num = &md->source_end_line;
         break;
       case 17:
-        if (key == "deduplicated_name") str = &md->deduplicated_name;
+        if (key == "deduplicated_name")
+          str = &md->deduplicated_name.mutable_value();
         if (key == "source_end_column") num = &md->source_end_column;
         break;
       case 13:
         if (key == "source_column") num = &md->source_column;
         break;
       case 16:
-        if (key == "metadata_payload") str = &md->metadata_payload;
+        if (key == "metadata_payload")
+          str = &md->metadata_payload.mutable_value();
         break;
       default:
         break;
@@ -2711,7 +2710,7 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     } else if (key == "profile_type") {
       std::string_view blob;
       if (!CaptureBraceBlob(&blob)) return false;
-      md->profile_type.assign(blob.data(), blob.size());
+      md->profile_type = blob;
     } else {
       // Unknown key from a newer XLA: skip its value.
       if (tok_.kind == TK::kLbrace) {

@@ -31,6 +31,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 
 namespace hloverlap {
 namespace {
@@ -40,10 +41,17 @@ namespace {
 
 // Writes into a std::string through a raw pointer. The string is grown
 // (zero-filled, geometrically) ahead of the cursor and trimmed to the written
-// size by Finish() / the destructor.
+// size by Finish() / the destructor. Given a sink, the string is a buffer of
+// fixed size instead: when it is full its contents go to the sink and the
+// cursor starts over (a write larger than the buffer grows it once).
 class Out {
  public:
+  using Sink = absl::FunctionRef<bool(std::string_view)>;
   explicit Out(std::string& s) : s_(s) { Attach(s_.size(), 256); }
+  Out(std::string& buffer, const Sink* sink) : s_(buffer), sink_(sink) {
+    s_.clear();
+    Attach(0, kStreamBuffer);
+  }
   ~Out() { Finish(); }
   Out(const Out&) = delete;
   Out& operator=(const Out&) = delete;
@@ -82,9 +90,15 @@ class Out {
   // write grows the string again.
   void Finish() {
     if (p_ == nullptr) return;
+    if (sink_ != nullptr) {
+      Flush();
+      return;
+    }
     s_.resize(p_ - s_.data());
     p_ = end_ = nullptr;
   }
+  // False once the sink failed (later output is dropped).
+  bool ok() const { return sink_ok_; }
 
  private:
   void Attach(size_t used, size_t extra) {
@@ -92,9 +106,22 @@ class Out {
     p_ = s_.data() + used;
     end_ = s_.data() + s_.size();
   }
+  static constexpr size_t kStreamBuffer = 256 << 10;
+
+  void Flush() {
+    if (sink_ok_ && p_ != s_.data()) {
+      sink_ok_ = (*sink_)(std::string_view(s_.data(), p_ - s_.data()));
+    }
+    p_ = s_.data();
+  }
   void Grow(size_t n) {
     if (p_ == nullptr) {
       Attach(s_.size(), n + 256);
+      return;
+    }
+    if (sink_ != nullptr) {
+      Flush();
+      if (n > s_.size()) Attach(0, n);
       return;
     }
     const size_t used = p_ - s_.data();
@@ -104,6 +131,8 @@ class Out {
   }
 
   std::string& s_;
+  const Sink* sink_ = nullptr;
+  bool sink_ok_ = true;
   char* p_ = nullptr;
   char* end_ = nullptr;
 };
@@ -1470,6 +1499,18 @@ void StackFramesText(const StackFrameIndex& sf, Out& out) {
   out.Lit("\n\n");
 }
 
+void ModuleText(const Module& module, const PrintOptions& options, Out& out) {
+  HeaderText(module, out);
+  if (options.print_metadata && !module.stack_frames().empty()) {
+    StackFramesText(module.stack_frames(), out);
+  }
+  OrderScratch scratch;
+  for (const auto& c : module.computations()) {
+    ComputationText(*c, options, scratch, out);
+    out.Lit("\n\n");
+  }
+}
+
 }  // namespace
 
 void AppendShape(const Shape& shape, std::string& out, bool print_layout) {
@@ -1509,15 +1550,18 @@ void AppendModule(const Module& module, std::string& out,
   for (const auto& c : module.computations()) count += c->instruction_count();
   out.reserve(out.size() + 4096 + count * 224);
   Out o(out);
-  HeaderText(module, o);
-  if (options.print_metadata && !module.stack_frames().empty()) {
-    StackFramesText(module.stack_frames(), o);
-  }
-  OrderScratch scratch;
-  for (const auto& c : module.computations()) {
-    ComputationText(*c, options, scratch, o);
-    o.Lit("\n\n");
-  }
+  ModuleText(module, options, o);
+}
+
+bool PrintModuleTo(const Module& module,
+                   absl::FunctionRef<bool(std::string_view)> sink,
+                   const PrintOptions& options) {
+  std::string buffer;
+  const Out::Sink sink_ref = sink;
+  Out o(buffer, &sink_ref);
+  ModuleText(module, options, o);
+  o.Finish();
+  return o.ok();
 }
 
 std::string PrintModule(const Module& module, const PrintOptions& options) {

@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
@@ -44,6 +45,14 @@ struct PrintOptions {
 std::string PrintModule(const Module& module, const PrintOptions& options = {});
 void AppendModule(const Module& module, std::string& out,
                   const PrintOptions& options = {});
+// The same text handed to `sink` in pieces of about 256 KiB through one
+// reused buffer, for writing a large module out without holding all of its
+// text (and without the page faults of a buffer the size of the output).
+// After `sink` returns false it is not called again; returns whether every
+// call succeeded.
+bool PrintModuleTo(const Module& module,
+                   absl::FunctionRef<bool(std::string_view)> sink,
+                   const PrintOptions& options = {});
 void AppendComputation(const Computation& computation, std::string& out,
                        const PrintOptions& options = {});
 // One instruction line without indentation or ROOT.

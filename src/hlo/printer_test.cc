@@ -134,6 +134,45 @@ TEST(PrinterTest, PrintsWholeModule) {
             "\n");
 }
 
+// PrintModuleTo streams through a 256 KiB buffer: the pieces must add up to
+// PrintModule's text, also across a write larger than the buffer.
+TEST(PrinterTest, StreamedTextEqualsPrintedText) {
+  TestModule t;
+  Builder b(t.Entry());
+  Instruction* prev = b.Param(0, "p", F32({8, 128}));
+  for (int k = 0; k < 4000; ++k) {
+    Instruction* i = b.Op(Opcode::kNegate, "negate." + std::to_string(k),
+                          F32({8, 128}), {prev});
+    i->mutable_attrs().metadata.op_name = "jit(f)/some/long/op/name/neg";
+    if (k == 2000) {
+      // One attribute larger than the buffer.
+      i->mutable_attrs().backend_config = std::string(600 << 10, 'x');
+      i->mutable_attrs().backend_config_is_raw = false;
+    }
+    prev = i;
+  }
+  t.Entry()->set_root(prev);
+  const std::string whole = PrintModule(*t.module);
+  ASSERT_GT(whole.size(), size_t{900} << 10);
+  std::string streamed;
+  int pieces = 0;
+  EXPECT_TRUE(PrintModuleTo(*t.module, [&](std::string_view piece) {
+    ++pieces;
+    streamed.append(piece);
+    return true;
+  }));
+  EXPECT_GE(pieces, 3);
+  EXPECT_EQ(streamed, whole);
+
+  // A failing sink is not called again, and the result says so.
+  int calls = 0;
+  EXPECT_FALSE(PrintModuleTo(*t.module, [&](std::string_view) {
+    ++calls;
+    return false;
+  }));
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(PrinterTest, HeaderAttributesInXlaOrder) {
   TestModule t;
   Builder(t.Entry()).Param(0, "p", S32());

@@ -134,6 +134,65 @@ Shape Shape::Tuple(std::vector<Shape> elements) {
   return s;
 }
 
+SharedShape::SharedShape(Shape shape) : node_(new Node(std::move(shape))) {}
+
+SharedShape::SharedShape(const SharedShape& other) noexcept
+    : node_(other.node_) {
+  if (node_ != nullptr) node_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+SharedShape& SharedShape::operator=(const SharedShape& other) noexcept {
+  if (node_ != other.node_) {
+    if (other.node_ != nullptr) {
+      other.node_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+    Release();
+    node_ = other.node_;
+  }
+  return *this;
+}
+
+SharedShape& SharedShape::operator=(SharedShape&& other) noexcept {
+  if (this != &other) {
+    Release();
+    node_ = std::exchange(other.node_, nullptr);
+  }
+  return *this;
+}
+
+const Shape& SharedShape::Empty() {
+  static const Shape* const kEmpty = new Shape();
+  return *kEmpty;
+}
+
+void SharedShape::Release() {
+  if (node_ != nullptr &&
+      node_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    delete node_;
+  }
+  node_ = nullptr;
+}
+
+Shape& SharedShape::Mutable() {
+  if (node_ == nullptr) {
+    node_ = new Node(Shape());
+  } else if (node_->refs.load(std::memory_order_acquire) != 1) {
+    Node* copy = new Node(node_->shape);
+    Release();
+    node_ = copy;
+  }
+  return node_->shape;
+}
+
+void SharedShape::Set(Shape shape) {
+  if (node_ != nullptr && node_->refs.load(std::memory_order_acquire) == 1) {
+    node_->shape = std::move(shape);
+  } else {
+    Release();
+    node_ = new Node(std::move(shape));
+  }
+}
+
 Shape Shape::Token() {
   Shape s;
   s.element_type_ = PrimitiveType::kToken;

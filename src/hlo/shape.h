@@ -13,10 +13,12 @@
 #ifndef HLOVERLAP_HLO_SHAPE_H_
 #define HLOVERLAP_HLO_SHAPE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -27,12 +29,37 @@ namespace hloverlap {
 enum class PrimitiveType : uint8_t {
   kInvalid = 0,
   kPred,
-  kS1, kS2, kS4, kS8, kS16, kS32, kS64,
-  kU1, kU2, kU4, kU8, kU16, kU32, kU64,
-  kF16, kBF16, kF32, kF64,
-  kF8E5M2, kF8E4M3, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E3M4, kF8E5M2FNUZ,
-  kF8E4M3FNUZ, kF8E8M0FNU, kF6E3M2FN, kF6E2M3FN, kF4E2M1FN,
-  kC64, kC128,
+  kS1,
+  kS2,
+  kS4,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kU1,
+  kU2,
+  kU4,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kF8E5M2,
+  kF8E4M3,
+  kF8E4M3FN,
+  kF8E4M3B11FNUZ,
+  kF8E3M4,
+  kF8E5M2FNUZ,
+  kF8E4M3FNUZ,
+  kF8E8M0FNU,
+  kF6E3M2FN,
+  kF6E2M3FN,
+  kF4E2M1FN,
+  kC64,
+  kC128,
   kToken,
   kOpaque,
   kTuple,
@@ -64,9 +91,9 @@ struct Tile {
 struct Layout {
   // `{2,1,0}`: minor_to_major order of dimensions.
   absl::InlinedVector<int64_t, 6> minor_to_major;
-  std::vector<Tile> tiles;          // T(...)(...)
-  int64_t element_size_bits = 0;    // E(n), 0 = default
-  int64_t memory_space = 0;         // S(n), 0 = default device memory
+  std::vector<Tile> tiles;        // T(...)(...)
+  int64_t element_size_bits = 0;  // E(n), 0 = default
+  int64_t memory_space = 0;       // S(n), 0 = default device memory
   // Any other layout tail items (D(...), L(..), #(..), *(..), SC(..), P(..),
   // M(..)) kept verbatim, in text order, without separators: e.g. "L(2)#(u16)".
   std::string other_tail;
@@ -74,7 +101,11 @@ struct Layout {
 };
 
 // How a dimension's size is known.
-enum class DimKind : uint8_t { kStatic, kBounded /* <=N */, kUnbounded /* ? */ };
+enum class DimKind : uint8_t {
+  kStatic,
+  kBounded /* <=N */,
+  kUnbounded /* ? */
+};
 
 class Shape {
  public:
@@ -148,6 +179,44 @@ class Shape {
   absl::InlinedVector<DimKind, 6> kinds_;
   std::optional<Layout> layout_;
   std::vector<Shape> tuple_;
+};
+
+// A Shape held by reference count, shared by the instructions that have it.
+// The parser hands every instruction whose shape is spelled the same one
+// copy (a dump has a few hundred distinct shapes for tens of thousands of
+// instructions, and a loop-state tuple of a hundred elements is ~25 KB).
+// Copies share; writes copy first when shared (Mutable, Set), so sharing is
+// invisible through Instruction's API. Default: the default Shape, no
+// allocation.
+class SharedShape {
+ public:
+  SharedShape() = default;
+  explicit SharedShape(Shape shape);
+  SharedShape(const SharedShape& other) noexcept;
+  SharedShape(SharedShape&& other) noexcept
+      : node_(std::exchange(other.node_, nullptr)) {}
+  SharedShape& operator=(const SharedShape& other) noexcept;
+  SharedShape& operator=(SharedShape&& other) noexcept;
+  ~SharedShape() { Release(); }
+
+  const Shape& get() const { return node_ != nullptr ? node_->shape : Empty(); }
+  // The shape to modify in place, copied first if another holder shares it.
+  Shape& Mutable();
+  // Replaces the value (in place when not shared).
+  void Set(Shape shape);
+  bool SharesWith(const SharedShape& other) const {
+    return node_ != nullptr && node_ == other.node_;
+  }
+
+ private:
+  struct Node {
+    explicit Node(Shape s) : shape(std::move(s)) {}
+    std::atomic<int64_t> refs{1};
+    Shape shape;
+  };
+  static const Shape& Empty();
+  void Release();
+  Node* node_ = nullptr;
 };
 
 // Appends the layout text "{1,0:T(8,128)}" (with braces) to out.

@@ -16,6 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "hlo/absl_compat.h"
+#include "hlo/diagnostic.h"
+#include "hlo/opcode_traits.h"
 #include "hlo/shape_inference.h"
 
 namespace hloverlap {
@@ -110,117 +112,119 @@ std::optional<int64_t> MeshGroupSize(std::string_view text) {
   return size;
 }
 
-// Opcodes that take exactly one called computation (to_apply/calls).
-bool TakesOneComputation(Opcode op) {
-  switch (op) {
-    case Opcode::kCall:
-    case Opcode::kMap:
-    case Opcode::kReduce:
-    case Opcode::kReduceWindow:
-    case Opcode::kScatter:
-    case Opcode::kSort:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kScan:
-    case Opcode::kFusion:
-    case Opcode::kAsyncStart:
-      return true;
-    default:
-      return false;
-  }
+// The -done that completes `start` (or continues through `start`, an
+// async-update): all-gather-done for all-gather-start, ...
+bool CompletesAsync(const Instruction& start, const Instruction& user) {
+  const Opcode op = start.opcode();
+  return (IsAsyncStart(op) || op == Opcode::kAsyncUpdate) &&
+         Traits(op).async_done == user.opcode();
 }
 
-// Fixed operand counts; -1 if the opcode has no fixed count.
-int64_t FixedOperandCount(Opcode op) {
-  if (op == Opcode::kConvert || op == Opcode::kBitcastConvert ||
-      IsElementwiseUnary(op)) {
-    return 1;
+// The first schedule problem of `c`: where it is (the instruction that runs
+// too early) and what it is.
+struct ScheduleProblem {
+  const Instruction* at = nullptr;
+  std::string message;
+};
+
+std::optional<ScheduleProblem> FirstScheduleProblem(const Computation& c) {
+  absl::flat_hash_map<const Instruction*, int64_t> pos;
+  pos.reserve(c.instruction_count());
+  for (const auto& i : c.instructions()) {
+    if (i != nullptr) pos.emplace(i.get(), static_cast<int64_t>(pos.size()));
   }
-  if (IsElementwiseBinary(op)) return 2;
-  switch (op) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kIota:
-    case Opcode::kPartitionId:
-    case Opcode::kReplicaId:
-    case Opcode::kRngGetAndUpdateState:
-      return 0;
-    case Opcode::kBitcast:
-    case Opcode::kBroadcast:
-    case Opcode::kReshape:
-    case Opcode::kTranspose:
-    case Opcode::kReverse:
-    case Opcode::kSlice:
-    case Opcode::kGetTupleElement:
-    case Opcode::kWhile:
-    case Opcode::kFft:
-    case Opcode::kCholesky:
-    case Opcode::kGetDimensionSize:
-    case Opcode::kDomain:
-    case Opcode::kCopyStart:
-    case Opcode::kCopyDone:
-    case Opcode::kAllGatherDone:
-    case Opcode::kAllReduceDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone:
-    case Opcode::kSendDone:
-    case Opcode::kRecvDone:
-    case Opcode::kRecv:
-    case Opcode::kInfeed:
-    case Opcode::kRngBitGenerator:
-    case Opcode::kOptBarrier:
-    case Opcode::kTopk:
-      return 1;
-    case Opcode::kPad:
-    case Opcode::kDot:
-    case Opcode::kAddDependency:
-    case Opcode::kSetDimensionSize:
-    case Opcode::kOutfeed:
-    case Opcode::kSend:
-    case Opcode::kGather:
-    case Opcode::kConvolution:
-    case Opcode::kTriangularSolve:
-      return 2;
-    case Opcode::kSelect:
-    case Opcode::kClamp:
-    case Opcode::kSelectAndScatter:
-    case Opcode::kRaggedDot:
-    case Opcode::kBatchNormTraining:
-      return 3;
-    case Opcode::kScaledDot:
-      return 4;
-    case Opcode::kBatchNormInference:
-    case Opcode::kBatchNormGrad:
-      return 5;
-    case Opcode::kRaggedAllToAll:
-      return 6;
-    default:
-      return -1;
+  auto where = [&](const Instruction* i) {
+    auto it = pos.find(i);
+    if (it == pos.end()) return absl::StrCat(i->name(), " (elsewhere)");
+    return absl::StrCat(i->name(), " (position ", it->second, ")");
+  };
+  auto bad = [](const Instruction* at, std::string message) {
+    return ScheduleProblem{at, std::move(message)};
+  };
+  for (const auto& up : c.instructions()) {
+    const Instruction* i = up.get();
+    if (i == nullptr) continue;
+    const int64_t at = pos.find(i)->second;  // i is in c
+    for (const Instruction* o : i->operands()) {
+      if (o == nullptr) continue;
+      auto it = pos.find(o);
+      if (it == pos.end()) {
+        return bad(i, absl::StrCat("operand ", o->name(), " of ", i->name(),
+                                   " is not in the computation"));
+      }
+      if (it->second < at) continue;
+      if (IsAsyncDone(i->opcode()) && IsAsyncStart(o->opcode())) {
+        return bad(
+            i, absl::StrCat(Op(i->opcode()), " ", where(i), " runs before its ",
+                            Op(o->opcode()), " ", where(o)));
+      }
+      return bad(i, absl::StrCat(where(i), " uses ", where(o),
+                                 " before it is computed"));
+    }
+    for (const Instruction* p : i->control_predecessors()) {
+      if (p == nullptr) continue;
+      auto it = pos.find(p);
+      if (it != pos.end() && it->second > at) {
+        return bad(
+            i, absl::StrCat(where(i), " runs before its control predecessor ",
+                            where(p)));
+      }
+    }
+    if (!IsAsyncStart(i->opcode()) && i->opcode() != Opcode::kAsyncUpdate) {
+      continue;
+    }
+    // The done that completes this start (through async-updates).
+    const Instruction* done = nullptr;
+    const Instruction* cur = i;
+    for (int64_t guard = 0;
+         cur != nullptr && done == nullptr && guard <= c.instruction_count();
+         ++guard) {
+      const Instruction* next = nullptr;
+      for (const Instruction* u : cur->users()) {
+        if (u == nullptr) continue;
+        if (CompletesAsync(*cur, *u)) {
+          done = u;
+          break;
+        }
+        if (u->opcode() == Opcode::kAsyncUpdate && next == nullptr &&
+            (cur->opcode() == Opcode::kAsyncStart ||
+             cur->opcode() == Opcode::kAsyncUpdate)) {
+          next = u;
+        }
+      }
+      cur = next;
+    }
+    for (const Instruction* u : i->users()) {
+      if (u == nullptr || CompletesAsync(*i, *u) ||
+          u->opcode() == Opcode::kAsyncUpdate) {
+        continue;
+      }
+      if (done == nullptr) {
+        return bad(
+            u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()),
+                            " ", where(i), ", which has no matching done"));
+      }
+      auto u_at = pos.find(u);
+      auto done_at = pos.find(done);
+      if (u_at == pos.end() || done_at == pos.end()) {
+        return bad(i, absl::StrCat("users of ", where(i),
+                                   " are not all in the computation"));
+      }
+      if (u_at->second < done_at->second) {
+        return bad(
+            u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()),
+                            " ", where(i), " before its ", Op(done->opcode()),
+                            " ", where(done)));
+      }
+    }
   }
+  return std::nullopt;
 }
 
-bool NeedsAtLeastOneOperand(Opcode op) {
-  switch (op) {
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kAllToAll:
-    case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart:
-    case Opcode::kCollectiveBroadcast:
-    case Opcode::kConcatenate:
-    case Opcode::kSort:
-    case Opcode::kMap:
-    case Opcode::kDynamicReshape:
-    case Opcode::kScan:
-      return true;
-    default:
-      return false;
-  }
+// Whether `c`'s instruction order is a schedule to check.
+bool HasSchedule(const Computation& c) {
+  return c.parent() != nullptr && c.parent()->is_scheduled() &&
+         !c.IsFusionComputation();
 }
 
 class Verifier {
@@ -239,15 +243,24 @@ class Verifier {
         if (c != nullptr) indexed.push_back(c.get());
       }
     }
+    size_t count = 0;
+    for (const Computation* c : indexed) count += c->instructions().size();
+    position_.reserve(count);
     for (const Computation* c : indexed) {
+      int32_t position = 0;
       for (const auto& inst : c->instructions()) {
         if (inst == nullptr) continue;
-        instructions_.insert(inst.get());
-        for (const Instruction* u : inst->users()) {
-          user_edges_.insert({inst.get(), u});
+        position_.emplace(inst.get(), Position{c, position++});
+        // Long lists get a set; short ones are scanned (HasEdge).
+        if (inst->users().size() > kScanLimit) {
+          for (const Instruction* u : inst->users()) {
+            user_edges_.insert({inst.get(), u});
+          }
         }
-        for (const Instruction* s : inst->control_successors()) {
-          control_edges_.insert({inst.get(), s});
+        if (inst->control_successors().size() > kScanLimit) {
+          for (const Instruction* s : inst->control_successors()) {
+            control_edges_.insert({inst.get(), s});
+          }
         }
       }
     }
@@ -283,18 +296,26 @@ class Verifier {
   }
 
   // Reports an inference error, or a mismatch between the inferred and the
-  // actual result shape.
+  // actual result shape. `explain()` says where the expected shape comes
+  // from; it is called only for a mismatch (building it for every
+  // instruction cost more than all the checks).
+  template <typename Explain>
   void CheckResult(const Computation& c, const Instruction& i,
                    const absl::StatusOr<Shape>& inferred,
-                   const std::string& explanation) {
+                   const Explain& explain) {
     if (!inferred.ok()) {
       Report(c, i, inferred.status().message());
       return;
     }
     if (!Matches(*inferred, i.shape())) {
-      Report(c, i, "expected result shape ", Str(*inferred), " (", explanation,
+      Report(c, i, "expected result shape ", Str(*inferred), " (", explain(),
              "), found ", Str(i.shape()));
     }
+  }
+  void CheckResult(const Computation& c, const Instruction& i,
+                   const absl::StatusOr<Shape>& inferred,
+                   const char* explanation) {
+    CheckResult(c, i, inferred, [explanation] { return explanation; });
   }
 
   bool KnownComputation(const Computation* c) const {
@@ -338,11 +359,31 @@ class Verifier {
   const Module* module_;
   VerifierOptions options_;
   const Computation* only_;
-  absl::flat_hash_set<const Instruction*> instructions_;
-  // (operand, user) pairs from users() lists.
+  // Lists up to this long are scanned rather than indexed.
+  static constexpr size_t kScanLimit = 16;
+  bool Indexed(const Instruction* i) const { return position_.contains(i); }
+  // Whether `to` is in `from`'s list (users or control successors), which
+  // `index` holds as pairs when the list is longer than kScanLimit.
+  static bool HasEdge(
+      const std::vector<Instruction*>& list, const Instruction* from,
+      const Instruction* to,
+      const absl::flat_hash_set<
+          std::pair<const Instruction*, const Instruction*>>& index) {
+    if (list.size() > kScanLimit) return index.contains({from, to});
+    return std::find(list.begin(), list.end(), to) != list.end();
+  }
+
+  // Every instruction verified, with its position in its computation's
+  // stored order (acyclic when every edge points backwards).
+  struct Position {
+    const Computation* computation;
+    int32_t index;
+  };
+  absl::flat_hash_map<const Instruction*, Position> position_;
+  // (operand, user) pairs of the users() lists longer than kScanLimit.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       user_edges_;
-  // (predecessor, successor) pairs from control_successors() lists.
+  // (predecessor, successor) pairs of the long control_successors() lists.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       control_edges_;
   // Callee signatures; null where the callee has none (missing parameter or
@@ -471,9 +512,10 @@ void Verifier::VerifyModuleWide() {
 // ----------------------------------------------------------
 
 void Verifier::VerifyComputation(const Computation& c) {
+  const size_t problems_before = problems_.size();
   if (c.root() == nullptr) {
     ReportComputation(c, "has no root instruction");
-  } else if (!instructions_.contains(c.root()) || c.root()->parent() != &c) {
+  } else if (!Indexed(c.root()) || c.root()->parent() != &c) {
     ReportComputation(c,
                       "root instruction does not belong to the "
                       "computation");
@@ -491,6 +533,16 @@ void Verifier::VerifyComputation(const Computation& c) {
     VerifyInstruction(c, *inst);
   }
   VerifyAcyclic(c);
+  // The schedule only where the graph itself is sound (a cycle or a foreign
+  // operand is reported once, above), and only when the whole module is
+  // verified: a pass checking a computation it is building (a new loop body
+  // in a scheduled module) leaves ordering it to the scheduler.
+  if (only_ == nullptr && problems_.size() == problems_before &&
+      HasSchedule(c)) {
+    if (std::optional<ScheduleProblem> p = FirstScheduleProblem(c)) {
+      Report(c, *p->at, "invalid schedule: ", p->message);
+    }
+  }
 }
 
 void Verifier::VerifyParameters(const Computation& c) {
@@ -537,17 +589,47 @@ void Verifier::VerifyParameters(const Computation& c) {
 }
 
 void Verifier::VerifyAcyclic(const Computation& c) {
+  // Stored in a topological order (as parsed, and as most passes leave it):
+  // every edge inside c points backwards, so there is no cycle.
+  auto earlier = [&](const Instruction* from, int32_t index) {
+    if (from == nullptr || from->parent() != &c) return true;
+    auto it = position_.find(from);
+    if (it == position_.end()) return true;
+    // Listed in another computation (reported elsewhere): let the search
+    // below decide.
+    return it->second.computation == &c && it->second.index < index;
+  };
+  bool ordered = true;
+  for (const auto& inst : c.instructions()) {
+    if (inst == nullptr || inst->parent() != &c) continue;
+    auto it = position_.find(inst.get());
+    if (it == position_.end()) continue;
+    if (it->second.computation != &c) {
+      ordered = false;  // Listed twice: the search below decides.
+      break;
+    }
+    const int32_t index = it->second.index;
+    for (const Instruction* o : inst->operands()) {
+      ordered = ordered && earlier(o, index);
+    }
+    for (const Instruction* p : inst->control_predecessors()) {
+      ordered = ordered && earlier(p, index);
+    }
+    if (!ordered) break;
+  }
+  if (ordered) return;
+
   // Iterative DFS over operands and control predecessors inside c.
   absl::flat_hash_map<const Instruction*, int> color;
   auto preds = [&](const Instruction* inst) {
     std::vector<const Instruction*> out;
     for (const Instruction* o : inst->operands()) {
-      if (o != nullptr && instructions_.contains(o) && o->parent() == &c) {
+      if (o != nullptr && Indexed(o) && o->parent() == &c) {
         out.push_back(o);
       }
     }
     for (const Instruction* p : inst->control_predecessors()) {
-      if (p != nullptr && instructions_.contains(p) && p->parent() == &c) {
+      if (p != nullptr && Indexed(p) && p->parent() == &c) {
         out.push_back(p);
       }
     }
@@ -613,7 +695,7 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
       usable = false;
       continue;
     }
-    if (!instructions_.contains(o)) {
+    if (!Indexed(o)) {
       Report(c, i, "operand ", k, " is not an instruction of this module");
       usable = false;
       continue;
@@ -625,20 +707,26 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
                  : absl::StrCat("computation ", o->parent()->name()),
              ", not in this computation");
     }
-    if (!user_edges_.contains({o, &i})) {
+    if (!HasEdge(o->users(), o, &i, user_edges_)) {
       Report(c, i, "uses ", o->name(), " as operand ", k, " but is not in ",
              o->name(), "'s user list");
     }
   }
-  absl::flat_hash_set<const Instruction*> seen_users;
-  for (const Instruction* u : i.users()) {
-    if (u == nullptr || !instructions_.contains(u)) {
+  const std::vector<Instruction*>& users = i.users();
+  absl::flat_hash_set<const Instruction*> seen_users;  // long lists only
+  for (size_t k = 0; k < users.size(); ++k) {
+    const Instruction* u = users[k];
+    if (u == nullptr || !Indexed(u)) {
       Report(c, i,
              "user list contains something that is not an "
              "instruction of this module");
       continue;
     }
-    if (!seen_users.insert(u).second) {
+    const bool repeated = users.size() > kScanLimit
+                              ? !seen_users.insert(u).second
+                              : std::find(users.begin(), users.begin() + k,
+                                          u) != users.begin() + k;
+    if (repeated) {
       Report(c, i, "user ", u->name(), " is listed twice");
       continue;
     }
@@ -648,7 +736,7 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
     }
   }
   for (const Instruction* p : i.control_predecessors()) {
-    if (p == nullptr || !instructions_.contains(p)) {
+    if (p == nullptr || !Indexed(p)) {
       Report(c, i, "control predecessor is not an instruction of this module");
       continue;
     }
@@ -656,13 +744,13 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
       Report(c, i, "control predecessor ", p->name(),
              " is not in this computation");
     }
-    if (!control_edges_.contains({p, &i})) {
+    if (!HasEdge(p->control_successors(), p, &i, control_edges_)) {
       Report(c, i, "has control predecessor ", p->name(),
              " but is not among its control successors");
     }
   }
   for (const Instruction* s : i.control_successors()) {
-    if (s == nullptr || !instructions_.contains(s)) {
+    if (s == nullptr || !Indexed(s)) {
       Report(c, i, "control successor is not an instruction of this module");
       continue;
     }
@@ -710,9 +798,10 @@ bool Verifier::VerifyCalledComputations(const Computation& c,
       Report(c, i, "expected at least 1 branch computation, found 0");
       ok = false;
     }
-  } else if (TakesOneComputation(op)) {
-    expect(1, op == Opcode::kFusion || op == Opcode::kAsyncStart ? "calls"
-                                                                 : "to_apply");
+  } else if (Traits(op).callees == CalleeForm::kToApply) {
+    expect(1, "to_apply");
+  } else if (Traits(op).callees == CalleeForm::kCalls) {
+    expect(1, "calls");
   } else if (op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone) {
     if (called.size() > 1) {
       Report(c, i, "expected at most 1 called computation, found ",
@@ -726,7 +815,7 @@ bool Verifier::VerifyCalledComputations(const Computation& c,
 bool Verifier::VerifyOperandCount(const Computation& c, const Instruction& i) {
   const Opcode op = i.opcode();
   const int64_t n = i.operand_count();
-  const int64_t fixed = FixedOperandCount(op);
+  const int64_t fixed = Traits(op).arity;
   if (fixed >= 0) {
     if (n != fixed) {
       Report(c, i, "expected ", fixed, " operand", fixed == 1 ? "" : "s",
@@ -735,7 +824,7 @@ bool Verifier::VerifyOperandCount(const Computation& c, const Instruction& i) {
     }
     return true;
   }
-  if (NeedsAtLeastOneOperand(op) && n < 1) {
+  if (Traits(op).arity == kAtLeastOne && n < 1) {
     Report(c, i, "expected at least 1 operand for ", Op(op), ", found 0");
     return false;
   }
@@ -886,8 +975,10 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kGetTupleElement: {
       CheckResult(c, i,
                   InferGetTupleElementShape(operand_shape(0), i.tuple_index()),
-                  absl::StrCat("element ", i.tuple_index(), " of ",
-                               Str(operand_shape(0))));
+                  [&] {
+                    return absl::StrCat("element ", i.tuple_index(), " of ",
+                                        Str(operand_shape(0)));
+                  });
       return;
     }
     case Opcode::kWhile:
@@ -916,9 +1007,10 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       VerifyNativeDone(c, i);
       return;
     case Opcode::kCopyStart:
-      CheckResult(c, i, InferCopyStartShape(operand_shape(0)),
-                  absl::StrCat("(dest, src, u32[]) for operand ",
-                               Str(operand_shape(0))));
+      CheckResult(c, i, InferCopyStartShape(operand_shape(0)), [&] {
+        return absl::StrCat("(dest, src, u32[]) for operand ",
+                            Str(operand_shape(0)));
+      });
       return;
     case Opcode::kAddDependency:
       if (!Matches(operand_shape(0), shape)) {
@@ -935,7 +1027,7 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kPartitionId:
     case Opcode::kReplicaId:
       CheckResult(c, i, Shape::Scalar(PrimitiveType::kU32),
-                  absl::StrCat(Op(op), " is a u32 scalar"));
+                  [&] { return absl::StrCat(Op(op), " is a u32 scalar"); });
       return;
     case Opcode::kGetDimensionSize:
       CheckResult(c, i, Shape::Scalar(PrimitiveType::kS32),
@@ -962,16 +1054,21 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
   switch (op) {
     case Opcode::kConvert:
       CheckResult(
-          c, i, InferConvertShape(operand_shape(0), shape.element_type()),
-          absl::StrCat("operand ", Str(operand_shape(0)), " converted to ",
-                       AsAbsl(PrimitiveTypeName(shape.element_type()))));
+          c, i, InferConvertShape(operand_shape(0), shape.element_type()), [&] {
+            return absl::StrCat(
+                "operand ", Str(operand_shape(0)), " converted to ",
+                AsAbsl(PrimitiveTypeName(shape.element_type())));
+          });
       return;
     case Opcode::kBitcastConvert:
       CheckResult(
           c, i,
           InferBitcastConvertShape(operand_shape(0), shape.element_type()),
-          absl::StrCat("operand ", Str(operand_shape(0)), " bitcast to ",
-                       AsAbsl(PrimitiveTypeName(shape.element_type()))));
+          [&] {
+            return absl::StrCat(
+                "operand ", Str(operand_shape(0)), " bitcast to ",
+                AsAbsl(PrimitiveTypeName(shape.element_type())));
+          });
       return;
     case Opcode::kBitcast: {
       // Element types may differ; the bit size may not.
@@ -998,19 +1095,20 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i,
                   InferSelectShape(operand_shape(0), operand_shape(1),
                                    operand_shape(2)),
-                  absl::StrCat("operands ", OperandShapes(i)));
+                  [&] { return absl::StrCat("operands ", OperandShapes(i)); });
       return;
     case Opcode::kClamp:
       CheckResult(
           c, i,
           InferClampShape(operand_shape(0), operand_shape(1), operand_shape(2)),
-          absl::StrCat("operands ", OperandShapes(i)));
+          [&] { return absl::StrCat("operands ", OperandShapes(i)); });
       return;
     case Opcode::kStochasticConvert: {
       absl::StatusOr<Shape> s =
           InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1));
       if (s.ok()) s->set_element_type(shape.element_type());
-      CheckResult(c, i, s, absl::StrCat("operands ", OperandShapes(i)));
+      CheckResult(c, i, s,
+                  [&] { return absl::StrCat("operands ", OperandShapes(i)); });
       return;
     }
     case Opcode::kBroadcast:
@@ -1021,38 +1119,48 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i,
                   InferBroadcastShape(operand_shape(0), shape.dimensions(),
                                       i.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0)),
-                               " broadcast with dimensions=",
-                               DimsString(i.dimensions())));
+                  [&] {
+                    return absl::StrCat("operand ", Str(operand_shape(0)),
+                                        " broadcast with dimensions=",
+                                        DimsString(i.dimensions()));
+                  });
       return;
     case Opcode::kReshape:
       if (!shape.IsArray()) {
         Report(c, i, "reshape result must be an array, found ", Str(shape));
         return;
       }
-      CheckResult(c, i, InferReshapeShape(operand_shape(0), shape.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0))));
+      CheckResult(
+          c, i, InferReshapeShape(operand_shape(0), shape.dimensions()),
+          [&] { return absl::StrCat("operand ", Str(operand_shape(0))); });
       return;
     case Opcode::kTranspose:
-      CheckResult(c, i, InferTransposeShape(operand_shape(0), i.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0)),
-                               " transposed by dimensions=",
-                               DimsString(i.dimensions())));
+      CheckResult(
+          c, i, InferTransposeShape(operand_shape(0), i.dimensions()), [&] {
+            return absl::StrCat(
+                "operand ", Str(operand_shape(0)),
+                " transposed by dimensions=", DimsString(i.dimensions()));
+          });
       return;
     case Opcode::kReverse:
-      CheckResult(c, i, InferReverseShape(operand_shape(0), i.dimensions()),
-                  absl::StrCat("operand ", Str(operand_shape(0))));
+      CheckResult(
+          c, i, InferReverseShape(operand_shape(0), i.dimensions()),
+          [&] { return absl::StrCat("operand ", Str(operand_shape(0))); });
       return;
     case Opcode::kSlice: {
-      std::string ranges;
-      for (const SliceRange& r : i.attrs().slice) {
-        absl::StrAppend(
-            &ranges, ranges.empty() ? "" : ", ", "[", r.start, ":", r.limit,
-            r.stride != 1 ? absl::StrCat(":", r.stride) : std::string(), "]");
-      }
-      CheckResult(c, i, InferSliceShape(operand_shape(0), i.attrs().slice),
-                  absl::StrCat("operand ", Str(operand_shape(0)), " slice={",
-                               ranges, "}"));
+      CheckResult(
+          c, i, InferSliceShape(operand_shape(0), i.attrs().slice), [&] {
+            std::string ranges;
+            for (const SliceRange& r : i.attrs().slice) {
+              absl::StrAppend(
+                  &ranges, ranges.empty() ? "" : ", ", "[", r.start, ":",
+                  r.limit,
+                  r.stride != 1 ? absl::StrCat(":", r.stride) : std::string(),
+                  "]");
+            }
+            return absl::StrCat("operand ", Str(operand_shape(0)), " slice={",
+                                ranges, "}");
+          });
       return;
     }
     case Opcode::kDynamicSlice: {
@@ -1060,18 +1168,23 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       CheckResult(c, i,
                   InferDynamicSliceShape(operand_shape(0), indices,
                                          i.attrs().dynamic_slice_sizes),
-                  absl::StrCat("operand ", Str(operand_shape(0)),
-                               " dynamic_slice_sizes=",
-                               DimsString(i.attrs().dynamic_slice_sizes)));
+                  [&] {
+                    return absl::StrCat(
+                        "operand ", Str(operand_shape(0)),
+                        " dynamic_slice_sizes=",
+                        DimsString(i.attrs().dynamic_slice_sizes));
+                  });
       return;
     }
     case Opcode::kDynamicUpdateSlice: {
       std::vector<const Shape*> indices = OperandShapeList(i, 2);
-      CheckResult(
-          c, i,
-          InferDynamicUpdateSliceShape(operand_shape(0), operand_shape(1),
-                                       indices),
-          absl::StrCat("the operand's shape; update ", Str(operand_shape(1))));
+      CheckResult(c, i,
+                  InferDynamicUpdateSliceShape(operand_shape(0),
+                                               operand_shape(1), indices),
+                  [&] {
+                    return absl::StrCat("the operand's shape; update ",
+                                        Str(operand_shape(1)));
+                  });
       return;
     }
     case Opcode::kConcatenate: {
@@ -1082,23 +1195,28 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
                DimsString(i.dimensions()));
         return;
       }
-      CheckResult(
-          c, i, InferConcatenateShape(OperandShapeList(i), i.dimensions()[0]),
-          absl::StrCat("operands ", OperandShapes(i),
-                       " concatenated along dimension ", i.dimensions()[0]));
+      CheckResult(c, i,
+                  InferConcatenateShape(OperandShapeList(i), i.dimensions()[0]),
+                  [&] {
+                    return absl::StrCat("operands ", OperandShapes(i),
+                                        " concatenated along dimension ",
+                                        i.dimensions()[0]);
+                  });
       return;
     }
     case Opcode::kPad: {
-      std::string padding;
-      for (const PaddingDim& p : i.attrs().padding) {
-        absl::StrAppend(&padding, padding.empty() ? "" : "x", p.low, "_",
-                        p.high, "_", p.interior);
-      }
       CheckResult(
           c, i,
           InferPadShape(operand_shape(0), operand_shape(1), i.attrs().padding),
-          absl::StrCat("operand ", Str(operand_shape(0)),
-                       " padding=", padding));
+          [&] {
+            std::string padding;
+            for (const PaddingDim& p : i.attrs().padding) {
+              absl::StrAppend(&padding, padding.empty() ? "" : "x", p.low, "_",
+                              p.high, "_", p.interior);
+            }
+            return absl::StrCat("operand ", Str(operand_shape(0)),
+                                " padding=", padding);
+          });
       return;
     }
     case Opcode::kIota:
@@ -1137,15 +1255,16 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       break;
   }
   if (IsElementwiseUnary(op)) {
-    CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)),
-                absl::StrCat("operand ", Str(operand_shape(0))));
+    CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)), [&] {
+      return absl::StrCat("operand ", Str(operand_shape(0)));
+    });
     return;
   }
   if (IsElementwiseBinary(op)) {
     CheckResult(
         c, i,
         InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1)),
-        absl::StrCat("operands ", OperandShapes(i)));
+        [&] { return absl::StrCat("operands ", OperandShapes(i)); });
     return;
   }
   // No rule for the other opcodes (fusion results, custom-call, gather,
@@ -1167,20 +1286,23 @@ void Verifier::VerifyDot(const Computation& c, const Instruction& i) {
     absl::StrAppend(&out, " contracting ", DimsString(contracting));
     return out;
   };
-  CheckResult(
-      c, i, InferDotShape(lhs, rhs, d, i.shape().element_type()),
-      absl::StrCat("lhs ", side(lhs, d.lhs_batch_dims, d.lhs_contracting_dims),
-                   ", rhs ",
-                   side(rhs, d.rhs_batch_dims, d.rhs_contracting_dims)));
+  CheckResult(c, i, InferDotShape(lhs, rhs, d, i.shape().element_type()), [&] {
+    return absl::StrCat(
+        "lhs ", side(lhs, d.lhs_batch_dims, d.lhs_contracting_dims), ", rhs ",
+        side(rhs, d.rhs_batch_dims, d.rhs_contracting_dims));
+  });
 }
 
 void Verifier::VerifyReduce(const Computation& c, const Instruction& i) {
   const ProgramShape* reducer = Program(c, i, i.to_apply());
   if (reducer == nullptr) return;
-  CheckResult(
-      c, i, InferReduceShape(OperandShapeList(i), i.dimensions(), *reducer),
-      absl::StrCat("inputs ", OperandShapes(i), " reduced over ",
-                   DimsString(i.dimensions()), " by ", i.to_apply()->name()));
+  CheckResult(c, i,
+              InferReduceShape(OperandShapeList(i), i.dimensions(), *reducer),
+              [&] {
+                return absl::StrCat(
+                    "inputs ", OperandShapes(i), " reduced over ",
+                    DimsString(i.dimensions()), " by ", i.to_apply()->name());
+              });
 }
 
 void Verifier::VerifyWhile(const Computation& c, const Instruction& i) {
@@ -1224,8 +1346,9 @@ void Verifier::VerifyCall(const Computation& c, const Instruction& i) {
       }
     }
   }
-  CheckResult(c, i, InferCallShape(args, *callee),
-              absl::StrCat("the root shape of callee ", i.to_apply()->name()));
+  CheckResult(c, i, InferCallShape(args, *callee), [&] {
+    return absl::StrCat("the root shape of callee ", i.to_apply()->name());
+  });
 }
 
 void Verifier::VerifyConditional(const Computation& c, const Instruction& i) {
@@ -1312,9 +1435,11 @@ void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
       size_text = "unknown group size";
     }
   }
-  std::string explanation =
-      absl::StrCat("operand", ops.size() == 1 ? " " : "s ", OperandShapes(i),
-                   ", dimensions={", dim, "}, ", size_text);
+  auto explanation = [&] {
+    return absl::StrCat("operand", ops.size() == 1 ? " " : "s ",
+                        OperandShapes(i), ", dimensions={", dim, "}, ",
+                        size_text);
+  };
   if (gather && start) {
     CheckResult(c, i, InferAllGatherStartShape(ops, dim, *size), explanation);
   } else if (gather) {
@@ -1355,7 +1480,7 @@ void Verifier::VerifyReducer(const Computation& c, const Instruction& i) {
 void Verifier::VerifyAllReduce(const Computation& c, const Instruction& i) {
   VerifyReducer(c, i);
   CheckResult(c, i, InferAllReduceShape(OperandShapeList(i)),
-              absl::StrCat("operands ", OperandShapes(i)));
+              [&] { return absl::StrCat("operands ", OperandShapes(i)); });
 }
 
 void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
@@ -1377,15 +1502,17 @@ void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
   }
   CheckResult(c, i,
               InferAllToAllShape(OperandShapeList(i), split, GroupSize(i)),
-              absl::StrCat("operands ", OperandShapes(i)));
+              [&] { return absl::StrCat("operands ", OperandShapes(i)); });
 }
 
 void Verifier::VerifyCollectivePermute(const Computation& c,
                                        const Instruction& i, bool start) {
   const bool in_place = i.FindRawAttribute("slice_sizes") != nullptr;
   std::vector<const Shape*> ops = OperandShapeList(i);
-  const std::string explanation =
-      absl::StrCat("operands ", OperandShapes(i), in_place ? ", in place" : "");
+  auto explanation = [&] {
+    return absl::StrCat("operands ", OperandShapes(i),
+                        in_place ? ", in place" : "");
+  };
   if (!start) {
     CheckResult(c, i, InferCollectivePermuteShape(ops, in_place), explanation);
     return;
@@ -1406,8 +1533,8 @@ void Verifier::VerifyCollectivePermute(const Computation& c,
   }
   if (!ok) {
     Report(c, i, "expected result shape ", Str(*expected),
-           " (followed by optional context scalars; ", explanation, "), found ",
-           Str(shape));
+           " (followed by optional context scalars; ", explanation(),
+           "), found ", Str(shape));
   }
 }
 
@@ -1452,11 +1579,12 @@ void Verifier::VerifyAsyncUpdateOrDone(const Computation& c,
   }
   if (i.opcode() == Opcode::kAsyncUpdate) {
     CheckResult(c, i, InferAsyncUpdateShape(start->shape()),
-                absl::StrCat("the shape of ", start->name()));
+                [&] { return absl::StrCat("the shape of ", start->name()); });
   } else {
-    CheckResult(
-        c, i, InferAsyncDoneShape(start->shape()),
-        absl::StrCat("element 1 of ", start->name(), " ", Str(start->shape())));
+    CheckResult(c, i, InferAsyncDoneShape(start->shape()), [&] {
+      return absl::StrCat("element 1 of ", start->name(), " ",
+                          Str(start->shape()));
+    });
   }
 }
 
@@ -1481,8 +1609,9 @@ void Verifier::VerifyNativeDone(const Computation& c, const Instruction& i) {
            ", expected ", Op(want));
     return;
   }
-  CheckResult(c, i, InferNativeDoneShape(i.opcode(), start->shape()),
-              absl::StrCat("from ", start->name(), " ", Str(start->shape())));
+  CheckResult(c, i, InferNativeDoneShape(i.opcode(), start->shape()), [&] {
+    return absl::StrCat("from ", start->name(), " ", Str(start->shape()));
+  });
 }
 
 }  // namespace
@@ -1514,6 +1643,15 @@ std::vector<std::string> VerifyComputationAll(const Computation& computation,
   Verifier verifier(computation.parent(), &computation, options);
   verifier.VerifyComputation(computation);
   return verifier.TakeProblems();
+}
+
+absl::Status VerifySchedule(const Computation& computation) {
+  std::optional<ScheduleProblem> p = FirstScheduleProblem(computation);
+  if (!p.has_value()) return absl::OkStatus();
+  return AtInstruction(absl::InvalidArgumentError(
+                           absl::StrCat("invalid schedule of computation ",
+                                        computation.name(), ": ", p->message)),
+                       p->at);
 }
 
 }  // namespace hloverlap

@@ -13,6 +13,16 @@
 // among computations), called computations belong to the module, nothing
 // calls the entry computation, the call graph has no cycle, every async
 // computation has one async-start.
+// Per scheduled module (is_scheduled=true): the instruction order of every
+// computation but fusion computations is its schedule (so it lists each
+// instruction exactly once by construction), and it must run as stored:
+// operands and control predecessors first, a -done after its -start in the
+// same computation, and the value of a -start (or async-update) used only
+// by its update/done until the done:
+//
+//   ags = (f32[8], f32[16]) all-gather-start(p)
+//   use = f32[8] negate(ags.1)                    <- before the done: error
+//   agd = f32[16] all-gather-done(ags)
 //
 // Opcodes it has no rule for are accepted, and it is lenient where XLA is
 // (no result rule for fusion and custom-call; bitcast only keeps the bit
@@ -47,10 +57,16 @@ absl::Status VerifyModule(const Module& module,
 
 // The per-instruction and per-computation checks for one computation (e.g. a
 // loop body a pass just built), without the module-wide ones (name
-// uniqueness, call-graph cycles, async-start counts). Called computations
-// must belong to the computation's module when it has one.
+// uniqueness, call-graph cycles, async-start counts, the schedule). Called
+// computations must belong to the computation's module when it has one.
 std::vector<std::string> VerifyComputationAll(
     const Computation& computation, const VerifierOptions& options = {});
+
+// The schedule rules above for one computation, whatever the module's
+// is_scheduled: OK, or InvalidArgument "invalid schedule of computation C:
+// ..." located at the instruction that runs too early (hlo/diagnostic.h).
+// The interpreter runs a scheduled module's order through this.
+absl::Status VerifySchedule(const Computation& computation);
 
 }  // namespace hloverlap
 

@@ -1,5 +1,6 @@
 #include "hlo/verifier.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -335,6 +336,42 @@ TEST_F(VerifierTest, OperandCycle) {
   Instruction* b = Add(c, Opcode::kNegate, "b", F32({8}), {a});
   a->ReplaceOperandWith(0, b);
   c->set_root(b);
+  EXPECT_THAT(Verify(), ElementsAre(HasSubstr(
+                            "which depends on it (cycle through operands or "
+                            "control predecessors)")));
+}
+
+// Not in a topological stored order, but acyclic: accepted (the cycle check
+// only searches when some edge points forwards).
+TEST_F(VerifierTest, StoredOrderNotTopologicalIsAccepted) {
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({8}));
+  Instruction* a = Add(c, Opcode::kNegate, "a", F32({8}), {p});
+  Instruction* later = Add(c, Opcode::kNegate, "later", F32({8}), {p});
+  Instruction* b = Add(c, Opcode::kNegate, "b", F32({8}), {later});
+  a->ReplaceOperandWith(0, b);  // a (stored 2nd) now reads b (stored 4th)
+  a->AddControlPredecessor(later);
+  c->set_root(a);
+  EXPECT_THAT(Verify(), IsEmpty());
+}
+
+// Users and control successors beyond the length that is scanned are found
+// through the verifier's edge index; a cycle through such a value is found.
+TEST_F(VerifierTest, WideFanOutEdgesAndCycle) {
+  Computation* c = Entry();
+  Instruction* p = Param(c, 0, F32({8}));
+  std::vector<Instruction*> users;
+  for (int k = 0; k < 40; ++k) {
+    users.push_back(
+        Add(c, Opcode::kNegate, "n" + std::to_string(k), F32({8}), {p}));
+    if (k > 0) users.back()->AddControlPredecessor(users.front());
+  }
+  Instruction* t = Add(c, Opcode::kTuple, "t",
+                       Shape::Tuple(std::vector<Shape>(40, F32({8}))), users);
+  c->set_root(t);
+  EXPECT_THAT(Verify(), IsEmpty());
+
+  users.front()->AddControlPredecessor(users.back());
   EXPECT_THAT(Verify(), ElementsAre(HasSubstr(
                             "which depends on it (cycle through operands or "
                             "control predecessors)")));
@@ -1480,6 +1517,103 @@ TEST(VerifierTextTest, MutatedTextNeverCrashes) {
 }
 
 }  // namespace text
+
+// --- Schedules ---------------------------------------------------------------
+
+constexpr std::string_view kScheduledPair = R"(
+HloModule m, is_scheduled=true, num_partitions=2
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  ags = (f32[4], f32[8]) all-gather-start(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  n = f32[4] negate(x)
+  agd = f32[8] all-gather-done(ags)
+  ROOT r = (f32[8], f32[4]) tuple(agd, n)
+}
+)";
+
+std::unique_ptr<Module> Parse(std::string_view text) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+std::vector<Instruction*> Order(const Computation& c) {
+  std::vector<Instruction*> order;
+  for (const auto& i : c.instructions()) order.push_back(i.get());
+  return order;
+}
+
+TEST(VerifierScheduleTest, ValidScheduleVerifies) {
+  std::unique_ptr<Module> m = Parse(kScheduledPair);
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(VerifyModuleAll(*m), IsEmpty());
+  EXPECT_TRUE(VerifySchedule(*m->entry()).ok());
+}
+
+// What a scheduler that moved the done above its start would leave: the
+// verifier (and so --verify-each) reports it; unscheduled, the same order is
+// no schedule and verifies.
+TEST(VerifierScheduleTest, DoneMovedAboveItsStart) {
+  std::unique_ptr<Module> m = Parse(kScheduledPair);
+  ASSERT_NE(m, nullptr);
+  Computation* c = m->entry();
+  std::vector<Instruction*> order = Order(*c);  // x ags n agd r
+  std::swap(order[1], order[3]);                // x agd n ags r
+  ASSERT_TRUE(c->SetInstructionOrder(order).ok());
+  EXPECT_THAT(VerifyModuleAll(*m),
+              ElementsAre("computation main, instruction agd: invalid "
+                          "schedule: all-gather-done agd (position 1) runs "
+                          "before its all-gather-start ags (position 3)"));
+  absl::Status s = VerifySchedule(*c);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("invalid schedule of computation main: "
+                        "all-gather-done agd (position 1)"));
+  // A pass verifying a computation it builds leaves the order to the
+  // scheduler.
+  EXPECT_THAT(VerifyComputationAll(*c), IsEmpty());
+  m->set_is_scheduled(false);
+  EXPECT_THAT(VerifyModuleAll(*m), IsEmpty());
+}
+
+TEST(VerifierScheduleTest, RootBeforeItsOperands) {
+  std::unique_ptr<Module> m = Parse(kScheduledPair);
+  ASSERT_NE(m, nullptr);
+  Computation* c = m->entry();
+  std::vector<Instruction*> order = Order(*c);
+  std::rotate(order.begin(), order.end() - 1, order.end());  // r first
+  ASSERT_TRUE(c->SetInstructionOrder(order).ok());
+  EXPECT_THAT(VerifyModuleAll(*m),
+              ElementsAre("computation main, instruction r: invalid schedule: "
+                          "r (position 0) uses agd (position 4) before it is "
+                          "computed"));
+}
+
+// Fusion computations have no schedule of their own.
+TEST(VerifierScheduleTest, FusionComputationOrderIsFree) {
+  std::unique_ptr<Module> m = Parse(R"(
+HloModule m, is_scheduled=true
+
+fused {
+  a = f32[4] parameter(0)
+  n = f32[4] negate(a)
+  ROOT e = f32[4] exponential(n)
+}
+
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT f = f32[4] fusion(p), kind=kLoop, calls=fused
+}
+)");
+  ASSERT_NE(m, nullptr);
+  Computation* fused = m->FindComputation("fused");
+  ASSERT_NE(fused, nullptr);
+  std::vector<Instruction*> order = Order(*fused);
+  std::reverse(order.begin(), order.end());
+  ASSERT_TRUE(fused->SetInstructionOrder(order).ok());
+  EXPECT_THAT(VerifyModuleAll(*m), IsEmpty());
+  EXPECT_FALSE(VerifySchedule(*fused).ok());  // asked directly: checked
+}
 
 }  // namespace
 }  // namespace hloverlap

@@ -13,8 +13,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
+#include "hlo/buffer_semantics.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
+#include "hlo/verifier.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
 #include "interp/random_inputs.h"
@@ -126,33 +128,46 @@ bool IsSupportedOpcode(const Instruction& instr) {
   }
 }
 
-// Ops whose result shares its operand's storage (memory estimate).
-bool AliasesOperand(Opcode op) {
-  switch (op) {
-    case Opcode::kParameter:
-    case Opcode::kGetTupleElement:
-    case Opcode::kTuple:
-    case Opcode::kReshape:
-    case Opcode::kBitcast:
-    case Opcode::kCopy:
-    case Opcode::kOptBarrier:
-    case Opcode::kAddDependency:
-    case Opcode::kDomain:
-    case Opcode::kCustomCall:
+// Bytes of new storage one step allocates (memory estimate): the leaves
+// hlo/buffer_semantics.h says the instruction defines (tuples,
+// get-tuple-elements, bitcasts, reshapes, -done halves and an async
+// start's operands share storage; a GEMM's workspace is one shared zero
+// value), with the interpreter's own storage rules on top: values are
+// immutable and shared (value.h), so a copy, set-dimension-size,
+// bitcast-convert or identity custom-call shares its operand's storage and
+// constants are stored once (EstimateConstantBytes); nothing is updated in
+// place except a dynamic-update-slice whose operand dies there, so a
+// while's result, an in-place fusion and an async in-place update are new
+// storage.
+int64_t StepBytes(const Step& step) {
+  const Instruction& instr = *step.instr;
+  switch (instr.opcode()) {
     case Opcode::kConstant:
-    case Opcode::kAfterAll:
+    case Opcode::kCopy:
     case Opcode::kSetDimensionSize:
-    case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone:
-    case Opcode::kAllGatherDone:
-    case Opcode::kAllReduceDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kCopyDone:
     case Opcode::kBitcastConvert:
-      return true;
+      return 0;
+    case Opcode::kCustomCall:
+      if (IsIdentityCustomCall(instr.attrs().custom_call_target)) return 0;
+      break;
     default:
-      return false;
+      break;
   }
+  const bool dies = !step.operand_dies.empty() && step.operand_dies[0];
+  std::vector<LeafSource> sources = ResultLeafSources(instr);
+  std::vector<int64_t> bytes;
+  AppendLeafBytes(instr.shape(), bytes);
+  int64_t total = 0;
+  for (size_t k = 0; k < sources.size() && k < bytes.size(); ++k) {
+    const LeafSource& s = sources[k];
+    const bool writes_in_place =
+        instr.opcode() == Opcode::kDynamicUpdateSlice && dies;
+    if (s.kind == LeafKind::kDefines ||
+        (s.kind == LeafKind::kAliases && s.in_place && !writes_in_place)) {
+      total += bytes[k];
+    }
+  }
+  return total;
 }
 
 absl::Status CheckShapeSupported(const Shape& shape, const Instruction& instr) {
@@ -213,125 +228,6 @@ std::optional<Opcode> DetectCombiner(const Computation& comp) {
 // Values of `shape` filled deterministically (elided constants).
 absl::StatusOr<Value> FillConstant(const Shape& shape, uint64_t seed) {
   return RandomValue(shape, MixKey(seed, HashString(shape.ToString(false))));
-}
-
-int64_t ShapeBytes(const Shape& s) { return s.ByteSize(); }
-
-// The -done opcode that completes `start` (async-update continues it).
-bool CompletesAsync(const Instruction& start, const Instruction& user) {
-  switch (start.opcode()) {
-    case Opcode::kAllGatherStart:
-      return user.opcode() == Opcode::kAllGatherDone;
-    case Opcode::kAllReduceStart:
-      return user.opcode() == Opcode::kAllReduceDone;
-    case Opcode::kCollectivePermuteStart:
-      return user.opcode() == Opcode::kCollectivePermuteDone;
-    case Opcode::kCopyStart:
-      return user.opcode() == Opcode::kCopyDone;
-    case Opcode::kAsyncStart:
-    case Opcode::kAsyncUpdate:
-      return user.opcode() == Opcode::kAsyncDone;
-    default:
-      return false;
-  }
-}
-
-// A scheduled computation's stored order must be executable with async
-// semantics: operands and control predecessors first, a -done after its
-// -start, and no use of a -start's (or async-update's) value other than by
-// its update/done before the done.
-absl::Status CheckSchedule(const Computation& c) {
-  absl::flat_hash_map<const Instruction*, int64_t> pos;
-  pos.reserve(c.instruction_count());
-  for (const auto& i : c.instructions()) {
-    pos.emplace(i.get(), static_cast<int64_t>(pos.size()));
-  }
-  auto where = [&](const Instruction* i) {
-    auto it = pos.find(i);
-    if (it == pos.end()) return absl::StrCat(i->name(), " (elsewhere)");
-    return absl::StrCat(i->name(), " (position ", it->second, ")");
-  };
-  const std::string prefix =
-      absl::StrCat("invalid schedule of computation ", c.name(), ": ");
-  // Located at the instruction that runs too early.
-  auto bad = [](const Instruction* at, std::string message) {
-    return AtInstruction(Invalid(std::move(message)), at);
-  };
-  for (const auto& up : c.instructions()) {
-    const Instruction* i = up.get();
-    const int64_t at = pos.find(i)->second;  // i is in c
-    for (const Instruction* o : i->operands()) {
-      auto it = pos.find(o);
-      if (it == pos.end()) {
-        return bad(i, absl::StrCat(prefix, "operand ", o->name(), " of ",
-                                   i->name(), " is not in the computation"));
-      }
-      if (it->second < at) continue;
-      if (IsAsyncDone(i->opcode()) && IsAsyncStart(o->opcode())) {
-        return bad(i, absl::StrCat(prefix, std::string(OpcodeName(i->opcode())),
-                                   " ", where(i), " runs before its ",
-                                   std::string(OpcodeName(o->opcode())), " ",
-                                   where(o)));
-      }
-      return bad(i, absl::StrCat(prefix, where(i), " uses ", where(o),
-                                 " before it is computed"));
-    }
-    for (const Instruction* p : i->control_predecessors()) {
-      auto it = pos.find(p);
-      if (it != pos.end() && it->second > at) {
-        return bad(
-            i, absl::StrCat(prefix, where(i),
-                            " runs before its control predecessor ", where(p)));
-      }
-    }
-    if (!IsAsyncStart(i->opcode()) && i->opcode() != Opcode::kAsyncUpdate) {
-      continue;
-    }
-    // The done that completes this start (through async-updates).
-    const Instruction* done = nullptr;
-    const Instruction* cur = i;
-    for (int64_t guard = 0;
-         cur != nullptr && done == nullptr && guard <= c.instruction_count();
-         ++guard) {
-      const Instruction* next = nullptr;
-      for (const Instruction* u : cur->users()) {
-        if (CompletesAsync(*cur, *u)) {
-          done = u;
-          break;
-        }
-        if (u->opcode() == Opcode::kAsyncUpdate && next == nullptr &&
-            (cur->opcode() == Opcode::kAsyncStart ||
-             cur->opcode() == Opcode::kAsyncUpdate)) {
-          next = u;
-        }
-      }
-      cur = next;
-    }
-    for (const Instruction* u : i->users()) {
-      if (CompletesAsync(*i, *u) || u->opcode() == Opcode::kAsyncUpdate) {
-        continue;
-      }
-      if (done == nullptr) {
-        return bad(u, absl::StrCat(prefix, where(u), " uses the value of ",
-                                   std::string(OpcodeName(i->opcode())), " ",
-                                   where(i), ", which has no matching done"));
-      }
-      auto u_at = pos.find(u);
-      auto done_at = pos.find(done);
-      if (u_at == pos.end() || done_at == pos.end()) {
-        return bad(i, absl::StrCat(prefix, "users of ", where(i),
-                                   " are not all in the computation"));
-      }
-      if (u_at->second < done_at->second) {
-        return bad(u, absl::StrCat(prefix, where(u), " uses the value of ",
-                                   std::string(OpcodeName(i->opcode())), " ",
-                                   where(i), " before its ",
-                                   std::string(OpcodeName(done->opcode())), " ",
-                                   where(done)));
-      }
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -617,11 +513,11 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       std::vector<Value> ops = operands_from(0);
       Value t = Value::Tuple(ops);
       if (t.shape().Compatible(shape)) return t;
-      return Invalid(
-          absl::StrCat("custom-call ", instr->attrs().custom_call_target,
-                       " changes the shape (", t.ShapeString(), " to ",
-                       shape.ToString(false),
-                       "): only per-device (partitioned) programs can run"));
+      return Invalid(absl::StrCat(
+          "custom-call ", instr->attrs().custom_call_target.value(),
+          " changes the shape (", t.ShapeString(), " to ",
+          shape.ToString(false),
+          "): only per-device (partitioned) programs can run"));
     }
     case Opcode::kAfterAll:
       return Value::Token();
@@ -1103,7 +999,7 @@ absl::Status Interpreter::PrepareGemm(
   if (!call.ok()) {
     return AtInstruction(
         Invalid(absl::StrCat("cannot interpret custom-call '",
-                             instr.attrs().custom_call_target, "' ",
+                             instr.attrs().custom_call_target.value(), "' ",
                              Where(&instr), ": ", call.status().message())),
         &instr);
   }
@@ -1155,7 +1051,7 @@ absl::Status Interpreter::Prepare() {
     std::vector<Instruction*> post;
     if (module_.is_scheduled() && !c->IsFusionComputation()) {
       // The stored order is the schedule: run it as is, after checking it.
-      if (absl::Status s = CheckSchedule(*c); !s.ok()) return s;
+      if (absl::Status s = VerifySchedule(*c); !s.ok()) return s;
       post.reserve(c->instruction_count());
       for (const auto& i : c->instructions()) post.push_back(i.get());
     } else {
@@ -1172,7 +1068,7 @@ absl::Status Interpreter::Prepare() {
         std::string what(OpcodeName(instr->opcode()));
         if (instr->opcode() == Opcode::kCustomCall) {
           what = absl::StrCat("custom-call' (target '",
-                              instr->attrs().custom_call_target, "')");
+                              instr->attrs().custom_call_target.value(), "')");
           return AtInstruction(Invalid(absl::StrCat("unsupported opcode '",
                                                     what, " ", Where(instr))),
                                instr);
@@ -1302,10 +1198,8 @@ int64_t PlanPeak(ComputationPlan* plan, int depth) {
         callee_at = c->peak_at;
       }
     }
-    if (!AliasesOperand(instr->opcode())) {
-      size[i] = ShapeBytes(instr->shape());
-      live += size[i];
-    }
+    size[i] = StepBytes(step);
+    live += size[i];
     if (live + callee > peak || plan->peak_at == nullptr) {
       peak = std::max(peak, live + callee);
       plan->peak_at = callee_at != nullptr ? callee_at : instr;

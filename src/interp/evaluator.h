@@ -111,8 +111,12 @@ class Interpreter {
   // Peak bytes of one device: its parameters plus the largest set of live
   // values while it runs (a walk over the post orders with values freed
   // after their last use; a call/while/conditional/reduce adds its callee's
-  // peak; reshape, bitcast, copy, tuple, get-tuple-element and the -done
-  // ops alias their operand). Constants are counted once, not per device.
+  // peak). What a step allocates: the leaves hlo/buffer_semantics.h says it
+  // defines (tuple, get-tuple-element, bitcast, reshape, -done halves and
+  // an async start's operands share storage), plus the interpreter's own
+  // rules (copies share storage; a while, an in-place fusion and a
+  // dynamic-update-slice whose operand lives on are new storage).
+  // Constants are counted once, not per device.
   int64_t EstimatePerDeviceBytes() const;
   int64_t EstimateConstantBytes() const;
   // All devices: num_devices x per-device + constants.

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/call_graph.h"
 #include "hlo/absl_compat.h"
+#include "hlo/opcode_traits.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -155,25 +157,15 @@ absl::Status Converter::Convert(Instruction* coll) {
   const Opcode op = coll->opcode();
   Instruction* start = nullptr;
   Opcode done_op = Opcode::kAsyncDone;
-  switch (op) {
-    case Opcode::kAllGather:
-      start = MakeNativeStart(coll, Opcode::kAllGatherStart);
-      done_op = Opcode::kAllGatherDone;
-      break;
-    case Opcode::kAllReduce:
-      start = MakeNativeStart(coll, Opcode::kAllReduceStart);
-      done_op = Opcode::kAllReduceDone;
-      break;
-    case Opcode::kCollectivePermute:
-      start = MakeNativeStart(coll, Opcode::kCollectivePermuteStart);
-      done_op = Opcode::kCollectivePermuteDone;
-      break;
-    default: {
-      absl::StatusOr<Instruction*> s = MakeAsyncStart(coll);
-      if (!s.ok()) return s.status();
-      start = *s;
-      break;
-    }
+  if (const OpcodeTraits& t = Traits(op);
+      t.async_start.has_value() && t.async_done.has_value()) {
+    // all-gather, all-reduce, collective-permute: their native halves.
+    start = MakeNativeStart(coll, *t.async_start);
+    done_op = *t.async_done;
+  } else {
+    absl::StatusOr<Instruction*> s = MakeAsyncStart(coll);
+    if (!s.ok()) return s.status();
+    start = *s;
   }
   auto done = std::make_unique<Instruction>(
       done_op, module_.UniqueInstructionName(DoneName(op)), coll->shape());
@@ -201,8 +193,7 @@ absl::StatusOr<bool> Converter::Run() {
   absl::flat_hash_set<const Computation*> skip;
   for (const auto& c : module_.computations()) {
     for (const auto& inst : c->instructions()) {
-      if (inst->opcode() == Opcode::kAsyncStart ||
-          inst->opcode() == Opcode::kFusion) {
+      if (Traits(inst->opcode()).callees == CalleeForm::kCalls) {
         for (const Computation* callee : inst->called_computations()) {
           skip.insert(callee);
         }
@@ -279,6 +270,13 @@ absl::StatusOr<bool> AsyncConversionPass::Run(Module& module,
                                               PassContext& context) {
   Converter converter(module, context);
   return converter.Run();
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterAsyncConversionPass(PassRegistry& registry) {
+  registry.Add<AsyncConversionPass>(
+      "split collectives into start/done pairs (async-start/async-done for "
+      "reduce-scatter and all-to-all)");
 }
 
 }  // namespace hloverlap

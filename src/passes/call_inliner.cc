@@ -5,6 +5,7 @@
 #include "analysis/call_graph.h"
 #include "hlo/clone.h"
 #include "passes/dce.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 
@@ -132,6 +133,11 @@ absl::StatusOr<bool> CallInlinerPass::Run(Module& module,
   // Drop callees that lost their last caller.
   if (changed) RemoveUnreachableComputations(module);
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterCallInlinerPass(PassRegistry& registry) {
+  registry.Add<CallInlinerPass>("inline call instructions");
 }
 
 }  // namespace hloverlap

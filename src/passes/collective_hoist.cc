@@ -6,9 +6,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -366,7 +368,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       Shape gshape = xs;
       gshape.set_dimension(c.gather_dim,
                            xs.dimensions(c.gather_dim) * c.factor);
-      const int64_t gbytes = gshape.ByteSize();
+      const int64_t gbytes = ArrayBytes(gshape);
       r.Metric("extra_live_bytes", gbytes);
       if (context.options.memory_budget_bytes.has_value() &&
           used_bytes + gbytes > *context.options.memory_budget_bytes) {
@@ -452,6 +454,13 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
     }
   }
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterCollectiveHoistPass(PassRegistry& registry) {
+  registry.Add<CollectiveHoistPass>(
+      "gather loop-invariant stacked weights once before the enclosing "
+      "loop instead of once per iteration");
 }
 
 }  // namespace hloverlap

@@ -6,12 +6,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -1662,7 +1664,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
       // reason set
     } else {
-      int64_t bytes = trips * c->operand(0)->shape().ByteSize();
+      int64_t bytes = trips * KeptLiveBytes(*c->operand(0));
       if (!opts.memory_budget_bytes.has_value() ||
           budget.used + extra + bytes <= *opts.memory_budget_bytes) {
         extra += bytes;
@@ -1695,7 +1697,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                             "{trips} iterations after the loop");
     r.Instr("collective", c->name()).Int("trips", trips);
     r.Metric("bytes_moved", trips * BytesMoved(*c))
-        .Metric("extra_live_bytes", trips * c->operand(0)->shape().ByteSize())
+        .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
     remarks.push_back(std::move(r));
   }
@@ -1817,7 +1819,9 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
               "prefetch depth ", depth, " (",
               policy.pipeline_depth.has_value()
                   ? policy.source
-                  : absl::StrCat("--pipeline-depth=", opts.pipeline_depth),
+                  : opts.SourceOr(
+                        "pipeline_depth",
+                        absl::StrCat("--pipeline-depth=", opts.pipeline_depth)),
               ") clamped to ", d, ": the loop runs ", trips,
               " iterations, so at most ", d, " can be prefetched ahead"));
       r.Metric("requested_depth", depth).Metric("depth", d);
@@ -1862,7 +1866,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
         context_.remarks.Emit(std::move(r));
         continue;
       }
-      int64_t bytes = d * ag->shape().ByteSize();
+      int64_t bytes = d * KeptLiveBytes(*ag);
       if (!budget_allows(extra + bytes)) {
         Remark r = MakeRemark(
             RemarkKind::kMissed, "OverMemoryBudget", *ag, path, "backward",
@@ -1894,7 +1898,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
               RemarkKind::kMissed, reason.name, **it, path, "backward",
               absl::StrCat("all-gather not prefetched: ", reason.text));
           context_.remarks.Emit(std::move(r));
-          extra -= d * (*it)->shape().ByteSize();
+          extra -= d * KeptLiveBytes(**it);
           chosen.erase(it);
           pruned = true;
           break;
@@ -1911,7 +1915,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
                                 d > 1 ? "iterations" : "iteration", " ahead");
         r.Instr("collective", ag->name()).Int("depth", d);
         r.Metric("bytes_moved", BytesMoved(*ag))
-            .Metric("extra_live_bytes", d * ag->shape().ByteSize())
+            .Metric("extra_live_bytes", d * KeptLiveBytes(*ag))
             .Metric("depth", d)
             .Metric("trip_count", trips);
         remarks.push_back(std::move(r));
@@ -1993,7 +1997,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
         context_.remarks.Emit(std::move(r));
         continue;
       }
-      int64_t bytes = c->operand(0)->shape().ByteSize();
+      int64_t bytes = KeptLiveBytes(*c->operand(0));
       if (!budget_allows(extra + bytes)) {
         Remark r = MakeRemark(
             RemarkKind::kMissed, "OverMemoryBudget", *c, path, "forward",
@@ -2017,7 +2021,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node,
       std::vector<std::pair<Instruction*, int64_t>> described;
       for (const ForwardCandidate& fc : chosen) {
         described.push_back(
-            {fc.collective, fc.collective->operand(0)->shape().ByteSize()});
+            {fc.collective, KeptLiveBytes(*fc.collective->operand(0))});
       }
       // Remarks name the collectives before the rewrite deletes them.
       std::vector<Remark> remarks;
@@ -2104,6 +2108,30 @@ absl::StatusOr<bool> CollectivePipelinerPass::Run(Module& module,
                                                   PassContext& context) {
   LoopPipeliner pipeliner(module, context);
   return pipeliner.Run();
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterCollectivePipelinerPass(PassRegistry& registry) {
+  registry.Add<CollectivePipelinerPass>(
+      "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
+      "(delay) across loop iterations",
+      {PassOptionInfo::Int("depth", &PassOptions::pipeline_depth, 1, 64,
+                           "all-gather prefetch depth (iterations ahead; at "
+                           "most a loop's trip count - 1, clamped with a "
+                           "warning); also the range of --loop's "
+                           "pipeline=depth=N")
+           .SetFlag("--pipeline-depth")
+           .SetSourceKey("pipeline_depth"),
+       PassOptionInfo::Bool("all-gather", &PassOptions::pipeline_all_gather,
+                            "prefetch all-gathers")
+           .SetSourceKey("pipeline_all_gather"),
+       PassOptionInfo::Bool("reduce-scatter",
+                            &PassOptions::pipeline_reduce_scatter,
+                            "delay reduce-scatters")
+           .SetSourceKey("pipeline_reduce_scatter"),
+       PassOptionInfo::Bool("all-reduce", &PassOptions::pipeline_all_reduce,
+                            "delay all-reduces")
+           .SetSourceKey("pipeline_all_reduce")});
 }
 
 }  // namespace hloverlap

@@ -3,20 +3,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analysis/call_graph.h"
+#include "hlo/opcode_traits.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 
 bool HasSideEffect(const Instruction& instr) {
+  if (Traits(instr.opcode()).side_effect) return true;
   switch (instr.opcode()) {
+    // Not side effects, but structure DCE keeps.
     case Opcode::kParameter:
-    case Opcode::kSend:
-    case Opcode::kSendDone:
-    case Opcode::kRecv:
-    case Opcode::kRecvDone:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kRng:
-    case Opcode::kRngGetAndUpdateState:
     case Opcode::kAfterAll:
     case Opcode::kAddDependency:
     case Opcode::kDomain:
@@ -90,6 +86,12 @@ absl::StatusOr<bool> DcePass::Run(Module& module, PassContext& context) {
   }
   changed |= RemoveUnreachableComputations(module);
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterDcePass(PassRegistry& registry) {
+  registry.Add<DcePass>(
+      "remove dead instructions and unreachable computations");
 }
 
 }  // namespace hloverlap

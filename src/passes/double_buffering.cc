@@ -14,6 +14,7 @@
 #include "hlo/clone.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -528,6 +529,17 @@ absl::StatusOr<bool> DoubleBufferPass::Run(Module& module,
                                            PassContext& context) {
   DoubleBufferer bufferer(module, context);
   return bufferer.Run();
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterDoubleBufferPass(PassRegistry& registry) {
+  registry.Add<DoubleBufferPass>(
+      "unroll loops by 2 (odd trip counts peel one iteration); innermost "
+      "loops with collectives by default",
+      {PassOptionInfo::Bool("default", &PassOptions::double_buffer_default,
+                            "double-buffer innermost loops with collectives "
+                            "when no --loop rule or attribute decides")
+           .SetSourceKey("double_buffer_default")});
 }
 
 }  // namespace hloverlap

@@ -8,10 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
+#include "analysis/gpu_cost_model.h"
 #include "analysis/module_summary.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/opcode_traits.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -37,13 +41,6 @@ bool IsNopForScheduling(Opcode op) {
   }
 }
 
-bool IsDoneLike(Opcode op) {
-  return IsAsyncDone(op) || op == Opcode::kSendDone || op == Opcode::kRecvDone;
-}
-bool IsStartLike(Opcode op) {
-  return IsAsyncStart(op) || op == Opcode::kSend || op == Opcode::kRecv;
-}
-
 // The start of a done (through async-update), or nullptr.
 const Instruction* StartOf(const Instruction& done) {
   if (!IsDoneLike(done.opcode()) || done.operand_count() == 0) return nullptr;
@@ -57,49 +54,13 @@ const Instruction* StartOf(const Instruction& done) {
 }
 
 Resource ResourceOf(const Instruction& start) {
-  switch (start.opcode()) {
-    case Opcode::kAllGatherStart:
-    case Opcode::kAllReduceStart:
-    case Opcode::kCollectivePermuteStart:
-      return kCollectiveStream;
-    case Opcode::kAsyncStart:
-      return GpuCostModel::GetCollectiveInfo(start).has_value()
-                 ? kCollectiveStream
-                 : kAsyncCompute;
-    default:
-      return kNoResource;  // copy-start, send, recv
+  if (IsNativeCollectiveHalf(start.opcode())) return kCollectiveStream;
+  if (start.opcode() == Opcode::kAsyncStart) {
+    return GpuCostModel::GetCollectiveInfo(start).has_value()
+               ? kCollectiveStream
+               : kAsyncCompute;
   }
-}
-
-// Bytes of the buffer an instruction defines (0 for aliases).
-int64_t BufferBytes(const Instruction& instr) {
-  const Shape& shape = instr.shape();
-  switch (instr.opcode()) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kGetTupleElement:
-    case Opcode::kTuple:
-    case Opcode::kBitcast:
-    case Opcode::kOptBarrier:
-    case Opcode::kAfterAll:
-    case Opcode::kAddDependency:
-    case Opcode::kDomain:
-    case Opcode::kAsyncUpdate:
-      return 0;
-    case Opcode::kAllGatherStart:
-    case Opcode::kCollectivePermuteStart:
-    case Opcode::kAsyncStart:
-      return shape.IsTuple() && shape.tuple_size() >= 2
-                 ? shape.tuple_shapes(1).ByteSize()
-                 : shape.ByteSize();
-    case Opcode::kCopyStart:
-      return shape.IsTuple() && shape.tuple_size() >= 1
-                 ? shape.tuple_shapes(0).ByteSize()
-                 : shape.ByteSize();
-    default:
-      if (IsDoneLike(instr.opcode())) return 0;
-      return shape.ByteSize();
-  }
+  return kNoResource;  // copy-start, send, recv
 }
 
 // Per-instruction node of the scheduling graph.
@@ -122,8 +83,12 @@ struct Node {
   // Operands whose last unscheduled user this is (rule 8), kept current.
   int unlocks = 0;
   int cls = -1;  // ReadyClass while ready
-  int64_t bytes = 0;
-  std::vector<int> sources;  // buffers kept live by using this value
+  // Memory (analysis/buffer_analysis.h): the buffers this instruction
+  // defines, the buffers its value holds (its own and those it aliases)
+  // and its kernel scratch (live only while it runs).
+  std::vector<int32_t> defines;
+  std::vector<int32_t> holds;
+  int64_t scratch_bytes = 0;
   // Scheduling state.
   bool ready = false;
   bool scheduled = false;
@@ -173,9 +138,16 @@ class Scheduler {
     if (t.is_done && t.start_of_done == from) return nodes_[from].latency;
     return 0;
   }
-  const std::vector<int>& Sources(int i);
   bool Fits(const Node& n) const;
   int64_t MemoryDelta(int i);
+  void MakeLive(const std::vector<int32_t>& buffers) {
+    for (int32_t b : buffers) {
+      if (!live_[b]) {
+        live_[b] = true;
+        live_bytes_ += buffer_bytes_[b];
+      }
+    }
+  }
   bool Better(int a, int b);
   void Schedule(int i);
   void MakeReady(int i);
@@ -195,7 +167,7 @@ class Scheduler {
   const CalleeInfoMap& callees_;
   std::vector<Node> nodes_;
   absl::flat_hash_map<const Instruction*, int> index_;
-  std::vector<bool> sources_done_;
+  std::vector<int64_t> buffer_bytes_;  // by buffer id; 0: not counted
 
   int64_t ready_count_ = 0;
   std::set<int, std::greater<int>> nops_;  // by position, later first
@@ -225,50 +197,6 @@ class Scheduler {
   int64_t overrides_ = 0;
 };
 
-const std::vector<int>& Scheduler::Sources(int i) {
-  if (sources_done_[i]) return nodes_[i].sources;
-  // Iterative: aliases (gte, bitcast, tuple, done, update) forward to their
-  // operands' sources.
-  std::vector<std::pair<int, bool>> stack = {{i, false}};
-  while (!stack.empty()) {
-    auto [n, expanded] = stack.back();
-    stack.pop_back();
-    if (sources_done_[n]) continue;
-    Node& node = nodes_[n];
-    Opcode op = node.instr->opcode();
-    bool alias = op == Opcode::kGetTupleElement || op == Opcode::kBitcast ||
-                 op == Opcode::kTuple || op == Opcode::kAsyncUpdate ||
-                 op == Opcode::kOptBarrier || IsDoneLike(op);
-    if (!alias) {
-      if (node.bytes > 0) node.sources = {n};
-      sources_done_[n] = true;
-      continue;
-    }
-    std::vector<int> ops;
-    for (const Instruction* o : node.instr->operands()) {
-      auto it = index_.find(o);
-      if (it != index_.end()) ops.push_back(it->second);
-    }
-    if (!expanded) {
-      stack.push_back({n, true});
-      for (int o : ops) {
-        if (!sources_done_[o]) stack.push_back({o, false});
-      }
-      continue;
-    }
-    std::vector<int> s;
-    for (int o : ops) {
-      const std::vector<int>& os = nodes_[o].sources;
-      s.insert(s.end(), os.begin(), os.end());
-    }
-    std::sort(s.begin(), s.end());
-    s.erase(std::unique(s.begin(), s.end()), s.end());
-    node.sources = std::move(s);
-    sources_done_[n] = true;
-  }
-  return nodes_[i].sources;
-}
-
 void Scheduler::Build() {
   const auto& instrs = comp_.instructions();
   nodes_.resize(instrs.size());
@@ -278,8 +206,12 @@ void Scheduler::Build() {
     nodes_[i].position = static_cast<int>(i);
     index_[instrs[i].get()] = static_cast<int>(i);
   }
-  sources_done_.assign(nodes_.size(), false);
-  live_.assign(nodes_.size(), false);
+  // Parameters are the caller's (live throughout, not this schedule's).
+  const BufferAnalysis buffers(comp_);
+  for (const Buffer& b : buffers.buffers()) {
+    buffer_bytes_.push_back(b.kind == LeafKind::kDefines ? b.bytes : 0);
+  }
+  live_.assign(buffer_bytes_.size(), false);
   limit_[kCollectiveStream] = std::max(1, config_.collective_in_flight_limit);
   limit_[kAsyncCompute] = std::max(1, config_.async_compute_limit);
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -296,7 +228,12 @@ void Scheduler::Build() {
     std::sort(n.preds.begin(), n.preds.end());
     n.preds.erase(std::unique(n.preds.begin(), n.preds.end()), n.preds.end());
     n.nop = IsNopForScheduling(op);
-    n.bytes = BufferBytes(in);
+    for (int32_t b : buffers.BuffersHeld(&in)) {
+      if (buffer_bytes_[b] <= 0) continue;
+      n.holds.push_back(b);
+      if (buffers.buffers()[b].defining == &in) n.defines.push_back(b);
+    }
+    n.scratch_bytes = buffers.DefinedBytes(&in, LeafKind::kScratch);
     n.cost = ScheduledNodeCostUs(in, est_, callees_);
     if (IsStartLike(op)) {
       n.is_start = true;
@@ -360,17 +297,19 @@ int64_t Scheduler::MemoryDelta(int i) {
   auto it = delta_cache_.find(i);
   if (it != delta_cache_.end()) return it->second;
   int64_t delta = 0;
-  std::vector<int> seen;
+  std::vector<int32_t> seen;
   for (int p : nodes_[i].preds) {
-    for (int s : Sources(p)) {
-      if (live_[s] || std::find(seen.begin(), seen.end(), s) != seen.end()) {
+    for (int32_t b : nodes_[p].holds) {
+      if (live_[b] || std::find(seen.begin(), seen.end(), b) != seen.end()) {
         continue;
       }
-      seen.push_back(s);
-      delta += nodes_[s].bytes;
+      seen.push_back(b);
+      delta += buffer_bytes_[b];
     }
   }
-  if (live_[i]) delta -= nodes_[i].bytes;
+  for (int32_t b : nodes_[i].defines) {
+    if (live_[b]) delta -= buffer_bytes_[b];
+  }
   delta_cache_[i] = delta;
   return delta;
 }
@@ -597,20 +536,19 @@ void Scheduler::Schedule(int i) {
   if (n.is_start && n.resource != kNoResource && in_flight_[n.resource] > 0) {
     --in_flight_[n.resource];
   }
-  // Memory: operands' buffers become live; this value's buffer dies.
-  for (int p : n.preds) {
-    for (int s : Sources(p)) {
-      if (!live_[s]) {
-        live_[s] = true;
-        live_bytes_ += nodes_[s].bytes;
-      }
-    }
+  // Memory: operands' buffers become live; the buffers this instruction
+  // defines die (going up, they were live from here to their last use).
+  for (int p : n.preds) MakeLive(nodes_[p].holds);
+  int64_t during = live_bytes_ + n.scratch_bytes;
+  for (int32_t b : n.defines) {
+    if (!live_[b]) during += buffer_bytes_[b];
   }
-  int64_t during = live_bytes_ + (live_[i] ? 0 : n.bytes);
   peak_bytes_ = std::max(peak_bytes_, during);
-  if (live_[i]) {
-    live_[i] = false;
-    live_bytes_ -= n.bytes;
+  for (int32_t b : n.defines) {
+    if (live_[b]) {
+      live_[b] = false;
+      live_bytes_ -= buffer_bytes_[b];
+    }
   }
   for (int p : n.preds) {
     Node& pred = nodes_[p];
@@ -644,17 +582,7 @@ absl::StatusOr<ComputationSchedule> Scheduler::Run() {
   if (comp_.root() != nullptr) {
     auto it = index_.find(comp_.root());
     if (it != index_.end()) {
-      for (int s : Sources(it->second)) {
-        if (!live_[s]) {
-          live_[s] = true;
-          live_bytes_ += nodes_[s].bytes;
-        }
-      }
-      // Also the root's own buffer.
-      if (!live_[it->second] && nodes_[it->second].bytes > 0) {
-        live_[it->second] = true;
-        live_bytes_ += nodes_[it->second].bytes;
-      }
+      MakeLive(nodes_[it->second].holds);
       peak_bytes_ = live_bytes_;
     }
   }
@@ -1067,6 +995,21 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   }
   context.remarks.Emit(std::move(summary));
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterLatencyHidingSchedulerPass(PassRegistry& registry) {
+  registry.Add<LatencyHidingSchedulerPass>(
+      "list-schedule every computation so async collectives overlap compute "
+      "(sets is_scheduled=true)",
+      {PassOptionInfo::Int("in-flight",
+                           &PassOptions::collective_in_flight_limit, 1, 8,
+                           "async collectives in flight at once (1 as "
+                           "XLA:GPU; 2 lets two overlap)")
+           .SetFlag("--in-flight-limit"),
+       PassOptionInfo::Enum("gpu", &PassOptions::gpu, KnownGpuNames(),
+                            "device preset of the analytical cost model")
+           .SetFlag("--gpu")});
 }
 
 }  // namespace hloverlap

@@ -27,10 +27,13 @@
 // flight across a loop whose body uses the stream. If nothing fits, the best
 // candidate is taken anyway (a remark says so) rather than failing.
 //
-// Memory pressure: with a memory limit, live bytes are tracked (operands
-// become live when their last user is scheduled, a value dies at its
-// definition; get-tuple-element / bitcast / tuple alias their operands;
-// parameters and constants are not counted). If the limit cannot be met
+// Memory pressure: with a memory limit, live bytes are tracked over the
+// buffers of analysis/buffer_analysis.h (a buffer becomes live when the
+// last user of a value holding it is scheduled and dies at its definition;
+// tuples, get-tuple-elements, bitcasts, reshapes, whiles, in-place updates
+// and -done halves hold their operands' buffers, an async start its
+// operands' until the done; a GEMM's workspace counts only while it runs;
+// parameters are the caller's and not counted). If the limit cannot be met
 // the schedule is still produced and a `missed` remark gives the estimated
 // peak.
 //

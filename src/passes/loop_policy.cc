@@ -5,8 +5,10 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -36,11 +38,16 @@ absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
       policy.pipeline = true;
       policy.sink = true;
     } else if (value.substr(0, 6) == "depth=") {
+      // The range of the pipeliner's declared `depth` option.
+      const PassOptionInfo* declared =
+          FindPassOption("collective-pipeliner", "depth");
       int d = 0;
-      if (!ParseInt(value.substr(6), &d) || d < 1 || d > 8) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("pipeline depth '", AsAbsl(value.substr(6)),
-                         "' must be an integer from 1 to 8"));
+      if (!ParseInt(value.substr(6), &d) || declared == nullptr ||
+          !declared->Check(value.substr(6)).ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "pipeline depth '", AsAbsl(value.substr(6)),
+            "' must be an integer from ", declared ? declared->min : 1, " to ",
+            declared ? declared->max : 1));
       }
       policy.pipeline = true;
       policy.pipeline_depth = d;
@@ -93,8 +100,11 @@ bool LoopSelectorMatches(const LoopSelector& s, const LoopNode& loop) {
   return false;
 }
 
-std::string_view LoopRuleHelp() {
-  return R"(--loop=SELECTOR:POLICY (repeatable; later rules win over earlier ones and
+namespace {
+
+// DEPTH_RANGE: the pipeliner's declared range.
+constexpr std::string_view kLoopRuleHelp =
+    R"(--loop=SELECTOR:POLICY (repeatable; later rules win over earlier ones and
 over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
   SELECTOR  NAME or name=NAME   the while instruction named NAME (while.147)
             op_name~REGEX       loops whose metadata op_name contains a match
@@ -105,7 +115,7 @@ over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
             all (or *)          every loop
   POLICY    comma-separated items:
             pipeline=off|on     pipelining of this loop's collectives
-            pipeline=depth=N    prefetch all-gathers N iterations ahead (1-8;
+            pipeline=depth=N    prefetch all-gathers N iterations ahead (DEPTH_RANGE;
                                 at most trip count - 1, clamped with a warning)
             pipeline=sink       batch per-iteration reduce-scatters/all-reduces
                                 into one collective after the loop
@@ -115,6 +125,20 @@ over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
   `hloverlap explain IN.hlo` lists the loops with names, depths and op_names.
   e.g. --loop=innermost:pipeline=depth=2
        --loop='op_name~fori_loop:pipeline=off,double-buffer=off')";
+
+}  // namespace
+
+std::string_view LoopRuleHelp() {
+  static const std::string* help = [] {
+    const PassOptionInfo* depth =
+        FindPassOption("collective-pipeliner", "depth");
+    return new std::string(absl::StrReplaceAll(
+        AsAbsl(kLoopRuleHelp),
+        {{"DEPTH_RANGE", depth == nullptr
+                             ? std::string("1-64")
+                             : absl::StrCat(depth->min, "-", depth->max)}}));
+  }();
+  return *help;
 }
 
 int CheckLoopRulesMatch(const Module& module,
@@ -276,53 +300,6 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
     }
   }
   return policy;
-}
-
-absl::StatusOr<int64_t> ParseByteSize(std::string_view text) {
-  std::string s(text);
-  size_t pos = 0;
-  while (pos < s.size() &&
-         (std::isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.')) {
-    ++pos;
-  }
-  if (pos == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", s, "' is not a byte size (e.g. 512MiB, 2GB, 4096)"));
-  }
-  double value = 0;
-  try {
-    value = std::stod(s.substr(0, pos));
-  } catch (...) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", s, "' is not a byte size"));
-  }
-  std::string unit = s.substr(pos);
-  double mult = 1;
-  if (unit.empty() || unit == "B") {
-    mult = 1;
-  } else if (unit == "KB" || unit == "kB") {
-    mult = 1e3;
-  } else if (unit == "MB") {
-    mult = 1e6;
-  } else if (unit == "GB") {
-    mult = 1e9;
-  } else if (unit == "KiB" || unit == "K") {
-    mult = 1024.0;
-  } else if (unit == "MiB" || unit == "M") {
-    mult = 1024.0 * 1024;
-  } else if (unit == "GiB" || unit == "G") {
-    mult = 1024.0 * 1024 * 1024;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown unit '", unit, "' in byte size '", s,
-                     "' (use B, KB, MB, GB, KiB, MiB, GiB)"));
-  }
-  double bytes = value * mult;
-  if (!std::isfinite(bytes) || bytes > 9.0e18) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("byte size '", s, "' is too large"));
-  }
-  return static_cast<int64_t>(bytes);
 }
 
 }  // namespace hloverlap

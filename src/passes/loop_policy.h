@@ -72,10 +72,6 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
                              const std::vector<LoopRule>& rules,
                              std::string* warning = nullptr);
 
-// Parses a byte count: "4096", "64KiB", "1.5GiB", "200MB" (KB/MB/GB are
-// powers of 1000, KiB/MiB/GiB powers of 1024).
-absl::StatusOr<int64_t> ParseByteSize(std::string_view text);
-
 }  // namespace hloverlap
 
 #endif  // HLOVERLAP_PASSES_LOOP_POLICY_H_

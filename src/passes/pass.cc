@@ -1,25 +1,13 @@
 #include "passes/pass.h"
 
 #include <algorithm>
-#include <chrono>
-#include <fstream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
 #include "hlo/diagnostic.h"
-#include "hlo/printer.h"
-#include "hlo/verifier.h"
-#include "passes/async_conversion.h"
-#include "passes/call_inliner.h"
-#include "passes/collective_hoist.h"
-#include "passes/collective_pipeliner.h"
-#include "passes/dce.h"
-#include "passes/double_buffering.h"
-#include "passes/latency_hiding_scheduler.h"
-#include "passes/tuple_simplifier.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 
@@ -27,6 +15,12 @@ std::string PassOptions::SourceOf(std::string_view option) const {
   auto it = option_sources.find(std::string(option));
   if (it == option_sources.end()) return "";
   return absl::StrCat(" (", it->second, ")");
+}
+
+std::string PassOptions::SourceOr(std::string_view option,
+                                  std::string fallback) const {
+  auto it = option_sources.find(std::string(option));
+  return it == option_sources.end() ? std::move(fallback) : it->second;
 }
 
 void ModuleSizeGuard::Sync(const Module& module, std::optional<int64_t> limit) {
@@ -75,157 +69,57 @@ bool IsModuleSizeLimit(const absl::Status& status) {
   return status.code() == absl::StatusCode::kResourceExhausted;
 }
 
+void PassPipeline::Add(std::unique_ptr<Pass> pass, PassOptionValues options) {
+  passes_.push_back(std::move(pass));
+  options_.push_back(std::move(options));
+}
+
+void PassPipeline::AddInstrumentation(
+    std::unique_ptr<PassInstrumentation> instrumentation) {
+  instrumentations_.push_back(std::move(instrumentation));
+}
+
 absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
+  std::map<std::string_view, int> occurrences;
+  for (const auto& pass : passes_) ++occurrences[pass->name()];
+  std::map<std::string_view, int> seen;
   bool changed = false;
-  for (const auto& pass : passes_) {
+  for (size_t i = 0; i < passes_.size(); ++i) {
+    Pass& pass = *passes_[i];
+    const PassInstrumentation::PassRun run{pass, static_cast<int>(i),
+                                           ++seen[pass.name()],
+                                           occurrences[pass.name()]};
     context.size_guard.Sync(module, context.options.max_module_instructions);
-    const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<bool> r = pass->Run(module, context);
-    context.timings.push_back(
-        {std::string(pass->name()),
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-             .count()});
+    std::optional<PassOptions> pipeline_options;
+    if (!options_[i].empty()) {
+      pipeline_options = context.options;
+      const std::string source = PassRunText(pass.name(), options_[i]);
+      for (const auto& [option, value] : options_[i]) {
+        option->Set(context.options, value, source);
+      }
+    }
+    for (const auto& inst : instrumentations_) {
+      inst->RunBeforePass(run, module, context);
+    }
+    absl::StatusOr<bool> r = pass.Run(module, context);
+    if (pipeline_options.has_value()) {
+      context.options = *std::move(pipeline_options);
+    }
     if (!r.ok()) {
-      return WithMessage(r.status(), absl::StrCat("pass ", AsAbsl(pass->name()),
+      for (const auto& inst : instrumentations_) {
+        inst->RunAfterPassFailed(run, module, context);
+      }
+      return WithMessage(r.status(), absl::StrCat("pass ", AsAbsl(pass.name()),
                                                   ": ", r.status().message()));
     }
     changed |= *r;
-    if (context.options.verify_each) {
-      absl::Status s = VerifyModule(module);
-      if (!s.ok()) {
-        return absl::InternalError(
-            absl::StrCat("module does not verify after pass ",
-                         AsAbsl(pass->name()), ": ", s.message()));
-      }
-    }
-    if (!context.options.dump_after.empty() &&
-        context.options.dump_after == pass->name()) {
-      std::ofstream out(context.options.dump_path);
-      out << PrintModule(module);
-      if (!out) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cannot write --dump-after output to ", context.options.dump_path));
+    for (const auto& inst : instrumentations_) {
+      if (absl::Status s = inst->RunAfterPass(run, module, context); !s.ok()) {
+        return s;
       }
     }
   }
   return changed;
-}
-
-namespace {
-
-struct PassEntry {
-  std::string_view name;
-  std::string_view help;
-  std::unique_ptr<Pass> (*make)();
-};
-
-const std::vector<PassEntry>& Registry() {
-  static const auto* entries = new std::vector<PassEntry>{
-      {"inline", "inline call instructions",
-       [] { return std::unique_ptr<Pass>(new CallInlinerPass()); }},
-      {"dce", "remove dead instructions and unreachable computations",
-       [] { return std::unique_ptr<Pass>(new DcePass()); }},
-      {"tuple-simplify", "forward tuple elements, drop rebuilt tuples",
-       [] { return std::unique_ptr<Pass>(new TupleSimplifierPass()); }},
-      {"collective-hoist",
-       "gather loop-invariant stacked weights once before the enclosing "
-       "loop instead of once per iteration",
-       [] { return std::unique_ptr<Pass>(new CollectiveHoistPass()); }},
-      {"collective-pipeliner",
-       "pipeline all-gathers (prefetch) and reduce-scatters/all-reduces "
-       "(delay) across loop iterations",
-       [] { return std::unique_ptr<Pass>(new CollectivePipelinerPass()); }},
-      {"double-buffer",
-       "unroll loops by 2 (odd trip counts peel one iteration); innermost "
-       "loops with collectives by default",
-       [] { return std::unique_ptr<Pass>(new DoubleBufferPass()); }},
-      {"async-collectives",
-       "split collectives into start/done pairs (async-start/async-done for "
-       "reduce-scatter and all-to-all)",
-       [] { return std::unique_ptr<Pass>(new AsyncConversionPass()); }},
-      {"latency-hiding-scheduler",
-       "list-schedule every computation so async collectives overlap compute "
-       "(sets is_scheduled=true)",
-       [] { return std::unique_ptr<Pass>(new LatencyHidingSchedulerPass()); }},
-  };
-  return *entries;
-}
-
-}  // namespace
-
-std::unique_ptr<Pass> CreatePass(std::string_view name) {
-  for (const PassEntry& e : Registry()) {
-    if (e.name == name) return e.make();
-  }
-  return nullptr;
-}
-
-std::vector<std::string> KnownPassNames() {
-  std::vector<std::string> names;
-  for (const PassEntry& e : Registry()) names.emplace_back(e.name);
-  return names;
-}
-
-absl::StatusOr<PassPipeline> BuildPipeline(std::string_view spec) {
-  PassPipeline pipeline;
-  for (absl::string_view raw : absl::StrSplit(AsAbsl(spec), ',')) {
-    std::string name(raw);
-    // Trim spaces.
-    while (!name.empty() && name.back() == ' ') name.pop_back();
-    while (!name.empty() && name.front() == ' ') name.erase(name.begin());
-    if (name.empty()) continue;
-    std::unique_ptr<Pass> pass = CreatePass(name);
-    if (pass == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown pass '", name,
-          "'; known passes: ", absl::StrJoin(KnownPassNames(), ", ")));
-    }
-    pipeline.Add(std::move(pass));
-  }
-  return pipeline;
-}
-
-std::vector<std::string> KnownPresets() {
-  return {"cleanup", "pipeline", "hoist-pipeline", "xla-gpu"};
-}
-
-namespace {
-
-// XLA:GPU's order (reference/xla_lhs.md §3): cleanup, collective pipeliner,
-// double buffering, async conversion, latency-hiding scheduler. Passes not
-// registered in this build are left out.
-std::string XlaGpuPresetSpec() {
-  std::vector<std::string> names;
-  for (const char* name :
-       {"inline", "tuple-simplify", "dce", "collective-pipeliner",
-        "tuple-simplify", "dce", "double-buffer", "async-collectives",
-        "latency-hiding-scheduler"}) {
-    bool known = false;
-    for (const PassEntry& e : Registry()) known |= e.name == name;
-    if (known) names.emplace_back(name);
-  }
-  return absl::StrJoin(names, ",");
-}
-
-}  // namespace
-
-absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset) {
-  if (preset == "cleanup") return BuildPipeline("inline,tuple-simplify,dce");
-  if (preset == "pipeline") {
-    return BuildPipeline(
-        "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce");
-  }
-  // The JAX bridge's default: loop-invariant all-gathers leave the
-  // accumulation loop first, then the rest is pipelined.
-  if (preset == "hoist-pipeline") {
-    return BuildPipeline(
-        "inline,tuple-simplify,dce,collective-hoist,collective-pipeliner,"
-        "tuple-simplify,dce");
-  }
-  if (preset == "xla-gpu") return BuildPipeline(XlaGpuPresetSpec());
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown preset '", AsAbsl(preset),
-                   "'; known presets: ", absl::StrJoin(KnownPresets(), ", ")));
 }
 
 }  // namespace hloverlap

@@ -8,8 +8,14 @@
 // and emit a `missed` remark. Internal errors come back as a Status naming
 // the pass, loop and instruction.
 //
-// Pipelines are built from a comma-separated spec
-// ("inline,dce,collective-pipeliner") or a preset ("xla-gpu").
+// Pipelines are built from pipeline text ("inline,dce,
+// collective-pipeliner{depth=2}") or a preset ("xla-gpu"); the passes, their
+// declared options and the presets are in passes/pass_registry.h.
+//
+// Instrumentations hook around every pass run of a pipeline (as MLIR's
+// PassInstrumentation): verify-each, dump-after and per-pass timing are
+// instrumentations (passes/pass_instrumentation.h), not special cases of
+// PassPipeline::Run.
 //
 // Module-size guard. Every rewrite that adds instructions (double
 // buffering, the pipeliner's prologues, peeled iterations and sinks, the
@@ -68,26 +74,17 @@ struct PassOptions {
   // (--xla_gpu_memory_limit_slop_factor).
   std::optional<int> scheduler_memory_slop_percent;
   std::string gpu = "h200";
-  // Run the verifier after every pass.
-  bool verify_each = false;
   // Module-size guard: the most instructions the module may have after a
   // rewrite; unset: ModuleSizeGuard's default (relative to the input).
   std::optional<int64_t> max_module_instructions;
-  // Write the module after the named pass (for --dump-after).
-  std::string dump_after;
-  std::string dump_path;
   // The flag that set an option, as written, keyed by the option's field
   // name ("pipeline_all_gather", "double_buffer_default"), so remarks can
   // say why something is off.
   std::map<std::string, std::string> option_sources;
   // " (SOURCE)" when option_sources has `option`, else "".
   std::string SourceOf(std::string_view option) const;
-};
-
-// Wall time of one pass run by a PassPipeline (`hloverlap opt --time-passes`).
-struct PassTiming {
-  std::string pass;
-  double seconds = 0;
+  // The source of `option`, else `fallback`.
+  std::string SourceOr(std::string_view option, std::string fallback) const;
 };
 
 // Counts the module's instructions for the module-size guard (see above).
@@ -132,7 +129,6 @@ bool IsModuleSizeLimit(const absl::Status& status);
 struct PassContext {
   PassOptions options;
   RemarkSink remarks;
-  std::vector<PassTiming> timings;  // appended by PassPipeline::Run
   ModuleSizeGuard size_guard;
 };
 
@@ -143,24 +139,65 @@ class Pass {
   virtual absl::StatusOr<bool> Run(Module& module, PassContext& context) = 0;
 };
 
-// Runs passes in order; with options.verify_each, verifies after each.
+// Hooks around each pass run of a PassPipeline. `index` counts the runs of
+// the pipeline from 0; `occurrence` counts the runs of this pass's name
+// from 1 (the second `dce` of a pipeline is occurrence 2) and
+// `occurrences` is how many runs of that name the pipeline has.
+// Declared options of one pass run with their values (pass_registry.h).
+struct PassOptionInfo;
+using PassOptionValues =
+    std::vector<std::pair<const PassOptionInfo*, std::string>>;
+
+class PassInstrumentation {
+ public:
+  struct PassRun {
+    const Pass& pass;
+    int index = 0;
+    int occurrence = 1;
+    int occurrences = 1;
+  };
+  virtual ~PassInstrumentation() = default;
+  virtual void RunBeforePass(const PassRun& run, const Module& module,
+                             PassContext& context) {}
+  // After a pass that succeeded; an error stops the pipeline.
+  virtual absl::Status RunAfterPass(const PassRun& run, const Module& module,
+                                    PassContext& context) {
+    return absl::OkStatus();
+  }
+  // After a pass that returned an error (the pipeline stops).
+  virtual void RunAfterPassFailed(const PassRun& run, const Module& module,
+                                  PassContext& context) {}
+};
+
+// Runs passes in order. A pass added with options (from pipeline text,
+// "collective-pipeliner{depth=2}") runs with them set on a copy of
+// context.options; the next pass sees the pipeline's options again.
+// Instrumentations run in the order added: RunBeforePass before each pass,
+// RunAfterPass(Failed) after it.
 class PassPipeline {
  public:
-  void Add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
+  void Add(std::unique_ptr<Pass> pass) { Add(std::move(pass), {}); }
+  // `options` are set for this run only (PassOptionInfo::Set), each with
+  // the pass's pipeline text as its source.
+  void Add(std::unique_ptr<Pass> pass, PassOptionValues options);
+  void AddInstrumentation(std::unique_ptr<PassInstrumentation> instrumentation);
   const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
   absl::StatusOr<bool> Run(Module& module, PassContext& context);
 
  private:
   std::vector<std::unique_ptr<Pass>> passes_;
+  std::vector<PassOptionValues> options_;  // per pass
+  std::vector<std::unique_ptr<PassInstrumentation>> instrumentations_;
 };
 
-// A pass by name ("dce"); nullptr if unknown. KnownPassNames lists them.
+// A pass by name ("dce"); nullptr if unknown. KnownPassNames lists them
+// (pass_registry.h has their help and options).
 std::unique_ptr<Pass> CreatePass(std::string_view name);
 std::vector<std::string> KnownPassNames();
 
-// Builds a pipeline from a spec or preset. Unknown names are errors that
-// list the known ones.
-absl::StatusOr<PassPipeline> BuildPipeline(std::string_view passes_spec);
+// Builds a pipeline from pipeline text or a preset. Unknown names and
+// options are errors that list the known ones.
+absl::StatusOr<PassPipeline> BuildPipeline(std::string_view pipeline_text);
 absl::StatusOr<PassPipeline> BuildPreset(std::string_view preset);
 std::vector<std::string> KnownPresets();
 

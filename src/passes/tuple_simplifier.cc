@@ -1,5 +1,7 @@
 #include "passes/tuple_simplifier.h"
 
+#include "passes/pass_registry.h"
+
 namespace hloverlap {
 namespace {
 
@@ -67,6 +69,12 @@ absl::StatusOr<bool> TupleSimplifierPass::Run(Module& module,
     }
   }
   return changed;
+}
+
+// Registration (passes/pass_registry.h).
+void RegisterTupleSimplifierPass(PassRegistry& registry) {
+  registry.Add<TupleSimplifierPass>(
+      "forward tuple elements, drop rebuilt tuples");
 }
 
 }  // namespace hloverlap

@@ -67,6 +67,9 @@ std::string ChromeTraceJson(const SimResult& r) {
                          {"ts", e.start_us},
                          {"dur", std::max(0.0, e.duration_us)}};
     if (e.track != SimEvent::Track::kCollective) {
+      if (e.category == "kernel") {
+        ev["args"] = {{"flops", e.flops}, {"bytes", e.bytes}};
+      }
       events.push_back(std::move(ev));
       continue;
     }

@@ -47,12 +47,21 @@ std::vector<size_t> ByExposed(const SimResult& r) {
 
 }  // namespace
 
+// What the step time of an unfused module is (SimResult::unfused).
+constexpr char kUnfusedNote[] =
+    "  (unfused module: an upper bound, every op its own kernel; not "
+    "comparable\n"
+    "   with XLA's final modules -- for a prediction, sim XLA's final "
+    "module of\n"
+    "   the program, e.g. hloverlap.jax's BridgeCompiled.final_hlo())\n";
+
 std::string FormatSimText(const SimResult& r, int top) {
   std::string out;
   double step = r.step_time_us;
   auto pct = [&](double v) { return step > 0 ? 100.0 * v / step : 0.0; };
   absl::StrAppendFormat(&out, "GPU model:                %s\n", r.gpu);
   absl::StrAppendFormat(&out, "step time:                %s\n", Ms(step));
+  if (r.unfused) out += kUnfusedNote;
   absl::StrAppendFormat(&out,
                         "compute:                  %s (%.1f%%), %d kernels\n",
                         Ms(r.compute_us), pct(r.compute_us), r.kernels);
@@ -73,6 +82,12 @@ std::string FormatSimText(const SimResult& r, int top) {
       "communication hidden)\n",
       Ms(r.exposed_communication_us), pct(r.exposed_communication_us),
       r.communication_us > 0 ? 100.0 * hidden / r.communication_us : 100.0);
+  if (r.launch_bound_us > 0) {
+    absl::StrAppendFormat(&out,
+                          "launch-bound idle:        %s (%.1f%% of step; the "
+                          "compute stream waiting for kernel launches)\n",
+                          Ms(r.launch_bound_us), pct(r.launch_bound_us));
+  }
   if (r.async_compute_us > 0) {
     absl::StrAppendFormat(&out, "async compute:            %s (waited %s)\n",
                           Ms(r.async_compute_us), Ms(r.async_compute_wait_us));
@@ -135,6 +150,9 @@ std::string FormatSimJson(const SimResult& r) {
   nlohmann::ordered_json j;
   j["gpu"] = r.gpu;
   j["step_time_ms"] = r.step_time_us / 1000;
+  // "fused" (XLA's final modules) or "unfused upper bound"
+  // (SimResult::unfused).
+  j["step_time_kind"] = r.unfused ? "unfused upper bound" : "fused";
   j["compute_ms"] = r.compute_us / 1000;
   j["compute_bound_ms"] = r.compute_bound_us / 1000;
   j["memory_bound_ms"] = r.memory_bound_us / 1000;
@@ -142,6 +160,7 @@ std::string FormatSimJson(const SimResult& r) {
   j["hbm_gb"] = r.hbm_bytes / 1e9;
   j["communication_ms"] = r.communication_us / 1000;
   j["exposed_communication_ms"] = r.exposed_communication_us / 1000;
+  j["launch_bound_ms"] = r.launch_bound_us / 1000;
   j["async_compute_ms"] = r.async_compute_us / 1000;
   j["async_compute_wait_ms"] = r.async_compute_wait_us / 1000;
   j["kernels"] = r.kernels;

@@ -51,14 +51,36 @@ struct SimOptions {
   bool summarize = true;
 
   // Achieved-vs-roofline factors of real kernels (defaults: the compiled-in
-  // preset sim/sim_preset.inc; a calibration replaces them with
-  // --gpu-spec). A kernel takes
-  //   launch + kernel_overhead_us
+  // preset sim/sim_preset.inc, fitted by bench/sim_fidelity.py; --gpu-spec
+  // replaces them). On the GPU a kernel takes
+  //   kernel_overhead_us (+ gemm_overhead_us for a GEMM)
   //     + max(compute_us / compute_efficiency, memory_us / memory_efficiency)
-  // where compute_us / memory_us are the cost model's roofline terms.
-  double kernel_overhead_us = 0;  // ramp-up and tail beyond the launch
+  // where compute_us / memory_us are the cost model's roofline terms (the
+  // cost model's own GpuSpec::kernel_launch_us is not used here: launches
+  // are the host's, below).
+  double kernel_overhead_us = 0;  // GPU time of a kernel beyond the roofline
+  double gemm_overhead_us = 0;    // GEMMs (cuBLAS), on top of it
   double memory_efficiency = 1;   // fused kernels' HBM rate / copy rate
   double compute_efficiency = 1;  // GEMMs at real shapes / peak GEMM rate
+  // The host. XLA:GPU launches every kernel from one host thread, and a
+  // kernel cannot start before it is launched: runs of short kernels are
+  // bound by the launch rate, long kernels let the host run ahead.
+  //   a launch (kernel, collective, async start): host += host_launch_us
+  //     (+ gemm_host_launch_us for a GEMM); the kernel starts at
+  //     max(its stream free, host);
+  //   the host runs at most host_max_lead_us ahead of the compute stream
+  //     (the launch queue is bounded);
+  //   a step begins with host_step_us on the host (dispatch, argument
+  //     handling), overlapping the previous step's tail as far as the host
+  //     was ahead at its end (steps run back to back);
+  //   a while loop without known_trip_count reads its predicate on the
+  //     host every iteration (the host waits for the GPU); XLA runs loops
+  //     with known_trip_count without their condition.
+  // All 0: the compute stream never waits for the host.
+  double host_launch_us = 0;
+  double gemm_host_launch_us = 0;
+  double host_max_lead_us = 0;
+  double host_step_us = 0;
   // Fraction of an async-compute kernel's time (another stream, e.g.
   // XLA's async dynamic-update-slice fusions) that the compute stream loses
   // to it (shared HBM and SMs): 0 = free overlap, 1 = serial.
@@ -96,6 +118,8 @@ struct SimEvent {
   double issue_us = -1;     // collectives: when the compute stream issued it
   double done_us = -1;      // collectives: when the -done ran (wait end)
   double exposed_us = 0;    // collectives: how long the -done waited
+  double flops = 0;         // kernels: the cost model's FLOPs
+  double bytes = 0;         // kernels: the cost model's HBM bytes
 };
 
 struct SimResult {
@@ -108,6 +132,9 @@ struct SimResult {
   double hbm_bytes = 0;         // all kernels
   double communication_us = 0;  // total collective time
   double exposed_communication_us = 0;
+  // Compute stream idle waiting for the host's launches (SimOptions'
+  // host_*: runs of kernels shorter than their launch).
+  double launch_bound_us = 0;
   double async_compute_us = 0;       // busy time of the async compute stream
   double async_compute_wait_us = 0;  // compute stream waiting for it
   int64_t kernels = 0;               // kernel launches simulated
@@ -122,6 +149,12 @@ struct SimResult {
   std::vector<std::string> unknown_trip_counts;  // loops run once
   // "while.3: KnownTripCountContradicted: ..." (while_loop_analysis.h).
   std::vector<std::string> warnings;
+  // The module is as XLA's front end emits it, not fused (no fusion, no
+  // cuBLAS GEMM custom-call, yet kernels): every op is its own kernel, so
+  // step_time_us is an upper bound, not comparable with XLA's final
+  // modules (a prediction needs XLA's final module, e.g. the JAX bridge's
+  // final_hlo()).
+  bool unfused = false;
   std::vector<SimCollective> collectives;  // in first-issue order
   // Liveness peak (bytes) and where it is reached.
   int64_t peak_memory_bytes = 0;

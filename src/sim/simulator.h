@@ -36,7 +36,6 @@
 //   sim/report.h          text and JSON reports, XLA's memory report total
 //   sim/chrome_trace.h    the timeline as a Chrome trace
 //   sim/spec_overrides.h  preset and --gpu-spec `key value` overrides
-//   sim/collectives.h     the collective an async start wraps, kind names
 //   sim/simulator.h       Simulate (timeline + liveness), trip counts
 #ifndef HLOVERLAP_SIM_SIMULATOR_H_
 #define HLOVERLAP_SIM_SIMULATOR_H_
@@ -64,6 +63,11 @@ absl::StatusOr<SimResult> Simulate(const Module& module,
 // in `result.unknown_trip_counts`, a contradicted known_trip_count in
 // `result.warnings`.
 int64_t SimLoopTripCount(const Instruction& while_instr, SimResult& result);
+
+// True when `module` holds no fusion and no cuBLAS GEMM custom-call: XLA has
+// not fused it (a front-end or hloverlap output module), so every op would
+// be its own kernel (SimResult::unfused).
+bool IsUnfusedModule(const Module& module);
 
 }  // namespace hloverlap
 

@@ -20,14 +20,19 @@
 namespace hloverlap {
 namespace {
 
-// The plain roofline (no achieved-vs-ideal factors), so that expected times
-// are the cost model's.
+// The plain roofline (no achieved-vs-ideal factors, the cost model's launch
+// cost on the GPU, no host), so that expected times are the cost model's.
 SimOptions Neutral() {
   SimOptions o;
-  o.kernel_overhead_us = 0;
+  o.kernel_overhead_us = H200Spec().kernel_launch_us;
+  o.gemm_overhead_us = 0;
   o.memory_efficiency = 1;
   o.compute_efficiency = 1;
   o.async_compute_contention = 0;
+  o.host_launch_us = 0;
+  o.gemm_host_launch_us = 0;
+  o.host_step_us = 0;
+  o.host_max_lead_us = 0;
   return o;
 }
 
@@ -212,9 +217,9 @@ TEST(SimulatorTest, WhileLoopExpandedByKnownTripCount) {
   SimResult r = Sim(*m);
   double dot = Cost(*m, "d0");
   double ag = AgTime(*m, "ags");
-  // Body (2 dots and the counter add) 4 times, the condition 5 times.
-  EXPECT_NEAR(r.compute_us,
-              4 * (2 * dot + Cost(*m, "next")) + 5 * Cost(*m, "lt"), 1e-6);
+  // Body (2 dots and the counter add) 4 times; XLA runs a loop with
+  // known_trip_count without its condition.
+  EXPECT_NEAR(r.compute_us, 4 * (2 * dot + Cost(*m, "next")), 1e-6);
   EXPECT_NEAR(r.communication_us, 4 * ag, 1e-6);
   EXPECT_NEAR(r.exposed_communication_us, 0, 1e-9);
   ASSERT_EQ(r.collectives.size(), 1u);
@@ -232,7 +237,9 @@ TEST(SimulatorTest, TripCountFromLoopAnalysis) {
   SimResult a = Sim(*known);
   SimResult b = Sim(*inferred);
   EXPECT_EQ(b.collectives.at(0).count, 6);
-  EXPECT_NEAR(a.step_time_us, b.step_time_us, 1e-6);
+  // The same but for the condition, which only the loop without
+  // known_trip_count runs (7 times).
+  EXPECT_NEAR(b.step_time_us - a.step_time_us, 7 * Cost(*inferred, "lt"), 1e-6);
 }
 
 TEST(SimulatorTest, TripCountThroughFusions) {
@@ -636,9 +643,84 @@ TEST(SimulatorTest, ReportsTextAndJson) {
             r.peak_memory_bytes - 1000);
 }
 
+// `n` exponentials of f32[64] (GPU time: the overhead) after `dots`
+// 4096^3 bf16 dots.
+std::string ChainModule(int dots, int n) {
+  std::string text = R"(
+HloModule chain, is_scheduled=true
+ENTRY %main (x: bf16[4096,4096], v: f32[64]) -> (bf16[4096,4096], f32[64]) {
+  %x = bf16[4096,4096]{1,0} parameter(0)
+  %e0 = f32[64]{0} parameter(1)
+  %d0 = bf16[4096,4096]{1,0} copy(%x)
+)";
+  for (int i = 1; i <= dots; ++i) {
+    absl::StrAppend(
+        &text, "  %d", i, " = bf16[4096,4096]{1,0} dot(%d", i - 1,
+        ", %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n");
+  }
+  for (int i = 1; i <= n; ++i) {
+    absl::StrAppend(&text, "  %e", i, " = f32[64]{0} exponential(%e", i - 1,
+                    ")\n");
+  }
+  absl::StrAppend(&text,
+                  "  ROOT %t = (bf16[4096,4096]{1,0}, f32[64]{0}) tuple(%d",
+                  dots, ", %e", n, ")\n}\n");
+  return text;
+}
+
+// Kernels shorter than their launch wait for the host: the step is the
+// host's launches.
+TEST(SimulatorTest, ShortKernelsAreLaunchBound) {
+  auto m = Parse(ChainModule(0, 10));
+  ASSERT_NE(m, nullptr);
+  SimOptions o = Neutral();
+  o.kernel_overhead_us = 1;
+  o.host_launch_us = 5;
+  o.host_max_lead_us = 20;
+  SimResult r = Sim(*m, o);
+  // Steps back to back take the host's 11 launches of 5 us: the GPU's
+  // copy of x (~17 us) and 10 exponentials (1 us each) are shorter.
+  EXPECT_LT(r.compute_us, 11 * 5);
+  EXPECT_NEAR(r.step_time_us, 11 * 5, 1e-6);
+  EXPECT_NEAR(r.launch_bound_us, r.step_time_us - r.compute_us, 1e-6);
+  EXPECT_NE(FormatSimText(r).find("launch-bound idle:"), std::string::npos);
+}
+
+// Long kernels let the host run ahead, at most host_max_lead_us: the short
+// kernels after them use the lead, then wait again.
+TEST(SimulatorTest, LaunchesRunAheadOfLongKernelsUpToTheLead) {
+  auto m = Parse(ChainModule(2, 20));
+  ASSERT_NE(m, nullptr);
+  SimOptions o = Neutral();
+  o.kernel_overhead_us = 1;
+  o.host_launch_us = 5;
+  SimResult unbounded = Sim(*m, [&] {
+    SimOptions u = o;
+    u.host_max_lead_us = 1e9;
+    return u;
+  }());
+  // 23 launches (115 us) are far shorter than the two dots: with the host
+  // as far ahead as it likes, nothing waits and the step is the GPU's.
+  EXPECT_NEAR(unbounded.launch_bound_us, 0, 1e-9);
+  EXPECT_NEAR(unbounded.step_time_us, unbounded.compute_us, 1e-6);
+  o.host_max_lead_us = 40;
+  SimResult bounded = Sim(*m, o);
+  // 40 us of lead covers about 40 / (5 - 1) = 10 exponentials (a little
+  // over 1 us each); the other 10 wait about 4 us each. The step ends with
+  // the host 1 us ahead (the last exponential), so the next step's first
+  // launch (the copy) waits 5 - 1.
+  EXPECT_NEAR(bounded.launch_bound_us, 4 + 10 * 4, 1.5);
+  EXPECT_NEAR(bounded.step_time_us,
+              bounded.compute_us + bounded.launch_bound_us, 1e-6);
+  // A step begins with host_step_us on the host.
+  o.host_step_us = 100;
+  SimResult stepped = Sim(*m, o);
+  EXPECT_NEAR(stepped.step_time_us, bounded.step_time_us + 100, 1e-6);
+}
+
 TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
   // Default options carry the compiled-in preset; a kernel then takes
-  // launch + overhead + max(compute / ce, memory / me).
+  // overhead + max(compute / ce, memory / me) on the GPU.
   SimOptions preset;
   EXPECT_TRUE(ApplySimOverrides(preset, DefaultSimPresetText()).ok());
   EXPECT_GT(preset.kernel_overhead_us, 0);
@@ -647,11 +729,13 @@ TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
   ASSERT_NE(m, nullptr);
   GpuCostModel model(H200Spec());
   OpCost dot = model.Cost(*Find(*m, "d0"));
-  double expected = H200Spec().kernel_launch_us + preset.kernel_overhead_us +
+  double expected = preset.kernel_overhead_us +
                     std::max(dot.compute_us / preset.compute_efficiency,
                              dot.memory_us / preset.memory_efficiency);
   SimResult r = Sim(*m, preset);
   EXPECT_NEAR(r.compute_us, 2 * expected, 1e-6);
+  EXPECT_GT(preset.host_launch_us, 0);
+  EXPECT_GT(preset.host_max_lead_us, 0);
   SimOptions o = Neutral();
   ASSERT_TRUE(ApplySimOverrides(o, "compute_efficiency 0.5\n").ok());
   EXPECT_DOUBLE_EQ(o.compute_efficiency, 0.5);

@@ -80,6 +80,16 @@ absl::Status ApplyOverrides(GpuSpec& spec, SimOptions* sim,
       spec.memory_bytes = static_cast<int64_t>(v);
     } else if (sim != nullptr && k == "kernel_overhead_us") {
       sim->kernel_overhead_us = v;
+    } else if (sim != nullptr && k == "gemm_overhead_us") {
+      sim->gemm_overhead_us = v;
+    } else if (sim != nullptr && k == "host_launch_us") {
+      sim->host_launch_us = v;
+    } else if (sim != nullptr && k == "gemm_host_launch_us") {
+      sim->gemm_host_launch_us = v;
+    } else if (sim != nullptr && k == "host_max_lead_us") {
+      sim->host_max_lead_us = v;
+    } else if (sim != nullptr && k == "host_step_us") {
+      sim->host_step_us = v;
     } else if (sim != nullptr && k == "memory_efficiency" && v > 0 && v <= 1) {
       sim->memory_efficiency = v;
     } else if (sim != nullptr && k == "compute_efficiency" && v > 0 && v <= 1) {

@@ -29,7 +29,9 @@ namespace hloverlap {
 absl::StatusOr<GpuSpec> ApplyGpuSpecOverrides(GpuSpec spec,
                                               std::string_view text);
 // The same for SimOptions: the GpuSpec keys above plus kernel_overhead_us,
-// memory_efficiency, compute_efficiency, async_compute_contention.
+// gemm_overhead_us, memory_efficiency, compute_efficiency,
+// async_compute_contention, host_launch_us, gemm_host_launch_us,
+// host_max_lead_us, host_step_us (sim/sim_types.h says what each is).
 absl::Status ApplySimOverrides(SimOptions& options, std::string_view text);
 // The compiled-in preset text (sim/sim_preset.inc).
 std::string_view DefaultSimPresetText();

@@ -13,10 +13,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/collective_ops.h"
 #include "analysis/gpu_cost_model.h"
+#include "analysis/module_summary.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
-#include "sim/collectives.h"
 #include "sim/simulator.h"
 
 namespace hloverlap {
@@ -48,11 +49,14 @@ struct Step {
   const Instruction* instr = nullptr;
   StepKind kind = StepKind::kNop;
   double duration = 0;
-  const Instruction* start = nullptr;   // kDone
-  int64_t trip_count = 1;               // kWhile
+  const Instruction* start = nullptr;  // kDone
+  int64_t trip_count = 1;              // kWhile
+  bool run_condition = true;  // kWhile: no known_trip_count (XLA evaluates
+                              // the condition, on the host)
   const Computation* callee = nullptr;  // kConditional: chosen branch
   int64_t collective = -1;    // index into SimResult::collectives, lazily
   bool memory_bound = false;  // kKernel: bytes, not FLOPs, set the time
+  double launch = 0;          // host time to launch it (SimOptions)
   double flops = 0;           // kKernel
   double bytes = 0;           // kKernel
 };
@@ -98,6 +102,7 @@ struct Totals {
   double exposed = 0;
   double async_compute = 0;
   double async_wait = 0;
+  double launch_bound = 0;
   int64_t kernels = 0;
   int64_t extrapolated = 0;
   int64_t iterations = 0;  // loop iterations run (simulated or not)
@@ -113,6 +118,7 @@ struct Totals {
     exposed += k * d.exposed;
     async_compute += k * d.async_compute;
     async_wait += k * d.async_wait;
+    launch_bound += k * d.launch_bound;
     kernels = SatAdd(kernels, k * static_cast<double>(d.kernels));
     extrapolated =
         SatAdd(extrapolated, k * static_cast<double>(d.extrapolated));
@@ -129,6 +135,7 @@ struct Totals {
     d.exposed = exposed - b.exposed;
     d.async_compute = async_compute - b.async_compute;
     d.async_wait = async_wait - b.async_wait;
+    d.launch_bound = launch_bound - b.launch_bound;
     d.kernels = kernels - b.kernels;
     d.extrapolated = extrapolated - b.extrapolated;
     d.iterations = iterations - b.iterations;
@@ -158,18 +165,23 @@ struct Reads {
 // clamped at 0 (a stream free in the past is free now), 0 for a stream it
 // does not read. Every step is translation-invariant in time, so two runs
 // of one unit from equal states do the same thing shifted in time.
+// With the host modelled (SimOptions' host_*), also where the host is
+// relative to the compute stream (negative: ahead; at least
+// -host_max_lead_us).
 struct StateKey {
   const Instruction* unit = nullptr;
   double collective_free = 0;
   double async_free = 0;
+  double host = 0;
 
   bool operator==(const StateKey& o) const {
     return unit == o.unit && collective_free == o.collective_free &&
-           async_free == o.async_free;
+           async_free == o.async_free && host == o.host;
   }
   template <typename H>
   friend H AbslHashValue(H h, const StateKey& k) {
-    return H::combine(std::move(h), k.unit, k.collective_free, k.async_free);
+    return H::combine(std::move(h), k.unit, k.collective_free, k.async_free,
+                      k.host);
   }
 };
 
@@ -189,6 +201,8 @@ struct Effect {
   double async_free_delta = 0;
   double collective_free_end = 0;
   double async_free_end = 0;
+  double host_delta = 0;  // the host's time: change, end relative to start
+  double host_end = 0;
   Totals totals;
   std::vector<CollectiveDelta> collectives;  // those it ran or waited for
   // Its trace events [event_begin, event_end), starting at event_t0 at
@@ -201,10 +215,20 @@ struct Effect {
 
 class Simulator {
  public:
-  Simulator(const Module& module, const SimOptions& options)
+  // `host_start`: the host's time when the compute stream starts the step
+  // (negative: it was that far ahead at the end of the step before).
+  Simulator(const Module& module, const SimOptions& options, double host_start)
       : module_(module),
         options_(options),
-        model_(options.spec, options.table) {}
+        model_(options.spec, options.table),
+        host_modelled_(options.host_launch_us > 0 ||
+                       options.gemm_host_launch_us > 0 ||
+                       options.host_step_us > 0),
+        h_(host_start) {}
+
+  // How far the host was ahead of the compute stream when the step ended
+  // (after Run).
+  double host_lead_at_end() const { return t_ - h_; }
 
   SimResult Run() {
     result_.gpu = options_.spec.name;
@@ -220,6 +244,7 @@ class Simulator {
     result_.exposed_communication_us = totals_.exposed;
     result_.async_compute_us = totals_.async_compute;
     result_.async_compute_wait_us = totals_.async_wait;
+    result_.launch_bound_us = totals_.launch_bound;
     result_.kernels = totals_.kernels;
     result_.extrapolated_iterations = totals_.extrapolated;
     result_.summarized_iterations = std::max<int64_t>(
@@ -240,7 +265,7 @@ class Simulator {
   std::optional<CollectiveInfo> Info(const Instruction& instr) const {
     std::optional<CollectiveInfo> info = GpuCostModel::GetCollectiveInfo(instr);
     if (!info.has_value()) return info;
-    const Instruction* coll = WrappedCollective(instr);
+    const Instruction* coll = ClassifyCollective(instr)->collective;
     if (info->opcode != Opcode::kCollectivePermute &&
         !coll->attrs().replica_groups->GroupSize().has_value()) {
       info->group_size = DefaultDevices();
@@ -257,7 +282,7 @@ class Simulator {
     c.async = step.kind == StepKind::kCollectiveStart;
     std::optional<CollectiveInfo> info = Info(instr);
     if (info.has_value()) {
-      c.kind = CollectiveKindName(info->opcode);
+      c.kind = std::string(CollectiveKindName(info->opcode));
       c.bytes = info->bytes;
       c.group_size = info->group_size;
     } else {
@@ -294,6 +319,13 @@ class Simulator {
                  : StepKind::kAsyncStart;
     }
     if (IsCollective(op)) return StepKind::kSyncCollective;
+    if (op == Opcode::kFusion) {  // a Triton collective fusion, ...
+      std::optional<CollectiveOp> c = ClassifyCollective(instr);
+      if (c.has_value()) {
+        return c->async ? StepKind::kCollectiveStart
+                        : StepKind::kSyncCollective;
+      }
+    }
     switch (op) {
       case Opcode::kWhile:
         return instr.called_computations().size() < 2 ? StepKind::kNop
@@ -311,6 +343,7 @@ class Simulator {
     Step s;
     s.instr = &instr;
     s.kind = Kind(instr);
+    s.launch = options_.host_launch_us;
     switch (s.kind) {
       case StepKind::kNop:
       case StepKind::kCall:
@@ -334,6 +367,8 @@ class Simulator {
       }
       case StepKind::kWhile:
         s.trip_count = SimLoopTripCount(instr, result_);
+        s.run_condition =
+            !instr.attrs().while_config->known_trip_count().has_value();
         return s;
       case StepKind::kConditional: {
         double best = -1;
@@ -352,8 +387,10 @@ class Simulator {
     OpCost cost = model_.Cost(instr);
     s.kind = StepKind::kNop;
     if (cost.kernels > 0 || cost.time_us > 0) {
+      bool gemm = cost.kernels > 0 && IsGemmKernel(instr);
       s.kind = StepKind::kKernel;
-      s.duration = KernelTime(cost);
+      s.duration = KernelTime(cost, gemm);
+      if (gemm) s.launch += options_.gemm_host_launch_us;
       s.memory_bound = cost.memory_us >= cost.compute_us;
       s.flops = cost.flops;
       s.bytes = cost.bytes;
@@ -361,13 +398,15 @@ class Simulator {
     return s;
   }
 
-  // The roofline with the achieved-vs-ideal factors of SimOptions.
-  double KernelTime(const OpCost& c) const {
+  // The roofline with the achieved-vs-ideal factors of SimOptions (GPU
+  // time; the launch is the host's).
+  double KernelTime(const OpCost& c, bool gemm) const {
     if (c.kernels <= 0) return c.time_us;  // not a kernel (callee time)
     double compute = c.compute_us / options_.compute_efficiency;
     double memory = c.memory_us / options_.memory_efficiency;
-    return static_cast<double>(c.kernels) *
-               (options_.spec.kernel_launch_us + options_.kernel_overhead_us) +
+    double overhead =
+        options_.kernel_overhead_us + (gemm ? options_.gemm_overhead_us : 0);
+    return static_cast<double>(c.kernels) * overhead +
            std::max(compute, memory);
   }
 
@@ -378,7 +417,7 @@ class Simulator {
     }
     double t = 0;
     for (const auto& i : start.to_apply()->instructions()) {
-      t += KernelTime(model_.Cost(*i));
+      t += KernelTime(model_.Cost(*i), IsGemmKernel(*i));
     }
     return t;
   }
@@ -464,6 +503,7 @@ class Simulator {
     };
     if (r.collective_stream) k.collective_free = rel(coll_free_);
     if (r.async_stream) k.async_free = rel(async_free_);
+    if (host_modelled_) k.host = std::round((h_ - t_) / q) * q;
     return k;
   }
 
@@ -481,6 +521,7 @@ class Simulator {
     double t = 0;
     double collective_free = 0;
     double async_free = 0;
+    double host = 0;
     Totals totals;
     size_t journal = 0;
     size_t events = 0;
@@ -501,6 +542,7 @@ class Simulator {
     m.t = t_;
     m.collective_free = coll_free_;
     m.async_free = async_free_;
+    m.host = h_;
     m.totals = totals_;
     m.journal = journal_.size();
     m.events = result_.events.size();
@@ -521,6 +563,8 @@ class Simulator {
     e.async_free_delta = async_free_ - m.async_free;
     e.collective_free_end = coll_free_ - m.t;
     e.async_free_end = async_free_ - m.t;
+    e.host_delta = h_ - m.host;
+    e.host_end = h_ - m.t;
     e.totals = totals_.Minus(m.totals);
     // The first entry of each collective; the rest are dropped (an
     // enclosing recording needs only the first either), so that nested
@@ -569,9 +613,11 @@ class Simulator {
     if (relative) {
       if (r.collective_stream) coll_free_ = last + e.collective_free_end;
       if (r.async_stream) async_free_ = last + e.async_free_end;
+      h_ = last + e.host_end;
     } else {
       coll_free_ += k * e.collective_free_delta;
       async_free_ += k * e.async_free_delta;
+      h_ += k * e.host_delta;
     }
     totals_.Add(e.totals, k);
     for (const CollectiveDelta& d : e.collectives) {
@@ -645,6 +691,32 @@ class Simulator {
     }
   }
 
+  // The host launches `s`; the compute stream waits for the launch if it
+  // would otherwise start `s` earlier (launch-bound).
+  void Launch(const Step& s) {
+    if (!host_modelled_) return;
+    h_ += s.launch;
+    if (h_ > t_) {
+      totals_.launch_bound += h_ - t_;
+      t_ = h_;
+    }
+  }
+  // The host issues `s` on another stream (a collective or async compute
+  // start): when it can start there, as far as the compute stream and the
+  // host are concerned.
+  double Issue(const Step& s) {
+    if (!host_modelled_) return t_;
+    h_ += s.launch;
+    return std::max(t_, h_);
+  }
+  // The launch queue is bounded: the host is at most host_max_lead_us
+  // ahead of the compute stream.
+  void CapLead() {
+    if (host_modelled_) h_ = std::max(h_, t_ - options_.host_max_lead_us);
+  }
+  // The host waits for the compute stream (it reads a loop predicate).
+  void HostSync() { h_ = std::max(h_, t_); }
+
   void RunComputation(const Computation& c, int depth) {
     if (depth > kMaxDepth) return;
     std::vector<Step>& steps = Steps(c);
@@ -654,9 +726,14 @@ class Simulator {
       switch (s.kind) {
         case StepKind::kNop:
           break;
-        case StepKind::kKernel:
-          AddEvent(SimEvent::Track::kCompute, s.instr->name(), "kernel", t_,
-                   s.duration);
+        case StepKind::kKernel: {
+          Launch(s);
+          int64_t ev = AddEvent(SimEvent::Track::kCompute, s.instr->name(),
+                                "kernel", t_, s.duration);
+          if (ev >= 0) {
+            result_.events[ev].flops = s.flops;
+            result_.events[ev].bytes = s.bytes;
+          }
           t_ += s.duration;
           totals_.compute += s.duration;
           totals_.kernels = SatAdd(totals_.kernels, 1);
@@ -664,8 +741,11 @@ class Simulator {
               s.duration;
           totals_.flops += s.flops;
           totals_.hbm_bytes += s.bytes;
+          CapLead();
           break;
+        }
         case StepKind::kSyncCollective: {
+          Launch(s);
           int64_t ci = CollectiveIndex(s);
           double start = std::max(t_, coll_free_);
           double end = start + s.duration;
@@ -687,11 +767,12 @@ class Simulator {
                    "sync-collective", t_, end - t_);
           t_ = end;
           coll_free_ = end;
+          CapLead();
           break;
         }
         case StepKind::kCollectiveStart: {
           int64_t ci = CollectiveIndex(s);
-          double start = std::max(t_, coll_free_);
+          double start = std::max(Issue(s), coll_free_);
           double end = start + s.duration;
           coll_free_ = end;
           SimCollective& col = Touch(ci);
@@ -708,7 +789,7 @@ class Simulator {
           break;
         }
         case StepKind::kAsyncStart: {
-          double start = std::max(t_, async_free_);
+          double start = std::max(Issue(s), async_free_);
           double end = start + s.duration;
           async_free_ = end;
           totals_.async_compute += s.duration;
@@ -808,17 +889,28 @@ class Simulator {
     const int64_t cap = std::max<int64_t>(1, options_.max_expanded_iterations);
     std::optional<Mark> last;  // the previous iteration's start
     StateKey last_key;
+    int64_t drifted = 0;  // iterations repeated by Drift (not simulated)
     for (int64_t i = 0; i < n; ++i) {
       StateKey k = KeyOf(&w, r);
       if (last.has_value()) {
         bool steady = exact && k == last_key;
-        if (steady || i >= cap || OverBudget()) {
+        if (steady || i - drifted >= cap || OverBudget()) {
           Effect e = End(*last);
           last.reset();
           Repeat(w, e, i, n, steady, r);
           break;
         }
-        Close();
+        if (exact && HostDrifts(last_key, k)) {
+          Effect e = End(*last);
+          last.reset();
+          int64_t skipped = Drift(w, e, last_key, k, i, n, r);
+          i += skipped;
+          drifted += skipped;
+          if (i >= n) break;
+          k = KeyOf(&w, r);
+        } else {
+          Close();
+        }
       }
       last = Begin();
       last_key = k;
@@ -828,18 +920,74 @@ class Simulator {
       int64_t it_event =
           AddEvent(SimEvent::Track::kCompute, absl::StrCat(w.name(), " #", i),
                    "iteration", t_, 0);
-      RunComputation(cond, depth + 1);
+      RunCondition(s, cond, depth);
       RunComputation(body, depth + 1);
       if (it_event >= 0) result_.events[it_event].duration_us = t_ - it_start;
     }
     if (last.has_value()) Close();
-    RunComputation(cond, depth + 1);  // the exit test
+    RunCondition(s, cond, depth);  // the exit test
     loop_stack_.pop_back();
     if (loop_event >= 0) {
       result_.events[loop_event].duration_us = t_ - loop_start;
     }
     Effect e = End(whole);
     if (memoize) memo_.emplace(key, std::move(e));
+  }
+
+  // A GPU-bound loop lets the host run further ahead every iteration (by
+  // what its launches take less than the GPU) until host_max_lead_us stops
+  // it: iterations then differ only in the host's lead, and while it grows
+  // none waits for a launch, so the GPU repeats them exactly. True when
+  // iteration `prev` did not wait and `now` starts with more lead.
+  bool HostDrifts(const StateKey& prev, const StateKey& now) const {
+    return host_modelled_ && now.host < prev.host &&
+           now.collective_free == prev.collective_free &&
+           now.async_free == prev.async_free;
+  }
+
+  // Iterations i.. of `w` as repetitions of the one just run (`e`, from
+  // `prev` to `now`) while the lead stays below host_max_lead_us: the
+  // streams repeat it exactly, the host advances by its own time. Returns
+  // how many (0: the lead reaches the cap within the next two, simulate
+  // them).
+  int64_t Drift(const Instruction& w, const Effect& e, const StateKey& prev,
+                const StateKey& now, int64_t i, int64_t n, const Reads& r) {
+    if (e.totals.launch_bound > 0) return 0;
+    double growth = prev.host - now.host;
+    double room = options_.host_max_lead_us + now.host;  // lead left
+    double fit = std::floor(room / growth) - 2;
+    if (!(fit >= 1)) return 0;
+    int64_t k =
+        std::min<int64_t>(n - i, static_cast<int64_t>(std::min(fit, 9.0e18)));
+    const double t0 = t_;
+    const double h = h_;
+    Apply(e, static_cast<double>(k), /*relative=*/true, r);
+    h_ = h + static_cast<double>(k) * e.host_delta;
+    CapLead();
+    if (options_.record_trace) {
+      int64_t shown = std::max<int64_t>(1, options_.max_expanded_iterations);
+      int64_t j = 0;
+      for (; j < k && i + j < shown; ++j) {
+        double at = t0 + static_cast<double>(j) * e.dt;
+        if (!CopyEvents(e, at, absl::StrCat(w.name(), " #", i + j))) break;
+      }
+      if (j < k) {
+        double at = t0 + static_cast<double>(j) * e.dt;
+        AddEvent(SimEvent::Track::kCompute,
+                 absl::StrCat(w.name(), " #", i + j, "..#", i + k - 1,
+                              " (summarized)"),
+                 "iteration", at, t0 + static_cast<double>(k) * e.dt - at);
+      }
+    }
+    return k;
+  }
+
+  // A loop's condition: XLA runs a loop with known_trip_count without it;
+  // otherwise it evaluates it and reads the predicate on the host.
+  void RunCondition(const Step& s, const Computation& cond, int depth) {
+    if (!s.run_condition) return;
+    RunComputation(cond, depth + 1);
+    if (host_modelled_) HostSync();
   }
 
   // Iterations i..n-1 of `w` as repetitions of the last simulated one
@@ -895,8 +1043,10 @@ class Simulator {
   const Module& module_;
   const SimOptions& options_;
   GpuCostModel model_;
+  const bool host_modelled_;
   SimResult result_;
   Totals totals_;
+  double h_ = 0;  // the host's time (launches)
   double t_ = 0;
   double coll_free_ = 0;
   double async_free_ = 0;
@@ -922,7 +1072,24 @@ class Simulator {
 }  // namespace
 
 SimResult SimulateTimeline(const Module& module, const SimOptions& options) {
-  return Simulator(module, options).Run();
+  // Steps run back to back: the host begins a step with host_step_us,
+  // ahead of the compute stream by the lead it ended the step before with.
+  // The steady lead L solves lead_at_end(L) = L; starting from the largest
+  // (host_max_lead_us), each pass starts from the lead the one before ended
+  // with, which only shrinks, until it holds (a GPU-bound step keeps the
+  // largest lead: one pass) or kMaxHostPasses ran.
+  constexpr int kMaxHostPasses = 4;
+  const double cap = std::max(0.0, options.host_max_lead_us);
+  double lead = cap;
+  SimResult r;
+  for (int pass = 0; pass < kMaxHostPasses; ++pass) {
+    Simulator sim(module, options, options.host_step_us - lead);
+    r = sim.Run();
+    double end = std::clamp(sim.host_lead_at_end(), 0.0, cap);
+    if (!(end < lead - 1e-6)) break;
+    lead = end;
+  }
+  return r;
 }
 
 }  // namespace hloverlap

@@ -1,6 +1,12 @@
 // Shared helpers of the `hloverlap` command line (see cli_util.h).
 #include "tools/cli_util.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -12,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
 #include "hlo/verifier.h"
+#include "tools/phase_report.h"
 
 #ifndef HLOVERLAP_VERSION
 #define HLOVERLAP_VERSION "0.1.0"
@@ -201,11 +208,71 @@ absl::Status VerifyWithLocations(const Module& module, std::string_view text,
   return absl::InvalidArgumentError(out);
 }
 
+InputText::InputText(InputText&& other) noexcept
+    : owned_(std::move(other.owned_)),
+      mapped_(std::exchange(other.mapped_, nullptr)),
+      mapped_size_(std::exchange(other.mapped_size_, 0)) {}
+
+InputText& InputText::operator=(InputText&& other) noexcept {
+  if (this != &other) {
+    Unmap();
+    owned_ = std::move(other.owned_);
+    mapped_ = std::exchange(other.mapped_, nullptr);
+    mapped_size_ = std::exchange(other.mapped_size_, 0);
+  }
+  return *this;
+}
+
+InputText::~InputText() { Unmap(); }
+
+void InputText::Unmap() {
+  if (mapped_ != nullptr) {
+    ::munmap(const_cast<char*>(mapped_), mapped_size_);
+    mapped_ = nullptr;
+    mapped_size_ = 0;
+  }
+}
+
+absl::StatusOr<InputText> InputText::Read(const std::string& path) {
+  // Below this, reading costs less than setting up a mapping.
+  constexpr off_t kMapAtLeast = 64 << 10;
+  InputText text;
+  const int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size >= kMapAtLeast) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                       MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        text.mapped_ = static_cast<const char*>(p);
+        text.mapped_size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  // Gzip data (by magic or name) is decompressed by ReadInputFile.
+  const std::string_view v = text.view();
+  if (text.mapped() &&
+      ((v.size() >= 2 && static_cast<unsigned char>(v[0]) == 0x1f &&
+        static_cast<unsigned char>(v[1]) == 0x8b) ||
+       absl::EndsWith(path, ".gz"))) {
+    text.Unmap();
+  }
+  if (!text.mapped()) {
+    // Also gives the errors: missing file, directory, stdin read errors.
+    absl::StatusOr<std::string> data = ReadInputFile(path);
+    if (!data.ok()) return data.status();
+    text.owned_ = *std::move(data);
+  }
+  return text;
+}
+
 absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
                                         const LoadOptions& options) {
   LoadedModule loaded;
   loaded.filename = path == "-" ? "<stdin>" : path;
-  absl::StatusOr<std::string> text = ReadInputFile(path);
+  absl::StatusOr<InputText> text = InputText::Read(path);
   if (!text.ok()) {
     std::string msg(text.status().message());
     if (!absl::StrContains(msg, loaded.filename)) {
@@ -214,41 +281,83 @@ absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
     return absl::Status(text.status().code(), msg);
   }
   loaded.text = *std::move(text);
+  MarkPhase("read");
   ParseOptions parse = options.parse;
   parse.filename = loaded.filename;
   absl::StatusOr<std::unique_ptr<Module>> module =
-      ParseHloModule(loaded.text, parse);
+      ParseHloModule(loaded.text.view(), parse);
   if (!module.ok()) return module.status();
   loaded.module = *std::move(module);
+  MarkPhase("parse");
   if (loaded.module == nullptr) {
     return absl::InternalError(
         absl::StrCat(loaded.filename, ": parser returned no module"));
   }
   if (options.verify) {
-    absl::Status st =
-        VerifyWithLocations(*loaded.module, loaded.text, loaded.filename);
+    absl::Status st = VerifyWithLocations(*loaded.module, loaded.text.view(),
+                                          loaded.filename);
     if (!st.ok()) return st;
+    MarkPhase("verify");
   }
   return loaded;
 }
 
+void KeepUntilExit(LoadedModule loaded) {
+  static std::vector<LoadedModule>* const kept =
+      new std::vector<LoadedModule>();
+  kept->push_back(std::move(loaded));
+}
+
 absl::Status WriteOutputFile(const std::string& path,
                              std::string_view contents) {
+  absl::StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::Open(path);
+  if (!file.ok()) return file.status();
+  (*file)->Write(contents);
+  return (*file)->Close();
+}
+
+absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Open(
+    const std::string& path) {
   if (path.empty() || path == "-") {
-    std::cout.write(contents.data(), contents.size());
-    std::cout.flush();
-    if (!std::cout) return absl::UnavailableError("<stdout>: write failed");
-    return absl::OkStatus();
+    // Whatever went through stdio (or std::cout, synced with it) first.
+    std::fflush(stdout);
+    return std::unique_ptr<OutputFile>(new OutputFile(1, "<stdout>"));
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open for writing"));
   }
-  size_t n = std::fwrite(contents.data(), 1, contents.size(), f);
-  bool ok = n == contents.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) return absl::DataLossError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
+  return std::unique_ptr<OutputFile>(new OutputFile(fd, path));
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ > 2) ::close(fd_);
+}
+
+bool OutputFile::Write(std::string_view piece) {
+  while (!failed_ && !piece.empty()) {
+    const ssize_t n = ::write(fd_, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed_ = true;
+      break;
+    }
+    piece.remove_prefix(static_cast<size_t>(n));
+  }
+  return !failed_;
+}
+
+absl::Status OutputFile::Close() {
+  bool ok = !failed_;
+  if (fd_ > 2) {
+    ok = ::close(fd_) == 0 && ok;
+    fd_ = -1;
+  }
+  if (ok) return absl::OkStatus();
+  if (name_ == "<stdout>")
+    return absl::UnavailableError("<stdout>: write failed");
+  return absl::DataLossError(absl::StrCat(name_, ": write failed"));
 }
 
 }  // namespace hloverlap

@@ -79,12 +79,41 @@ void PrintRemarkWarnings(const RemarkSink& remarks);
 // "internal error: ") and returns ExitCodeForStatus(status).
 int ReportStatus(const absl::Status& status);
 
+// The bytes of an input file: a large regular file is mapped (read-only,
+// every page mapped in one call: no copy, no page faults while parsing);
+// stdin, gzip data and small files are read into memory (ReadInputFile).
+// As with any mapped file (LLVM's MemoryBuffer maps source files too), a
+// file truncated by another process while it is being read is not
+// supported.
+class InputText {
+ public:
+  InputText() = default;
+  InputText(InputText&& other) noexcept;
+  InputText& operator=(InputText&& other) noexcept;
+  ~InputText();
+
+  // Errors as ReadInputFile's (they name the file).
+  static absl::StatusOr<InputText> Read(const std::string& path);
+
+  std::string_view view() const {
+    return mapped_ != nullptr ? std::string_view(mapped_, mapped_size_)
+                              : std::string_view(owned_);
+  }
+  bool mapped() const { return mapped_ != nullptr; }
+
+ private:
+  void Unmap();
+  std::string owned_;
+  const char* mapped_ = nullptr;
+  size_t mapped_size_ = 0;
+};
+
 // A module read from a file, with the text it came from (for locating
 // diagnostics after parsing).
 struct LoadedModule {
   std::unique_ptr<Module> module;
   std::string filename;  // as given; "<stdin>" for "-"
-  std::string text;
+  InputText text;
 };
 
 struct LoadOptions {
@@ -99,6 +128,14 @@ struct LoadOptions {
 // errors.
 absl::StatusOr<LoadedModule> LoadModule(const std::string& path,
                                         const LoadOptions& options = {});
+
+// Keeps `loaded` (module and input text) until the process exits without
+// ever destroying it, for a command that is done with its module: freeing
+// the tens of thousands of blocks of a large module costs about as much CPU
+// as verifying it, while the kernel takes the pages back at exit at once
+// (clang's -disable-free does the same). The memory stays reachable from a
+// global, so leak checkers do not report it.
+void KeepUntilExit(LoadedModule loaded);
 
 // Verifies `module`, returning InvalidArgument whose message lists every
 // problem, one per line, each located in `text` when possible
@@ -122,6 +159,29 @@ std::optional<TextLocation> FindInstructionDefinition(std::string_view text,
 // file.
 absl::Status WriteOutputFile(const std::string& path,
                              std::string_view contents);
+
+// An output file ("-" or empty = stdout) written in pieces, unbuffered (the
+// pieces are large: PrintModuleTo hands over 256 KiB at a time).
+class OutputFile {
+ public:
+  // Creates or truncates the file. Errors name it.
+  static absl::StatusOr<std::unique_ptr<OutputFile>> Open(
+      const std::string& path);
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  // False once a write failed (later writes are dropped).
+  bool Write(std::string_view piece);
+  // Closes the file (not stdout); the first error, naming the file.
+  absl::Status Close();
+
+ private:
+  OutputFile(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  int fd_;
+  std::string name_;
+  bool failed_ = false;
+};
 
 }  // namespace hloverlap
 

@@ -14,6 +14,7 @@
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
 #include "passes/remark_summary.h"
+#include "support/byte_size.h"
 #include "tools/opt_command.h"
 #include "tools/xla_flags.h"
 
@@ -547,17 +548,15 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   cmd->add_option("--memory-budget", opt.memory_budget,
-                  "Memory budget, as for opt (e.g. 512M)");
+                  absl::StrCat("Memory budget, as for opt (e.g. 512M; ",
+                               AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--pipeline-depth", opt.pipeline_depth,
-                  "Prefetch depth, as for opt")
-      ->check(CLI::Range(1, 64));
+                  "Prefetch depth, as for opt");
   cmd->add_option("--in-flight-limit", opt.in_flight_limit,
-                  "Scheduler in-flight limit, as for opt")
-      ->check(CLI::Range(1, 8));
+                  "Scheduler in-flight limit, as for opt");
   cmd->add_option("--scheduler-memory-limit", opt.scheduler_memory_limit,
                   "Scheduler memory limit, as for opt");
-  cmd->add_option("--gpu", opt.gpu, "Cost model device, as for opt")
-      ->check(CLI::IsMember({"h100", "h200"}));
+  cmd->add_option("--gpu", opt.gpu, "Cost model device, as for opt");
   cmd->add_option("--xla-flags", opt.xla_flags,
                   "XLA flags, as for opt (after XLA_FLAGS)");
   cmd->add_flag("!--no-xla-flags-env", opt.use_xla_flags_env,

@@ -11,10 +11,12 @@
 #include "tools/explain_command.h"
 #include "tools/malloc_tuning.h"
 #include "tools/opt_command.h"
+#include "tools/phase_report.h"
 #include "tools/run_command.h"
 #include "tools/sim_command.h"
 
 int main(int argc, char** argv) {
+  hloverlap::StartPhaseReport();
   hloverlap::TuneMallocForCompilerWorkload();
   std::unique_ptr<CLI::App> app = hloverlap::MakeApp();
   hloverlap::CommandContext ctx;
@@ -22,5 +24,7 @@ int main(int argc, char** argv) {
   hloverlap::RegisterExplainCommand(*app, ctx);
   hloverlap::RegisterRunCommand(*app, ctx);  // run, verify
   hloverlap::RegisterSimCommand(*app, ctx);
-  return hloverlap::RunApp(*app, ctx, argc, argv);
+  const int code = hloverlap::RunApp(*app, ctx, argc, argv);
+  hloverlap::FinishPhaseReport();
+  return code;
 }

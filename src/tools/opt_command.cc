@@ -1,6 +1,7 @@
 // `hloverlap opt` (see opt_command.h).
 #include "tools/opt_command.h"
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 
@@ -16,88 +17,52 @@
 #include "hlo/verifier.h"
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
+#include "passes/pass_instrumentation.h"
+#include "passes/pass_registry.h"
 #include "passes/remark_summary.h"
+#include "support/byte_size.h"
+#include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
 namespace {
 
-// "1000", "64K", "1.5G" style sizes (K/M/G/T are powers of 1024, optional
-// trailing "iB"/"B").
-absl::StatusOr<int64_t> ParseByteSize(
-    const std::string& text, std::string_view flag = "--memory-budget") {
-  std::string t = text;
-  for (std::string_view suffix : {"iB", "B"}) {
-    if (t.size() > suffix.size() &&
-        t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      t.resize(t.size() - suffix.size());
-      break;
-    }
-  }
-  double scale = 1;
-  if (!t.empty()) {
-    switch (t.back()) {
-      case 'k':
-      case 'K':
-        scale = 1024.0;
-        break;
-      case 'm':
-      case 'M':
-        scale = 1024.0 * 1024;
-        break;
-      case 'g':
-      case 'G':
-        scale = 1024.0 * 1024 * 1024;
-        break;
-      case 't':
-      case 'T':
-        scale = 1024.0 * 1024 * 1024 * 1024;
-        break;
-      default:
-        break;
-    }
-    if (scale != 1) t.pop_back();
-  }
-  double v = 0;
-  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  double bytes = v * scale;
-  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() ||
-      !(bytes >= 0) || bytes > 9.2e18) {
+// A byte-size flag (support/byte_size.h), its name in the error.
+absl::StatusOr<int64_t> ParseByteFlag(const std::string& text,
+                                      std::string_view flag) {
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(AsAbsl(flag), ": invalid size '", text,
-                     "' (examples: 1000000, 512M, 2GiB)"));
+        absl::StrCat(AsAbsl(flag), ": ", bytes.status().message()));
   }
-  return static_cast<int64_t>(bytes);
+  return bytes;
 }
 
-// The pass names of `--passes` / `--preset` after the XLA flags, or of the
+// The passes of `--passes` / `--preset` after the XLA flags, or of the
 // flags alone (empty: nothing to run). Prints what the flags changed.
-absl::StatusOr<std::vector<std::string>> PipelinePasses(
+absl::StatusOr<std::vector<PassSpec>> PipelinePasses(
     const OptCommandOptions& options, const XlaFlagsResult& flags) {
   if (!options.passes.empty() && !options.preset.empty()) {
     return absl::InvalidArgumentError(
         "--passes and --preset cannot be used together");
   }
-  std::vector<std::string> names;
   if (options.passes.empty() && options.preset.empty()) {
     const std::string spec = PipelineFromXlaFlags(flags);
-    if (spec.empty()) return names;
+    if (spec.empty()) return std::vector<PassSpec>();
     PrintError(absl::StrCat(
         "note: no --passes/--preset: the XLA flags choose the passes: ", spec));
-    for (absl::string_view n : absl::StrSplit(spec, ',')) {
-      names.emplace_back(n);
-    }
-    return names;
+    return ParsePipelineText(spec);
   }
-  absl::StatusOr<PassPipeline> pipeline = options.preset.empty()
-                                              ? BuildPipeline(options.passes)
-                                              : BuildPreset(options.preset);
-  if (!pipeline.ok()) {
+  absl::StatusOr<std::vector<PassSpec>> specs =
+      options.preset.empty() ? ParsePipelineText(options.passes)
+                             : PresetPasses(options.preset);
+  if (!specs.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(options.preset.empty() ? "--passes: " : "--preset: ",
-                     pipeline.status().message()));
+                     specs.status().message()));
   }
-  for (const auto& pass : pipeline->passes()) names.emplace_back(pass->name());
+  std::vector<std::string> names;
+  for (const PassSpec& s : *specs) names.push_back(s.info->name);
   for (const std::string& note : ApplyXlaFlagsToPipeline(
            flags,
            options.preset.empty() ? "--passes"
@@ -105,36 +70,52 @@ absl::StatusOr<std::vector<std::string>> PipelinePasses(
            names)) {
     PrintError(note);
   }
-  return names;
+  // The flags only leave passes out.
+  std::erase_if(*specs, [&](const PassSpec& s) {
+    return std::find(names.begin(), names.end(), s.info->name) == names.end();
+  });
+  return specs;
 }
 
-}  // namespace
-
-absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
-                                             const PassOptions& flag_options,
-                                             const XlaFlagsResult& flags) {
-  absl::StatusOr<std::vector<std::string>> names =
-      PipelinePasses(options, flags);
-  if (!names.ok()) return names.status();
-  OptPipeline out;
-  out.spec = absl::StrJoin(*names, ",");
-  if (!out.spec.empty()) {
-    absl::StatusOr<PassPipeline> pipeline = BuildPipeline(out.spec);
-    if (!pipeline.ok()) return pipeline.status();
-    out.pipeline = std::move(*pipeline);
+// Sets a pass's declared option from the command-line flag that sets it for
+// every run (already checked by DeclaredOptionCheck).
+void SetFromFlag(PassOptions& options, std::string_view pass,
+                 std::string_view option, const std::string& value) {
+  if (const PassOptionInfo* o = FindPassOption(pass, option)) {
+    o->Set(options, value, absl::StrCat(o->flag, "=", value));
   }
+}
 
-  PassContext& context = out.context;
+// A CLI11 check of a flag by the pass option it sets (one range or list,
+// declared once, by the pass).
+CLI::Validator DeclaredOptionCheck(std::string_view pass,
+                                   std::string_view option) {
+  const PassOptionInfo* o = FindPassOption(pass, option);
+  return CLI::Validator(
+      [o, pass = std::string(pass)](std::string& value) -> std::string {
+        if (o == nullptr) return "";
+        absl::Status s = o->Check(value);
+        if (s.ok()) return "";
+        return absl::StrCat("'", value, "' (option ", o->name, " of pass ",
+                            pass, "): ", s.message());
+      },
+      o == nullptr ? "" : o->TypeText());
+}
+
+// The context options of `options` (after the XLA flags' `flag_options`).
+absl::Status ConfigurePassContext(const OptCommandOptions& options,
+                                  const PassOptions& flag_options,
+                                  PassContext& context) {
   context.options = flag_options;
-  context.options.verify_each = options.verify_each;
-  context.options.pipeline_depth = options.pipeline_depth;
-  context.options.dump_after = options.dump_after;
-  context.options.dump_path = options.dump_path;
-  if (!options.dump_after.empty() && options.dump_path.empty()) {
-    context.options.dump_path = options.dump_after + ".hlo";
+  // Flags that set a pass's declared option for every run; an option in
+  // the pipeline text wins for its run.
+  if (!options.pipeline_depth.empty()) {
+    SetFromFlag(context.options, "collective-pipeliner", "depth",
+                options.pipeline_depth);
   }
   if (!options.memory_budget.empty()) {
-    absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
+    absl::StatusOr<int64_t> budget =
+        ParseByteFlag(options.memory_budget, "--memory-budget");
     if (!budget.ok()) return budget.status();
     context.options.memory_budget_bytes = *budget;
   }
@@ -142,17 +123,38 @@ absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
     context.options.max_module_instructions = options.max_module_instructions;
   }
   // hloverlap's own options win over the XLA flags.
-  if (options.in_flight_limit > 0) {
-    context.options.collective_in_flight_limit = options.in_flight_limit;
+  if (!options.in_flight_limit.empty()) {
+    SetFromFlag(context.options, "latency-hiding-scheduler", "in-flight",
+                options.in_flight_limit);
   }
-  context.options.gpu = options.gpu;
+  if (!options.gpu.empty()) {
+    SetFromFlag(context.options, "latency-hiding-scheduler", "gpu",
+                options.gpu);
+  }
   if (!options.scheduler_memory_limit.empty()) {
-    absl::StatusOr<int64_t> limit = ParseByteSize(
+    absl::StatusOr<int64_t> limit = ParseByteFlag(
         options.scheduler_memory_limit, "--scheduler-memory-limit");
     if (!limit.ok()) return limit.status();
     context.options.scheduler_memory_limit_bytes = *limit;
   }
   if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
+      !s.ok()) {
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
+                                             const PassOptions& flag_options,
+                                             const XlaFlagsResult& flags) {
+  absl::StatusOr<std::vector<PassSpec>> specs = PipelinePasses(options, flags);
+  if (!specs.ok()) return specs.status();
+  OptPipeline out;
+  out.spec = PipelineText(*specs);
+  if (!specs->empty()) out.pipeline = BuildPipeline(*specs);
+  if (absl::Status s = ConfigurePassContext(options, flag_options, out.context);
       !s.ok()) {
     return s;
   }
@@ -169,17 +171,38 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
                       const XlaFlagsResult& flags) {
   Module& module = *loaded.module;
   const std::string& filename = loaded.filename;
-  absl::StatusOr<OptPipeline> built =
-      BuildOptPipeline(options, flag_options, flags);
-  if (!built.ok()) return ReportStatus(built.status());
-  if (built->spec.empty() && options.passes.empty() && options.preset.empty()) {
+  absl::StatusOr<std::vector<PassSpec>> specs = PipelinePasses(options, flags);
+  if (!specs.ok()) return ReportStatus(specs.status());
+  if (specs->empty() && options.passes.empty() && options.preset.empty()) {
     if (!options.loop_rules.empty()) {
       PrintError("warning: --loop given without --passes or --preset");
     }
     return kExitOk;
   }
-  PassPipeline* pipeline = &built->pipeline;
-  PassContext& context = built->context;
+  PassPipeline pipeline = BuildPipeline(*specs);
+  TimingInstrumentation* timing = nullptr;
+  if (options.time_passes) {
+    auto t = std::make_unique<TimingInstrumentation>();
+    timing = t.get();
+    pipeline.AddInstrumentation(std::move(t));
+  }
+  if (options.verify_each) {
+    pipeline.AddInstrumentation(std::make_unique<VerifyEachInstrumentation>());
+  }
+  if (!options.dump_after.empty()) {
+    if (std::none_of(specs->begin(), specs->end(), [&](const PassSpec& s) {
+          return s.info->name == options.dump_after;
+        })) {
+      return ReportStatus(absl::InvalidArgumentError(
+          absl::StrCat("--dump-after=", options.dump_after,
+                       ": the pipeline does not run that pass (it runs: ",
+                       PipelineText(*specs), ")")));
+    }
+    pipeline.AddInstrumentation(std::make_unique<DumpAfterInstrumentation>(
+        options.dump_after, options.dump_path.empty()
+                                ? options.dump_after + ".hlo"
+                                : options.dump_path));
+  }
 
   // Passes rely on a module that verifies (they index tuples by
   // get-tuple-element indices, operands by shapes, ...): --no-verify skips
@@ -187,7 +210,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   // user's error, located, and never reaches a pass.
   if (!options.verify) {
     if (absl::Status st =
-            VerifyWithLocations(module, loaded.text, loaded.filename);
+            VerifyWithLocations(module, loaded.text.view(), loaded.filename);
         !st.ok()) {
       return ReportStatus(absl::InvalidArgumentError(absl::StrCat(
           st.message(), "\n", filename,
@@ -195,6 +218,13 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
           "verifies (--no-verify skips the check only when no pass runs)")));
     }
   }
+
+  PassContext context;
+  if (absl::Status s = ConfigurePassContext(options, flag_options, context);
+      !s.ok()) {
+    return ReportStatus(s);
+  }
+  const InputNames input_names(module);
 
   // Selectors are checked, and the summary groups remarks, by the loops
   // the user sees: the input's.
@@ -204,8 +234,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
                         (!options.remarks.empty() && options.remarks != "-"));
   std::vector<SummaryLoop> input_loops;
   if (summary) input_loops = SummaryLoops(module);
-  const InputNames input_names(module);
-  absl::StatusOr<bool> changed = pipeline->Run(module, context);
+  absl::StatusOr<bool> changed = pipeline.Run(module, context);
   MapRemarksToInput(input_names, context.remarks);
   // What did not happen as asked is on stderr whatever --remarks says.
   PrintRemarkWarnings(context.remarks);
@@ -216,19 +245,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     text.pop_back();  // PrintError ends the line
     PrintError(text);
   }
-  if (options.time_passes) {
-    double total = 0;
-    for (const PassTiming& t : context.timings) total += t.seconds;
-    std::string report = "pass timing (wall):\n";
-    for (const PassTiming& t : context.timings) {
-      absl::StrAppend(
-          &report, absl::StrFormat("  %9.3f ms  %5.1f%%  %s\n", t.seconds * 1e3,
-                                   total > 0 ? 100 * t.seconds / total : 0,
-                                   AsAbsl(t.pass)));
-    }
-    absl::StrAppend(&report, absl::StrFormat("  %9.3f ms  total", total * 1e3));
-    PrintError(report);
-  }
+  if (timing != nullptr) PrintError(timing->Report());
 
   if (!options.remarks.empty()) {
     std::string text = options.remarks_format == "json"
@@ -267,6 +284,26 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
 }  // namespace
 
 int RunOptCommand(const OptCommandOptions& options) {
+  if (options.list_passes || options.list_presets) {
+    std::string text;
+    if (options.list_json) {
+      text =
+          (options.list_passes ? ListPassesJson() : ListPresetsJson()).dump(2) +
+          "\n";
+    } else {
+      text = options.list_passes ? ListPassesText() : ListPresetsText();
+    }
+    return ReportStatus(WriteOutputFile("-", text));
+  }
+  if (options.list_json) {
+    return ReportStatus(absl::InvalidArgumentError(
+        "--json goes with --list-passes or --list-presets"));
+  }
+  if (options.input.empty()) {
+    return ReportStatus(absl::InvalidArgumentError(
+        "opt: no input file (IN.hlo, or - for stdin); see hloverlap opt "
+        "--help"));
+  }
   // XLA flags first: malformed flag text is a user error before any work.
   PassOptions flag_options;
   XlaFlagsResult flags;
@@ -287,13 +324,23 @@ int RunOptCommand(const OptCommandOptions& options) {
       code != kExitOk) {
     return code;
   }
+  MarkPhase("passes");
 
   PrintOptions print;
   print.print_metadata = options.print_metadata;
   print.print_backend_config = options.print_backend_config;
   print.elide_constants_above = options.elide_constants_above;
-  std::string text = PrintModule(module, print);
-  return ReportStatus(WriteOutputFile(options.output, text));
+  // Streamed: the text of a large module is never held whole.
+  absl::StatusOr<std::unique_ptr<OutputFile>> out =
+      OutputFile::Open(options.output);
+  if (!out.ok()) return ReportStatus(out.status());
+  PrintModuleTo(
+      module, [&](std::string_view piece) { return (*out)->Write(piece); },
+      print);
+  absl::Status written = (*out)->Close();
+  MarkPhase("print");
+  KeepUntilExit(*std::move(loaded));
+  return ReportStatus(written);
 }
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
@@ -304,20 +351,31 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
       "(current default XLA text style).");
   cmd->add_option("input", options->input,
                   "Input HLO text file ('-' for stdin; .gz is read "
-                  "transparently)")
-      ->required();
+                  "transparently)");
   cmd->add_option("-o,--output", options->output,
                   "Output file ('-' for stdout, the default)");
   cmd->add_flag("!--no-verify", options->verify,
                 "Do not verify the input module (print it as it is; a pass "
                 "pipeline still checks it first: passes need a module that "
                 "verifies)");
-  cmd->add_option("--passes", options->passes,
-                  absl::StrCat("Comma-separated pass pipeline; passes: ",
-                               absl::StrJoin(KnownPassNames(), ", ")));
+  cmd->add_option(
+      "--passes", options->passes,
+      absl::StrCat("Pass pipeline: comma-separated passes, each with "
+                   "optional options, e.g. 'inline,dce,collective-pipeliner"
+                   "{depth=2}' (--list-passes lists the options); passes: ",
+                   absl::StrJoin(KnownPassNames(), ", ")));
   cmd->add_option("--preset", options->preset,
-                  absl::StrCat("Named pass pipeline: ",
+                  absl::StrCat("Named pass pipeline (--list-presets prints "
+                               "them): ",
                                absl::StrJoin(KnownPresets(), ", ")));
+  cmd->add_flag("--list-passes", options->list_passes,
+                "Print the passes with their options (type, range, default, "
+                "flag) and exit");
+  cmd->add_flag("--list-presets", options->list_presets,
+                "Print the presets as pipeline text and exit");
+  cmd->add_flag("--json", options->list_json,
+                "With --list-passes / --list-presets: print JSON (each "
+                "preset's passes with the options they run with)");
   cmd->add_option("--loop", options->loop_rules,
                   absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
                                AsAbsl(LoopRuleHelp())))
@@ -341,20 +399,23 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--pipeline-depth", options->pipeline_depth,
                   "Default prefetch depth for all-gathers (iterations "
                   "ahead; at most a loop's trip count - 1, clamped with a "
-                  "warning)")
-      ->check(CLI::Range(1, 64));
+                  "warning); sets collective-pipeliner{depth=N}")
+      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
   cmd->add_option("--memory-budget", options->memory_budget,
-                  "Extra live bytes the pipeliner may add per loop nest "
-                  "(e.g. 512M, 2GiB)");
+                  absl::StrCat("Extra live bytes the pipeliner may add per "
+                               "loop nest (e.g. 512M, 2GiB; ",
+                               AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--in-flight-limit", options->in_flight_limit,
                   "Scheduler: async collectives in flight at once (1 as "
                   "XLA:GPU; 2 lets two overlap)")
-      ->check(CLI::Range(1, 8));
+      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
   cmd->add_option("--scheduler-memory-limit", options->scheduler_memory_limit,
-                  "Scheduler: live-bytes limit per computation (e.g. 40G)");
+                  absl::StrCat("Scheduler: live-bytes limit per computation "
+                               "(e.g. 40G; ",
+                               AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--gpu", options->gpu,
                   "Cost model device preset: h100, h200 (default)")
-      ->check(CLI::IsMember({"h100", "h200"}));
+      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
   cmd->add_option(
          "--max-module-instructions", options->max_module_instructions,
          absl::StrCat(

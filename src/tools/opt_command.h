@@ -1,7 +1,8 @@
 // `hloverlap opt IN.hlo [-o OUT.hlo]`: parse, verify, transform, print.
 //
 // Reads a module (file, `-` for stdin, `.hlo.gz`), verifies it, runs the
-// pass pipeline given by `--passes=a,b,c` or `--preset=NAME` (passes/pass.h)
+// pass pipeline given by `--passes=PIPELINE TEXT` or `--preset=NAME`
+// (passes/pass_registry.h: `inline,collective-pipeliner{depth=2}`)
 // with per-loop rules (`--loop=`), writes the remarks (`--remarks=-|FILE`,
 // text or JSON lines) and prints the result in the current default XLA
 // style. XLA flags (`XLA_FLAGS`, `--xla-flags`) set the options of the
@@ -24,7 +25,7 @@ struct OptCommandOptions {
   std::string input;
   std::string output = "-";
   bool verify = true;  // --no-verify turns off input verification
-  std::string passes;  // --passes=a,b,c (empty: none)
+  std::string passes;  // --passes=PIPELINE TEXT (empty: none)
   std::string preset;  // --preset=NAME
   std::vector<std::string> loop_rules;  // --loop=SELECTOR:POLICY, repeatable
   std::string remarks;                  // --remarks=-|FILE (empty: none)
@@ -34,13 +35,14 @@ struct OptCommandOptions {
   // go to a file.
   bool remarks_summary = false;
   bool no_remarks_summary = false;
-  bool verify_each = false;   // --verify-each
-  bool time_passes = false;   // --time-passes: per-pass wall time to stderr
-  int pipeline_depth = 1;     // --pipeline-depth=N
-  std::string memory_budget;  // --memory-budget=BYTES[KMG]
-  int in_flight_limit = 0;    // --in-flight-limit=N (scheduler; 0: unset)
+  bool verify_each = false;  // --verify-each
+  bool time_passes = false;  // --time-passes: per-pass wall time to stderr
+  // Flags that set a pass's declared option (empty: the declared default).
+  std::string pipeline_depth;          // --pipeline-depth=N
+  std::string memory_budget;           // --memory-budget=BYTES[KMG]
+  std::string in_flight_limit;         // --in-flight-limit=N (scheduler)
   std::string scheduler_memory_limit;  // --scheduler-memory-limit=BYTES
-  std::string gpu = "h200";            // --gpu=h100|h200 (cost model)
+  std::string gpu;                     // --gpu=h100|h200 (cost model)
   // --max-module-instructions=N (0: the default, relative to the input).
   int64_t max_module_instructions = 0;
   std::string dump_after;              // --dump-after=PASS
@@ -52,6 +54,10 @@ struct OptCommandOptions {
   // see xla_flags.h); use_xla_flags_env=false ignores XLA_FLAGS.
   std::string xla_flags;
   bool use_xla_flags_env = true;  // --no-xla-flags-env
+  // --list-passes / --list-presets [--json]: print and exit (no input).
+  bool list_passes = false;
+  bool list_presets = false;
+  bool list_json = false;
 };
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx);

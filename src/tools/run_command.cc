@@ -10,12 +10,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hlo/absl_compat.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
 #include "interp/compare.h"
 #include "interp/evaluator.h"
 #include "interp/input_file.h"
 #include "interp/random_inputs.h"
+#include "support/byte_size.h"
 
 namespace hloverlap {
 namespace {
@@ -36,7 +38,7 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
   load.verify = o.verify;
   absl::StatusOr<LoadedModule> loaded = LoadModule(path, load);
   if (!loaded.ok()) return loaded.status();
-  absl::StatusOr<int64_t> limit = ParseByteSize(o.memory_limit);
+  absl::StatusOr<int64_t> limit = ParseMemoryLimit(o.memory_limit);
   if (!limit.ok()) return limit.status();
   InterpreterOptions opts;
   opts.num_devices = o.devices;
@@ -128,10 +130,11 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--inputs", o.inputs,
                   "JSON file with input values (docs/INTERPRETER.md)");
-  cmd->add_option("--memory-limit", o.memory_limit,
-                  "Refuse modules whose estimated memory exceeds this many "
-                  "bytes (K/M/G suffixes, 'unlimited'; default: half the "
-                  "physical memory)");
+  cmd->add_option(
+      "--memory-limit", o.memory_limit,
+      absl::StrCat("Refuse modules whose estimated memory exceeds this many "
+                   "bytes ('unlimited'; default: half the physical memory; ",
+                   AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--threads", o.threads,
                   "Devices computing at the same time (default: all)");
   cmd->add_option(
@@ -157,45 +160,16 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
 
 }  // namespace
 
-absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
+absl::StatusOr<int64_t> ParseMemoryLimit(const std::string& text) {
   if (text.empty()) return 0;
   if (text == "unlimited" || text == "none") return -1;
-  std::string digits = text;
-  int64_t mult = 1;
-  char last = digits.back();
-  if (last == 'B' || last == 'b') {
-    digits.pop_back();
-    if (digits.empty()) return absl::InvalidArgumentError("bad byte size");
-    last = digits.back();
-  }
-  switch (last) {
-    case 'K':
-    case 'k':
-      mult = int64_t{1} << 10;
-      break;
-    case 'M':
-    case 'm':
-      mult = int64_t{1} << 20;
-      break;
-    case 'G':
-    case 'g':
-      mult = int64_t{1} << 30;
-      break;
-    case 'T':
-    case 't':
-      mult = int64_t{1} << 40;
-      break;
-    default:
-      break;
-  }
-  if (mult != 1) digits.pop_back();
-  double v = 0;
-  if (!absl::SimpleAtod(digits, &v) || v <= 0 || v * mult > 9.0e18) {
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok() || *bytes <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--memory-limit: expected a byte count like 8G, 512M or 1000000, got '",
-        text, "'"));
+        text, "' (", AsAbsl(kByteSizeUnits), ")"));
   }
-  return static_cast<int64_t>(v * mult);
+  return bytes;
 }
 
 int RunRunCommand(const RunCommandOptions& options) {

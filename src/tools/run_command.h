@@ -55,9 +55,10 @@ void RegisterRunCommand(CLI::App& app, CommandContext& ctx);
 int RunRunCommand(const RunCommandOptions& options);
 int RunVerifyCommand(const VerifyCommandOptions& options);
 
-// "8G", "512M", "1048576", "unlimited" -> bytes (-1 = unlimited); empty ->
-// 0 (the interpreter's default, half the physical memory).
-absl::StatusOr<int64_t> ParseByteSize(const std::string& text);
+// --memory-limit: "8G", "512M", "1048576" (support/byte_size.h) -> bytes,
+// more than 0; "unlimited" or "none" -> -1; empty -> 0 (the interpreter's
+// default, half the physical memory).
+absl::StatusOr<int64_t> ParseMemoryLimit(const std::string& text);
 
 }  // namespace hloverlap
 

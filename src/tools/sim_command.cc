@@ -48,12 +48,12 @@ int RunSimCommand(const SimCommandOptions& o) {
   if (!o.gpu_spec.empty()) {
     absl::StatusOr<std::string> text = ReadFile(o.gpu_spec);
     if (!text.ok()) return ReportStatus(text.status());
-    absl::StatusOr<GpuSpec> s = ApplyGpuSpecOverrides(sim.spec, *text);
+    // The GPU constants and the simulator's factors (the preset's keys).
+    absl::Status s = ApplySimOverrides(sim, *text);
     if (!s.ok()) {
       return ReportStatus(absl::InvalidArgumentError(
-          absl::StrCat(o.gpu_spec, ": ", s.status().message())));
+          absl::StrCat(o.gpu_spec, ": ", s.message())));
     }
-    sim.spec = *s;
   }
   std::optional<CollectiveTable> table;
   if (!o.collective_table.empty()) {

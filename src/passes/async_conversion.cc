@@ -59,10 +59,12 @@ class Converter {
   // Start and done replacing `coll` (both inserted before it).
   Instruction* MakeNativeStart(Instruction* coll, Opcode start_op);
   absl::StatusOr<Instruction*> MakeAsyncStart(Instruction* coll);
-  void Emit(RemarkKind kind, const Instruction& coll, std::string message) {
+  void Emit(RemarkKind kind, std::string name, const Instruction& coll,
+            std::string message) {
     Remark r;
     r.pass = std::string(kPassName);
     r.kind = kind;
+    r.name = std::move(name);
     DescribeInstruction(coll, module_, r);
     auto it = loop_of_.find(coll.parent());
     if (it != loop_of_.end()) r.loop = it->second;
@@ -213,12 +215,12 @@ absl::StatusOr<bool> Converter::Run() {
     for (Instruction* coll : colls) {
       if (coll->opcode() == Opcode::kCollectivePermute &&
           coll->FindRawAttribute("slice_sizes") != nullptr) {
-        Emit(RemarkKind::kMissed, *coll,
+        Emit(RemarkKind::kMissed, "InPlaceCollectivePermute", *coll,
              "in-place collective-permute (slice_sizes=) left synchronous");
         continue;
       }
       if (const std::string* flag = SynchronousBy(coll->opcode())) {
-        Emit(RemarkKind::kMissed, *coll,
+        Emit(RemarkKind::kMissed, "DisabledByFlag", *coll,
              absl::StrCat(AsAbsl(OpcodeName(coll->opcode())),
                           " left synchronous (", *flag, ")"));
         continue;
@@ -230,6 +232,7 @@ absl::StatusOr<bool> Converter::Run() {
       Remark r;
       r.pass = std::string(kPassName);
       r.kind = RemarkKind::kPassed;
+      r.name = "ConvertedToAsync";
       DescribeInstruction(*coll, module_, r);
       auto it = loop_of_.find(c);
       if (it != loop_of_.end()) r.loop = it->second;

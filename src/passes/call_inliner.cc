@@ -121,6 +121,7 @@ absl::StatusOr<bool> CallInlinerPass::Run(Module& module,
         Remark r;
         r.pass = "inline";
         r.kind = RemarkKind::kFailure;
+        r.name = "PassFailed";
         DescribeInstruction(*call, module, r);
         r.message = std::string(s.message());
         context.remarks.Emit(std::move(r));

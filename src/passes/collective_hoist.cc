@@ -277,14 +277,16 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       DescribeInstruction(*ag, module, r);
       r.loop = node->path;
       r.Metric("bytes_moved", ag->shape().ByteSize());
-      auto missed = [&](std::string why) {
+      auto missed = [&](std::string name, std::string why) {
         r.kind = RemarkKind::kMissed;
+        r.name = std::move(name);
         r.message = absl::StrCat("all-gather not hoisted out of ",
                                  outer->name(), ": ", why);
         context.remarks.Emit(r);
       };
       if (inner->parent() != outer->while_body()) {
-        missed(absl::StrCat(inner->name(), " is not directly in the body of ",
+        missed("NotDirectlyNested",
+               absl::StrCat(inner->name(), " is not directly in the body of ",
                             outer->name()));
         continue;
       }
@@ -293,12 +295,14 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       LoopPolicy inner_policy =
           ResolveLoopPolicy(*node, context.options.loop_rules);
       if (outer_policy.pipeline.has_value() && !*outer_policy.pipeline) {
-        missed(absl::StrCat("the policy of ", outer->name(),
+        missed("PipeliningOff",
+               absl::StrCat("the policy of ", outer->name(),
                             " says pipeline=off (", outer_policy.source, ")"));
         continue;
       }
       if (inner_policy.pipeline.has_value() && !*inner_policy.pipeline) {
-        missed(absl::StrCat("the policy of ", inner->name(),
+        missed("PipeliningOff",
+               absl::StrCat("the policy of ", inner->name(),
                             " says pipeline=off (", inner_policy.source, ")"));
         continue;
       }
@@ -306,7 +310,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       c.ag = ag;
       if (ag->operand_count() != 1 || ag->dimensions().size() != 1 ||
           HasControlDeps(ag) || !ag->shape().IsArray()) {
-        missed("not a single-operand array all-gather without control edges");
+        missed("UnsupportedCollective",
+               "not a single-operand array all-gather without control edges");
         continue;
       }
       Instruction* op = ag->operand(0);
@@ -315,7 +320,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
         op = op->operand(0);
       }
       if (op->opcode() != Opcode::kDynamicSlice) {
-        missed("its operand is not dynamic-slice (or reshape of one)");
+        missed("NotSlicedPerIteration",
+               "its operand is not dynamic-slice (or reshape of one)");
         continue;
       }
       c.ds = op;
@@ -329,9 +335,9 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
         slice_ok = sizes[j] == xs.dimensions(j);
       }
       if (!slice_ok) {
-        missed(
-            "the dynamic-slice does not take one whole slice along "
-            "dimension 0");
+        missed("NotSlicedPerIteration",
+               "the dynamic-slice does not take one whole slice along "
+               "dimension 0");
         continue;
       }
       int64_t d = ag->dimensions()[0];
@@ -342,7 +348,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           drop0 = rs.dimensions(j) == xs.dimensions(j + 1);
         }
         if (!drop0) {
-          missed("the reshape does more than drop the sliced dimension");
+          missed("NotSlicedPerIteration",
+                 "the reshape does more than drop the sliced dimension");
           continue;
         }
         c.gather_dim = d + 1;
@@ -353,7 +360,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       if (c.gather_dim <= 0 || c.gather_dim >= xs.rank() || d < 0 ||
           d >= in.rank() || in.dimensions(d) <= 0 ||
           ag->shape().dimensions(d) % in.dimensions(d) != 0) {
-        missed("unexpected all-gather dimension");
+        missed("NotSlicedPerIteration", "unexpected all-gather dimension");
         continue;
       }
       c.factor = ag->shape().dimensions(d) / in.dimensions(d);
@@ -362,7 +369,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           body->num_parameters() == 1 ? body->parameter(0) : nullptr;
       if (param == nullptr || x->opcode() != Opcode::kGetTupleElement ||
           x->operand(0) != param || !PassedThrough(inner, x->tuple_index())) {
-        missed(absl::StrCat("the sliced value is not a state element that ",
+        missed("NotLoopInvariant",
+               absl::StrCat("the sliced value is not a state element that ",
                             inner->name(), " passes through unchanged"));
         continue;
       }
@@ -380,7 +388,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           v1->opcode() != Opcode::kGetTupleElement ||
           v1->operand(0) != oparam ||
           !PassedThrough(outer, v1->tuple_index())) {
-        missed(absl::StrCat("the stacked value changes in ", outer->name(),
+        missed("NotLoopInvariant",
+               absl::StrCat("the stacked value changes in ", outer->name(),
                             " (not an invariant state element)"));
         continue;
       }
@@ -388,7 +397,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       std::string why = CanAppendState(outer, callers);
       if (why.empty()) why = CanAppendState(inner, callers);
       if (!why.empty()) {
-        missed(why);
+        missed("OpaqueLoopState", why);
         continue;
       }
       c.outer_value = outer->operand(0)->operand(c.outer_index);
@@ -400,16 +409,16 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       CandidateEstimate e = EstimateHoist(*ag, *c.ds, gshape, c.factor, *inner,
                                           *outer, context.cost_oracle);
       if (!context.memory.Allows(e.extra_live_bytes)) {
-        r.name = std::string(kOverMemoryBudget);
         AddEstimateMetrics(e, r.metrics);
-        missed(absl::StrCat("the gathered stack needs ", e.extra_live_bytes,
+        missed(std::string(kOverMemoryBudget),
+               absl::StrCat("the gathered stack needs ", e.extra_live_bytes,
                             " bytes, over ", context.memory.Describe()));
         continue;
       }
       if (e.predicted && e.gain_us() <= 0) {
-        r.name = std::string(kNotProfitable);
         AddEstimateMetrics(e, r.metrics);
-        missed(absl::StrCat(
+        missed(std::string(kNotProfitable),
+               absl::StrCat(
             "the predicted gain is not positive: gathering the stack once "
             "costs as much as the per-iteration gathers it replaces (",
             std::llround(e.hidden_us), " us of communication saved, ",
@@ -481,11 +490,13 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       context.memory.Spend(e.extra_live_bytes);
       changed = true;
       r.kind = RemarkKind::kPassed;
-      r.message =
-          absl::StrCat("hoisted all-gather out of ", outer->name(),
-                       ": the stacked value is gathered once before the loop (",
-                       gathered->name(), ") instead of once per iteration of ",
-                       outer->name());
+      r.name = "HoistedAllGather";
+      // The gathered stack is new: a name of the output, not a clone.
+      r.format =
+          "hoisted all-gather out of {outer}: the stacked value is gathered "
+          "once before the loop ({gathered}) instead of once per iteration "
+          "of {outer}";
+      r.Loop("outer", outer->name()).Text("gathered", gathered->name());
       context.remarks.Emit(r);
     }
   }

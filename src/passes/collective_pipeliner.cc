@@ -237,19 +237,29 @@ struct LoopState {
   bool analyzable = true;
 };
 
-bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
+// Why a loop or a candidate is left alone: the remark's stable name
+// (docs/REMARKS.md) and the sentence.
+struct Why {
+  std::string name;
+  std::string text;
+};
+
+bool PrepareLoop(Instruction* w, LoopState& ls, Why* why) {
   ls.while_instr = w;
   ls.parent = w->parent();
   ls.module = ls.parent->parent();
   ls.info = AnalyzeWhileLoop(*w);
   if (!ls.info.has_induction_variable()) {
     // `missing` names the fact (induction variable, start, step or bound).
-    *why = absl::StrCat("the loop's trip count cannot be established: ",
-                        ls.info.missing);
+    *why = {"UnknownTripCount",
+            absl::StrCat("the loop's trip count cannot be established: ",
+                         ls.info.missing)};
     return false;
   }
   if (!ls.info.trip_count_proven()) {
-    *why = absl::StrCat("the loop's trip count is unknown: ", ls.info.missing);
+    *why = {
+        "UnknownTripCount",
+        absl::StrCat("the loop's trip count is unknown: ", ls.info.missing)};
     return false;
   }
   ls.cond = w->while_condition();
@@ -259,16 +269,17 @@ bool PrepareLoop(Instruction* w, LoopState& ls, std::string* why) {
   ls.n = ls.info.tuple_size;
   for (Instruction* user : ls.body_param->users()) {
     if (user->opcode() != Opcode::kGetTupleElement) {
-      *why = absl::StrCat("the loop parameter is used by ", user->name(),
-                          " other than through get-tuple-element");
+      *why = {"OpaqueLoopState",
+              absl::StrCat("the loop parameter is used by ", user->name(),
+                           " other than through get-tuple-element")};
       return false;
     }
   }
   for (Instruction* user : ls.cond->parameter(0)->users()) {
     if (user->opcode() != Opcode::kGetTupleElement) {
-      *why =
-          "the loop condition uses its parameter other than through "
-          "get-tuple-element";
+      *why = {"OpaqueLoopState",
+              "the loop condition uses its parameter other than through "
+              "get-tuple-element"};
       return false;
     }
   }
@@ -357,7 +368,7 @@ bool IsCheapToDuplicate(const Instruction& x) {
 // prefetched together (a chain may contain one of them).
 bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
                         const absl::flat_hash_set<const Instruction*>& cands,
-                        std::string* why) {
+                        Why* why) {
   std::vector<const Instruction*> stack = {ag->operand(0)};
   absl::flat_hash_set<const Instruction*> seen;
   while (!stack.empty()) {
@@ -365,7 +376,8 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
     stack.pop_back();
     if (!seen.insert(x).second) continue;
     if (x == ls.body_param) {
-      *why = "its operand chain uses the whole loop state";
+      *why = {"LoopCarriedOperand",
+              "its operand chain uses the whole loop state"};
       return false;
     }
     if (x->opcode() == Opcode::kGetTupleElement &&
@@ -373,9 +385,11 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
       int64_t idx = x->tuple_index();
       if (idx == *ls.info.iv_index) continue;
       if (idx >= 0 && idx < ls.n && ls.info.invariant_index[idx]) continue;
-      *why = absl::StrCat("its operand chain reads loop-carried state element ",
-                          idx, " (", x->name(),
-                          "), which changes every iteration");
+      *why = {"LoopCarriedOperand",
+              absl::StrCat("what it gathers depends on ", x->name(),
+                           " (loop state element ", idx,
+                           "), which changes every iteration, so the next "
+                           "iteration's value is not known yet")};
       return false;
     }
     if (HasSideEffect(*x) || x->opcode() == Opcode::kRng ||
@@ -383,16 +397,18 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
         x->opcode() == Opcode::kCustomCall) {
       if (x->opcode() != Opcode::kCustomCall ||
           x->FindRawAttribute("custom_call_has_side_effect") != nullptr) {
-        *why = absl::StrCat("its operand chain contains ", x->name(),
-                            ", which has side effects");
+        *why = {"SideEffectingOperand",
+                absl::StrCat("its operand chain contains ", x->name(),
+                             ", which has side effects")};
         return false;
       }
     }
     if (IsCollective(x->opcode()) || IsAsyncStart(x->opcode()) ||
         IsAsyncDone(x->opcode())) {
       if (!cands.contains(x)) {
-        *why = absl::StrCat("its operand chain contains the collective ",
-                            x->name(), ", which is not prefetched with it");
+        *why = {"DependsOnCollective",
+                absl::StrCat("its operand chain contains the collective ",
+                             x->name(), ", which is not prefetched with it")};
         return false;
       }
     }
@@ -410,10 +426,11 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
       if (user == ag || seen.contains(user) || BarrierAlias(user) != nullptr) {
         continue;
       }
-      *why = absl::StrCat("its operand chain computes ", x->name(), " (",
-                          AsAbsl(OpcodeName(x->opcode())),
-                          "), which the rest of the iteration also uses: "
-                          "prefetching would compute it twice");
+      *why = {"WouldDuplicateCompute",
+              absl::StrCat("its operand chain computes ", x->name(), " (",
+                           AsAbsl(OpcodeName(x->opcode())),
+                           "), which the rest of the iteration also uses: "
+                           "prefetching would compute it twice")};
       return false;
     }
   }
@@ -453,14 +470,14 @@ bool IsFormattingOp(Opcode op) {
 
 bool AnalyzeForward(Instruction* coll, const LoopState& ls,
                     const absl::flat_hash_set<const Instruction*>& invariant,
-                    ForwardCandidate* out, std::string* why,
-                    std::string* suggestion) {
+                    ForwardCandidate* out, Why* why, std::string* suggestion) {
   if (coll->operand_count() != 1) {
-    *why = "it has several operands (a combined collective)";
+    *why = {"CombinedCollective",
+            "it has several operands (a combined collective)"};
     return false;
   }
   if (HasControlDeps(coll)) {
-    *why = "it has control dependencies";
+    *why = {"ControlDependencies", "it has control dependencies"};
     return false;
   }
   Instruction* cur = coll;
@@ -468,15 +485,17 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   const Instruction* root = ls.body->root();
   for (int steps = 0;; ++steps) {
     if (steps > kMaxFormattingOps) {
-      *why = "too many operations between the collective and its store";
+      *why = {"StoreTooFar",
+              "too many operations between the collective and its store"};
       return false;
     }
     if (cur->user_count() != 1) {
-      *why = cur == coll ? absl::StrCat("its result has ", cur->user_count(),
-                                        " users, not a single store")
-                         : absl::StrCat(cur->name(),
-                                        " between the collective and its "
-                                        "store has several users");
+      *why = {"ResultHasSeveralUsers",
+              cur == coll ? absl::StrCat("its result has ", cur->user_count(),
+                                         " users, not a single store")
+                          : absl::StrCat(cur->name(),
+                                         " between the collective and its "
+                                         "store has several users")};
       return false;
     }
     Instruction* user = cur->users()[0];
@@ -486,9 +505,10 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
         if (root->operand(i) != cur) continue;
         absl::StrAppend(&elems, elems.empty() ? "" : ", ", i);
       }
-      *why = absl::StrCat(
-          "its result is carried into the next iteration (loop state element ",
-          elems, "), not stored by dynamic-update-slice");
+      *why = {"ResultLoopCarried",
+              absl::StrCat("its result is carried into the next iteration "
+                           "(loop state element ",
+                           elems, "), not stored by dynamic-update-slice")};
       *suggestion =
           "only values stored into a loop output by dynamic-update-slice at "
           "the iteration's index can be reduced one iteration later";
@@ -496,36 +516,48 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
     }
     if (user->opcode() == Opcode::kDynamicUpdateSlice) {
       if (user->operand_count() < 2 || user->operand(1) != cur) {
-        *why = absl::StrCat("it flows into the buffer operand of ",
-                            user->name(), ", not its update");
+        *why = {"UnsupportedStore",
+                absl::StrCat("it flows into the buffer operand of ",
+                             user->name(), ", not its update")};
         return false;
       }
       out->dus = user;
       break;
     }
     if (user->opcode() == Opcode::kCall) {
-      *why = absl::StrCat("a call (", user->name(),
-                          ") sits between the collective and its store");
+      *why = {"CallBeforeStore",
+              absl::StrCat("a call (", user->name(),
+                           ") sits between the collective and its store")};
       *suggestion =
           "run the inliner first: --passes=inline,collective-pipeliner";
       return false;
     }
     if (HasControlDeps(user)) {
-      *why = absl::StrCat("its result goes through ", user->name(),
-                          ", which has control dependencies");
+      *why = {"ControlDependencies",
+              absl::StrCat("its result goes through ", user->name(),
+                           ", which has control dependencies")};
       return false;
     }
     if (!IsFormattingOp(user->opcode())) {
-      *why = absl::StrCat("its result goes through ", user->name(), " (",
-                          AsAbsl(OpcodeName(user->opcode())),
-                          "), which is not a formatting operation");
+      *why = {"NonFormattingUser",
+              absl::StrCat("its result goes through ", user->name(), " (",
+                           AsAbsl(OpcodeName(user->opcode())),
+                           "), which is not a formatting operation")};
       return false;
     }
     for (Instruction* op : user->operands()) {
       if (op != cur && !invariant.contains(op)) {
-        *why = absl::StrCat("the formatting operation ", user->name(),
-                            " also reads ", op->name(),
-                            ", which changes every iteration");
+        *why = {"CombinedWithLoopVariant",
+                absl::StrCat("its result is combined (", user->name(), ", ",
+                             AsAbsl(OpcodeName(user->opcode())), ") with ",
+                             op->name(),
+                             ", a value that changes every iteration, before "
+                             "it is stored")};
+        *suggestion =
+            "only a result stored as it is (or reshaped, converted) into a "
+            "loop output can be reduced one iteration later; an "
+            "accumulation across iterations needs its sum in the same "
+            "iteration";
         return false;
       }
     }
@@ -534,48 +566,52 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   }
   Instruction* dus = out->dus;
   if (HasControlDeps(dus)) {
-    *why = absl::StrCat("its store ", dus->name(), " has control dependencies");
+    *why = {"ControlDependencies", absl::StrCat("its store ", dus->name(),
+                                                " has control dependencies")};
     return false;
   }
   Instruction* buffer = dus->operand(0);
   if (buffer->opcode() != Opcode::kGetTupleElement ||
       buffer->operand(0) != ls.body_param) {
-    *why = absl::StrCat("it is stored into ", buffer->name(),
-                        ", which is not a loop state element");
+    *why = {"StoreNotLoopOutput",
+            absl::StrCat("it is stored into ", buffer->name(),
+                         ", which is not a loop state element")};
     return false;
   }
   int64_t b = buffer->tuple_index();
   if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
-    *why = "it is stored into the induction variable";
+    *why = {"StoreNotLoopOutput", "it is stored into the induction variable"};
     return false;
   }
   if (dus->user_count() != 1 || dus->users()[0] != root) {
-    *why = absl::StrCat("the stored buffer ", dus->name(),
-                        " is read inside the iteration");
+    *why = {"StoredBufferRead", absl::StrCat("the stored buffer ", dus->name(),
+                                             " is read inside the iteration")};
     return false;
   }
   if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
-    *why = absl::StrCat(
-        "the stored buffer ", dus->name(),
-        CountOccurrences(root, dus) != 1
-            ? " appears more than once in the loop output"
-            : " is written to a different loop state element than it reads");
+    *why = {"StoreNotLoopOutput",
+            absl::StrCat("the stored buffer ", dus->name(),
+                         CountOccurrences(root, dus) != 1
+                             ? " appears more than once in the loop output"
+                             : " is written to a different loop state element "
+                               "than it reads")};
     return false;
   }
   for (Instruction* user : ls.body_param->users()) {
     if (user->tuple_index() == b &&
         (user != buffer || user->user_count() != 1)) {
-      *why = absl::StrCat("loop state element ", b,
-                          " is read inside the iteration besides the store");
+      *why = {"StoredBufferRead",
+              absl::StrCat("loop state element ", b,
+                           " is read inside the iteration besides the store")};
       return false;
     }
   }
   for (Instruction* user : ls.cond->parameter(0)->users()) {
     if (user->tuple_index() == b) {
-      *why = absl::StrCat(
-          "the loop condition reads the stored buffer (state "
-          "element ",
-          b, ")");
+      *why = {"StoredBufferRead",
+              absl::StrCat("the loop condition reads the stored buffer (state "
+                           "element ",
+                           b, ")")};
       return false;
     }
   }
@@ -1111,26 +1147,28 @@ bool IsSinkFormattingOp(Opcode op) {
 // Checks what forward-sink needs beyond AnalyzeForward: the formatting ops
 // can be batched, and the store writes one whole row of dimension 0 of an
 // [N, ...] buffer per iteration, every row exactly once.
-bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
-                 std::string* why, std::string* suggestion) {
+bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls, Why* why,
+                 std::string* suggestion) {
   const int64_t trips = *ls.info.trip_count;
   const Instruction* coll = fc.collective;
   if (coll->opcode() == Opcode::kReduceScatter &&
       coll->attrs().dimensions.size() != 1) {
-    *why = "its scatter dimension is not a single dimension";
+    *why = {"SinkUnsupportedShape",
+            "its scatter dimension is not a single dimension"};
     return false;
   }
   if (!coll->operand(0)->shape().IsArray() || !coll->shape().IsArray()) {
-    *why = "it does not produce a single array";
+    *why = {"SinkUnsupportedShape", "it does not produce a single array"};
     return false;
   }
   for (const Instruction* f : fc.formatting) {
     if (!IsSinkFormattingOp(f->opcode()) || f->operand_count() != 1) {
-      *why = absl::StrCat(
-          "its result goes through ", f->name(), " (",
-          AsAbsl(OpcodeName(f->opcode())),
-          "), which cannot be batched (sink batches reshape, convert, copy, "
-          "negate and transpose)");
+      *why = {"SinkUnbatchableFormatting",
+              absl::StrCat("its result goes through ", f->name(), " (",
+                           AsAbsl(OpcodeName(f->opcode())),
+                           "), which cannot be batched (sink batches reshape, "
+                           "convert, copy, "
+                           "negate and transpose)")};
       *suggestion = "use pipeline=on to delay it by one iteration instead";
       return false;
     }
@@ -1140,36 +1178,41 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
   const Shape& buffer = dus->operand(0)->shape();
   if (update.rank() < 1 || update.rank() != buffer.rank() ||
       update.dimensions(0) != 1 || buffer.dimensions(0) != trips) {
-    *why = absl::StrCat("its store ", dus->name(),
-                        " does not write one row of dimension 0 of "
-                        "a buffer with one row per iteration (",
-                        trips, ")");
+    *why = {"SinkUnsupportedStore",
+            absl::StrCat("its store ", dus->name(),
+                         " does not write one row of dimension 0 of "
+                         "a buffer with one row per iteration (",
+                         trips, ")")};
     *suggestion = "use pipeline=on to delay it by one iteration instead";
     return false;
   }
   for (int64_t d = 1; d < update.rank(); ++d) {
     if (update.dimensions(d) != buffer.dimensions(d)) {
-      *why = absl::StrCat("its store ", dus->name(),
-                          " writes only part of a row of its buffer");
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("its store ", dus->name(),
+                           " writes only part of a row of its buffer")};
       return false;
     }
   }
   if (dus->operand_count() != 2 + buffer.rank()) {
-    *why = absl::StrCat("its store ", dus->name(), " has no scalar indices");
+    *why = {"SinkUnsupportedStore",
+            absl::StrCat("its store ", dus->name(), " has no scalar indices")};
     return false;
   }
   for (int64_t r = 3; r < dus->operand_count(); ++r) {
     std::optional<IntValue> v = EvaluateConstantScalar(*dus->operand(r));
     if (!v.has_value() || !v->IsZero()) {
-      *why = absl::StrCat("its store ", dus->name(),
-                          " has a non-zero index past dimension 0");
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("its store ", dus->name(),
+                           " has a non-zero index past dimension 0")};
       return false;
     }
   }
   constexpr int64_t kMaxCheckedTrips = int64_t{1} << 20;
   if (trips > kMaxCheckedTrips) {
-    *why = absl::StrCat("the loop runs ", trips,
-                        " times, too many to check which rows it writes");
+    *why = {"SinkUnsupportedStore",
+            absl::StrCat("the loop runs ", trips,
+                         " times, too many to check which rows it writes")};
     return false;
   }
   std::vector<bool> written(trips, false);
@@ -1178,15 +1221,17 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls,
     std::optional<IntValue> index =
         EvaluateInIteration(*dus->operand(2), ls.info, t);
     if (!index.has_value()) {
-      *why = absl::StrCat("the row its store ", dus->name(),
-                          " writes is not a function of the loop counter");
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("the row its store ", dus->name(),
+                           " writes is not a function of the loop counter")};
       return false;
     }
     const __int128 row = index->value();
     if (row < 0 || row >= trips || written[static_cast<int64_t>(row)]) {
-      *why = absl::StrCat("its store ", dus->name(),
-                          " does not write every row exactly once (iteration ",
-                          t, " writes row ", index->ToString(), ")");
+      *why = {"SinkUnsupportedStore",
+              absl::StrCat("its store ", dus->name(),
+                           " does not write every row exactly once (iteration ",
+                           t, " writes row ", index->ToString(), ")")};
       return false;
     }
     written[static_cast<int64_t>(row)] = true;
@@ -1382,23 +1427,47 @@ absl::StatusOr<Instruction*> RewriteSink(
 
 class LoopPipeliner {
  public:
-  LoopPipeliner(Module& module, PassContext& context, bool dry_run)
-      : module_(module), context_(context), dry_run_(dry_run) {}
+  LoopPipeliner(Module& module, PassContext& context)
+      : module_(module), context_(context) {}
 
   absl::StatusOr<bool> Run();
 
  private:
-  Remark MakeRemark(RemarkKind kind, const Instruction& coll,
+  Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
                     const std::string& loop, std::string direction,
                     std::string message) {
     Remark r;
     r.pass = std::string(kPassName);
     r.kind = kind;
+    r.name = std::move(name);
     DescribeInstruction(coll, module_, r);
     r.loop = loop;
     r.direction = std::move(direction);
     r.message = std::move(message);
     return r;
+  }
+  static std::string SunkName(Opcode op) {
+    return op == Opcode::kReduceScatter ? "SunkReduceScatter" : "SunkAllReduce";
+  }
+  static std::string DelayedName(Opcode op) {
+    return op == Opcode::kReduceScatter ? "DelayedReduceScatter"
+                                        : "DelayedAllReduce";
+  }
+  // The remarks of a rewrite, made before it; a rewrite that failed turns
+  // them into RewriteDiscarded failures.
+  void EmitAll(std::vector<Remark>& remarks, const absl::Status& rewrite) {
+    for (Remark& r : remarks) {
+      if (!rewrite.ok()) {
+        r.kind = RemarkKind::kFailure;
+        r.name = "RewriteDiscarded";
+        r.format.clear();
+        r.args.clear();
+        r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
+                                 rewrite.message());
+        r.metrics.clear();
+      }
+      context_.remarks.Emit(std::move(r));
+    }
   }
   static std::string DirectionOf(Opcode op) {
     return op == Opcode::kAllGather ? "backward" : "forward";
@@ -1423,11 +1492,11 @@ class LoopPipeliner {
   }
 
   void MissAll(const std::vector<Instruction*>& colls, const std::string& loop,
-               const std::string& why, const std::string& suggestion) {
+               const Why& why, const std::string& suggestion) {
     for (Instruction* c : colls) {
-      Remark r =
-          MakeRemark(RemarkKind::kMissed, *c, loop, DirectionOf(c->opcode()),
-                     absl::StrCat("not pipelined: ", why));
+      Remark r = MakeRemark(RemarkKind::kMissed, why.name, *c, loop,
+                            DirectionOf(c->opcode()),
+                            absl::StrCat("not pipelined: ", why.text));
       r.suggestion = suggestion;
       r.Metric("bytes_moved", BytesMoved(*c));
       context_.remarks.Emit(std::move(r));
@@ -1465,19 +1534,6 @@ class LoopPipeliner {
   CandidateEstimate EstimatePrefetch(
       const Instruction& ag, const LoopState& ls, int depth,
       const std::vector<const Instruction*>& dup);
-  // Emits the passed remarks of an applied rewrite, or turns them into
-  // failures when the rewrite was discarded (`status` not OK).
-  void EmitOutcome(std::vector<Remark>& remarks, const absl::Status& status) {
-    for (Remark& r : remarks) {
-      if (!status.ok()) {
-        r.kind = RemarkKind::kFailure;
-        r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
-                                 status.message());
-        r.metrics.clear();
-      }
-      context_.remarks.Emit(std::move(r));
-    }
-  }
   // A missed remark for a candidate the ledger cannot hold.
   void MissOverBudget(const Instruction& c, const std::string& path,
                       std::string direction, std::string what,
@@ -1499,7 +1555,6 @@ class LoopPipeliner {
 
   Module& module_;
   PassContext& context_;
-  bool dry_run_;
   std::vector<const Instruction*> removed_whiles_;
 };
 
@@ -1548,16 +1603,18 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     bool enabled = c->opcode() == Opcode::kReduceScatter
                        ? opts.pipeline_reduce_scatter
                        : opts.pipeline_all_reduce;
-    std::string reason, suggestion;
+    Why reason;
+    std::string suggestion;
     ForwardCandidate fc;
     if (!enabled) {
-      reason = absl::StrCat(
-          "pipelining of this collective kind is disabled by a flag",
-          opts.SourceOf(ForwardKindOption(c->opcode())));
+      reason = {"DisabledByFlag",
+                absl::StrCat(
+                    "pipelining of this collective kind is disabled by a flag",
+                    opts.SourceOf(ForwardKindOption(c->opcode())))};
     } else if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion)) {
       // reason set
     } else if (used_dus.contains(fc.dus)) {
-      reason = "its store is shared with another collective";
+      reason = {"SharedStore", "its store is shared with another collective"};
     } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
       // reason set
     } else {
@@ -1574,9 +1631,9 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                      e, extra, "raise --memory-budget");
       continue;
     }
-    Remark r = MakeRemark(
-        RemarkKind::kMissed, *c, path, "sink",
-        absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not sunk: ", reason));
+    Remark r = MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "sink",
+                          absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                                       " not sunk: ", reason.text));
     r.suggestion = suggestion;
     r.Metric("bytes_moved", BytesMoved(*c));
     context_.remarks.Emit(std::move(r));
@@ -1585,35 +1642,32 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
-    Remark r =
-        MakeRemark(RemarkKind::kPassed, *c, path, "sink",
-                   absl::StrCat(dry_run_ ? "would sink " : "sank ",
-                                AsAbsl(OpcodeName(c->opcode())),
-                                " out of the loop: one batched collective of ",
-                                trips, " iterations after the loop"));
+    Remark r = MakeRemark(RemarkKind::kPassed, SunkName(c->opcode()), *c, path,
+                          "sink", "");
+    r.format = absl::StrCat("sank ", AsAbsl(OpcodeName(c->opcode())),
+                            " out of the loop: one batched collective of "
+                            "{trips} iterations after the loop");
+    r.Instr("collective", c->name()).Int("trips", trips);
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
     remarks.push_back(std::move(r));
   }
-  absl::StatusOr<Instruction*> result = ls.while_instr;
-  if (!dry_run_) {
-    // The body once, a zero buffer and a batched collective per sink.
-    const int64_t m = chosen.size();
-    if (absl::Status s = ReserveRewrite(ls, "sinking collectives out of", 1, {},
-                                        0, 4 * ls.n + 8 * m);
-        !s.ok()) {
-      return s;
-    }
-    result = RewriteSink(ls, chosen);
+  // The body once, a zero buffer and a batched collective per sink.
+  const int64_t m = chosen.size();
+  if (absl::Status s = ReserveRewrite(ls, "sinking collectives out of", 1, {},
+                                      0, 4 * ls.n + 8 * m);
+      !s.ok()) {
+    return s;
   }
-  EmitOutcome(remarks, result.status());
-  if (!result.ok() || dry_run_) return false;
+  absl::StatusOr<Instruction*> result = RewriteSink(ls, chosen);
+  EmitAll(remarks, result.status());
+  if (!result.ok()) return false;
   context_.memory.Spend(extra);
-  std::string why;
+  Why why;
   if (!PrepareLoop(*result, ls, &why)) {
     return absl::InternalError(
-        absl::StrCat("the sunk loop cannot be analyzed: ", why));
+        absl::StrCat("the sunk loop cannot be analyzed: ", why.text));
   }
   return true;
 }
@@ -1624,11 +1678,11 @@ void LoopPipeliner::MissOverBudget(const Instruction& c,
                                    const CandidateEstimate& e, int64_t pending,
                                    std::string suggestion) {
   Remark r =
-      MakeRemark(RemarkKind::kMissed, c, path, std::move(direction),
+      MakeRemark(RemarkKind::kMissed, std::string(kOverMemoryBudget), c, path,
+                 std::move(direction),
                  absl::StrCat(what, ": ", context_.memory.Describe(pending),
                               " leaves no room for ", e.extra_live_bytes,
                               " extra live bytes"));
-  r.name = std::string(kOverMemoryBudget);
   r.suggestion = std::move(suggestion);
   r.Metric("bytes_moved", BytesMoved(c));
   AddEstimateMetrics(e, r.metrics);
@@ -1642,24 +1696,24 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   std::string policy_warning;
   LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &policy_warning);
   if (!policy_warning.empty()) {
-    Remark r = MakeRemark(RemarkKind::kAnalysis, *w, path, "", policy_warning);
-    r.warn = true;
-    context_.remarks.Emit(std::move(r));
+    context_.remarks.Emit(MakeRemark(RemarkKind::kWarning,
+                                     "IgnoredLoopAttribute", *w, path, "",
+                                     policy_warning));
   }
   std::vector<Instruction*> colls = Collectives(*w->while_body());
   if (colls.empty()) return false;
   if (policy.pipeline.has_value() && !*policy.pipeline) {
-    MissAll(
-        colls, path,
-        absl::StrCat("pipelining is off for this loop (", policy.source, ")"),
-        "");
+    MissAll(colls, path,
+            {"PipeliningOff", absl::StrCat("pipelining is off for this loop (",
+                                           policy.source, ")")},
+            "");
     return false;
   }
   const int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
 
   LoopState ls;
   ls.removed_whiles = &removed_whiles_;
-  std::string why;
+  Why why;
   const bool prepared = PrepareLoop(w, ls, &why);
   EmitTripCountWarning(ls.info, "collective-pipeliner", path, context_.remarks);
   if (!prepared) {
@@ -1675,9 +1729,11 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   const int64_t trips = *ls.info.trip_count;
   if (trips < 2) {
     MissAll(colls, path,
-            trips == 0 ? "the loop never runs (trip count 0)"
-                       : "trip count 1: there is no next iteration to overlap "
-                         "with",
+            trips == 0
+                ? Why{"LoopNeverRuns", "the loop never runs (trip count 0)"}
+                : Why{"SingleIteration",
+                      "trip count 1: there is no next iteration to "
+                      "overlap with"},
             "");
     return false;
   }
@@ -1702,15 +1758,16 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   }
   if (!ags.empty() && !opts.pipeline_all_gather) {
     MissAll(ags, path,
-            absl::StrCat("all-gather pipelining is disabled by a flag",
-                         opts.SourceOf("pipeline_all_gather")),
+            {"DisabledByFlag",
+             absl::StrCat("all-gather pipelining is disabled by a flag",
+                          opts.SourceOf("pipeline_all_gather"))},
             "");
     ags.clear();
   }
   if (!ags.empty() && !ls.info.no_wrap) {
     // The rebuilt condition compares against a bound the counter reaches
     // without wrapping.
-    MissAll(ags, path, ls.info.WrapReason(),
+    MissAll(ags, path, {"CounterWraps", ls.info.WrapReason()},
             "count with a wider integer type, or with a bound the counter "
             "reaches without wrapping");
     ags.clear();
@@ -1719,7 +1776,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   if (d < depth && !ags.empty()) {
     // Say so: the user asked for more than the loop has.
     Remark r = MakeRemark(
-        RemarkKind::kAnalysis, *ls.while_instr, path, "",
+        RemarkKind::kWarning, "PrefetchDepthClamped", *ls.while_instr, path,
+        "",
         absl::StrCat(
             "prefetch depth ", depth, " (",
             policy.pipeline_depth.has_value()
@@ -1729,7 +1787,6 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
                       absl::StrCat("--pipeline-depth=", opts.pipeline_depth)),
             ") clamped to ", d, ": the loop runs ", trips,
             " iterations, so at most ", d, " can be prefetched ahead"));
-    r.warn = true;
     r.Metric("requested_depth", depth).Metric("depth", d);
     context_.remarks.Emit(std::move(r));
   }
@@ -1760,17 +1817,18 @@ std::vector<Instruction*> LoopPipeliner::AnalyzeBackward(
     const std::string& path) {
   // Fixpoint: drop candidates whose chain needs a dropped candidate.
   absl::flat_hash_set<const Instruction*> cand_set(ags.begin(), ags.end());
-  absl::flat_hash_map<const Instruction*, std::string> rejected;
+  absl::flat_hash_map<const Instruction*, Why> rejected;
   bool again = true;
   while (again) {
     again = false;
     for (Instruction* ag : ags) {
       if (!cand_set.contains(ag)) continue;
-      std::string reason;
+      Why reason;
       if (HasControlDeps(ag)) {
-        reason = "it has control dependencies";
+        reason = {"ControlDependencies", "it has control dependencies"};
       } else if (ag->operand_count() != 1) {
-        reason = "it has several operands (a combined collective)";
+        reason = {"CombinedCollective",
+                  "it has several operands (a combined collective)"};
       } else if (!ChainIsIndependent(ag, ls, cand_set, &reason)) {
         // reason set
       } else {
@@ -1787,9 +1845,10 @@ std::vector<Instruction*> LoopPipeliner::AnalyzeBackward(
       legal.push_back(ag);
       continue;
     }
+    const Why& why = rejected[ag];
     Remark r =
-        MakeRemark(RemarkKind::kMissed, *ag, path, "backward",
-                   absl::StrCat("all-gather not prefetched: ", rejected[ag]));
+        MakeRemark(RemarkKind::kMissed, why.name, *ag, path, "backward",
+                   absl::StrCat("all-gather not prefetched: ", why.text));
     r.suggestion =
         "only all-gathers of loop-invariant data indexed by the loop "
         "counter can be gathered an iteration ahead";
@@ -1879,10 +1938,9 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
             " us of compute added by copying its operand chain)");
       }
       if (!reason.empty()) {
-        Remark r =
-            MakeRemark(RemarkKind::kMissed, *ag, path, "backward",
-                       absl::StrCat("all-gather not prefetched: ", reason));
-        r.name = std::string(kNotProfitable);
+        Remark r = MakeRemark(
+            RemarkKind::kMissed, std::string(kNotProfitable), *ag, path,
+            "backward", absl::StrCat("all-gather not prefetched: ", reason));
         r.suggestion =
             "gather it where its operand is computed, or let the layer loop "
             "prefetch it (it already does when its chain is loop-invariant)";
@@ -1909,11 +1967,11 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
     absl::flat_hash_set<const Instruction*> chosen_set(chosen.begin(),
                                                        chosen.end());
     for (Instruction* ag : chosen) {
-      std::string reason;
+      Why reason;
       if (!ChainIsIndependent(ag, ls, chosen_set, &reason)) {
-        Remark r =
-            MakeRemark(RemarkKind::kMissed, *ag, path, "backward",
-                       absl::StrCat("all-gather not prefetched: ", reason));
+        Remark r = MakeRemark(
+            RemarkKind::kMissed, reason.name, *ag, path, "backward",
+            absl::StrCat("all-gather not prefetched: ", reason.text));
         context_.remarks.Emit(std::move(r));
         legal.erase(std::find(legal.begin(), legal.end(), ag));
         dropped = true;
@@ -1932,35 +1990,32 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   // Remarks describe the collectives before the rewrite deletes them.
   std::vector<Remark> remarks;
   for (Instruction* ag : chosen) {
-    Remark r = MakeRemark(
-        RemarkKind::kPassed, *ag, path, "backward",
-        absl::StrCat(dry_run_ ? "would prefetch" : "prefetched", " all-gather ",
-                     d, " iteration", d > 1 ? "s" : "", " ahead"));
+    Remark r = MakeRemark(RemarkKind::kPassed, "PrefetchedAllGather", *ag,
+                          path, "backward", "");
+    r.format = absl::StrCat("prefetched all-gather {depth} ",
+                            d > 1 ? "iterations" : "iteration", " ahead");
+    r.Instr("collective", ag->name()).Int("depth", d);
     r.Metric("bytes_moved", BytesMoved(*ag))
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
     remarks.push_back(std::move(r));
   }
-  absl::StatusOr<Instruction*> result = ls.while_instr;
-  if (!dry_run_) {
-    // The body once and once per peeled iteration, the chains once per
-    // prologue iteration and once for the next prefetch, state reads
-    // per peeled iteration and per prefetched value.
-    const int64_t m = chosen.size();
-    if (absl::Status s = ReserveRewrite(
-            ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"), 1 + d,
-            chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
-        !s.ok()) {
-      return s;
-    }
-    result = RewriteBackward(ls, chosen, d);
+  // The body once and once per peeled iteration, the chains once per
+  // prologue iteration and once for the next prefetch, state reads
+  // per peeled iteration and per prefetched value.
+  const int64_t m = chosen.size();
+  if (absl::Status s = ReserveRewrite(
+          ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"), 1 + d,
+          chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
+      !s.ok()) {
+    return s;
   }
-  EmitOutcome(remarks, result.status());
+  absl::StatusOr<Instruction*> result = RewriteBackward(ls, chosen, d);
+  EmitAll(remarks, result.status());
   if (!result.ok()) return false;
   context_.memory.Spend(extra);
-  if (dry_run_) return false;
-  std::string why;
+  Why why;
   ls.analyzable = PrepareLoop(*result, ls, &why);  // cannot fail
   return true;
 }
@@ -1976,10 +2031,11 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
       if (c->opcode() != Opcode::kAllGather) rest.push_back(c);
     }
     MissAll(rest, path,
-            absl::StrCat("after prefetching the all-gathers the loop runs ",
-                         *ls.info.trip_count,
-                         " time(s): there is no next iteration to delay "
-                         "into"),
+            {"SingleIteration",
+             absl::StrCat("after prefetching the all-gathers the loop runs ",
+                          *ls.info.trip_count,
+                          " time(s): there is no next iteration to delay "
+                          "into")},
             "forward pipelining needs 3 or more iterations when the loop "
             "also prefetches all-gathers");
     return false;
@@ -1999,21 +2055,25 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                        : opts.pipeline_all_reduce;
     if (!enabled) {
       MissAll({c}, path,
-              absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                           " pipelining is disabled by a flag",
-                           opts.SourceOf(ForwardKindOption(c->opcode()))),
+              {"DisabledByFlag",
+               absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                            " pipelining is disabled by a flag",
+                            opts.SourceOf(ForwardKindOption(c->opcode())))},
               "");
       continue;
     }
     ForwardCandidate fc;
-    std::string reason, suggestion;
+    Why reason;
+    std::string suggestion;
     if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion) ||
         used_dus.contains(fc.dus)) {
-      if (reason.empty())
-        reason = "its store is shared with another collective";
-      Remark r = MakeRemark(RemarkKind::kMissed, *c, path, "forward",
-                            absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                                         " not pipelined: ", reason));
+      if (reason.text.empty()) {
+        reason = {"SharedStore", "its store is shared with another collective"};
+      }
+      Remark r =
+          MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "forward",
+                     absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                                  " not pipelined: ", reason.text));
       r.suggestion = suggestion;
       r.Metric("bytes_moved", BytesMoved(*c));
       context_.remarks.Emit(std::move(r));
@@ -2037,35 +2097,32 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
-    Remark r = MakeRemark(
-        RemarkKind::kPassed, *c, path, "forward",
-        absl::StrCat(dry_run_ ? "would delay " : "delayed ",
-                     AsAbsl(OpcodeName(c->opcode())),
-                     " to the next iteration (overlaps its compute)"));
+    Remark r = MakeRemark(RemarkKind::kPassed, DelayedName(c->opcode()), *c,
+                          path, "forward", "");
+    r.format = absl::StrCat("delayed ", AsAbsl(OpcodeName(c->opcode())),
+                            " to the next iteration (overlaps its compute)");
+    r.Instr("collective", c->name());
     r.Metric("bytes_moved", BytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
     remarks.push_back(std::move(r));
   }
-  absl::StatusOr<Instruction*> result = ls.while_instr;
-  if (!dry_run_) {
-    // The body three times at most: the new body, the peeled first
-    // iteration's operands and the epilogue's stores.
-    int64_t small = 4 * ls.n;
-    for (const ForwardCandidate& fc : chosen) {
-      small += 8 + 2 * fc.dus->operand_count();
-    }
-    if (absl::Status s = ReserveRewrite(
-            ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
-        !s.ok()) {
-      return s;
-    }
-    result = RewriteForward(ls, chosen);
+  // The body three times at most: the new body, the peeled first
+  // iteration's operands and the epilogue's stores.
+  int64_t small = 4 * ls.n;
+  for (const ForwardCandidate& fc : chosen) {
+    small += 8 + 2 * fc.dus->operand_count();
   }
-  EmitOutcome(remarks, result.status());
+  if (absl::Status s = ReserveRewrite(
+          ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<Instruction*> result = RewriteForward(ls, chosen);
+  EmitAll(remarks, result.status());
   if (!result.ok()) return false;
   context_.memory.Spend(extra);
-  return !dry_run_;
+  return true;
 }
 
 absl::StatusOr<bool> LoopPipeliner::Run() {
@@ -2090,6 +2147,7 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
       Remark rm;
       rm.pass = std::string(kPassName);
       rm.kind = RemarkKind::kFailure;
+      rm.name = "PassFailed";
       rm.loop = node->path;
       rm.message = std::string(r.status().message());
       context_.remarks.Emit(std::move(rm));
@@ -2111,7 +2169,7 @@ absl::StatusOr<bool> LoopPipeliner::Run() {
 
 absl::StatusOr<bool> CollectivePipelinerPass::Run(Module& module,
                                                   PassContext& context) {
-  LoopPipeliner pipeliner(module, context, dry_run_);
+  LoopPipeliner pipeliner(module, context);
   return pipeliner.Run();
 }
 

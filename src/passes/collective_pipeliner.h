@@ -73,14 +73,8 @@ namespace hloverlap {
 
 class CollectivePipelinerPass : public Pass {
  public:
-  // With dry_run, only remarks are produced and the module is not changed
-  // (used by `hloverlap explain`).
-  explicit CollectivePipelinerPass(bool dry_run = false) : dry_run_(dry_run) {}
   std::string_view name() const override { return "collective-pipeliner"; }
   absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
-
- private:
-  bool dry_run_;
 };
 
 }  // namespace hloverlap

@@ -109,6 +109,7 @@ class DoubleBufferer {
   // Why the loop is (not) unrolled; empty `why_not` means unroll.
   struct Decision {
     bool unroll = false;
+    std::string name;  // the remark's (docs/REMARKS.md)
     std::string reason;
     std::string suggestion;
   };
@@ -118,11 +119,12 @@ class DoubleBufferer {
   absl::Status Rewrite(Instruction* w, const WhileLoopInfo& info,
                        LoopRewrite& undo);
 
-  Remark MakeRemark(RemarkKind kind, const LoopNode& node,
+  Remark MakeRemark(RemarkKind kind, std::string name, const LoopNode& node,
                     std::string message) {
     Remark r;
     r.pass = std::string(kPassName);
     r.kind = kind;
+    r.name = std::move(name);
     DescribeInstruction(*node.while_instr, module_, r);
     r.loop = node.path;
     r.message = std::move(message);
@@ -138,7 +140,8 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
   std::string warning;
   LoopPolicy policy = ResolveLoopPolicy(node, opts.loop_rules, &warning);
   if (!warning.empty()) {
-    context_.remarks.Emit(MakeRemark(RemarkKind::kAnalysis, node, warning));
+    context_.remarks.Emit(MakeRemark(RemarkKind::kWarning,
+                                     "IgnoredLoopAttribute", node, warning));
   }
   Decision d;
   if (policy.double_buffer.has_value()) {
@@ -163,6 +166,7 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
                    : "frontend attribute _xla_loop_unroll_strategy";
     }
     d.unroll = *policy.double_buffer;
+    d.name = d.unroll ? "DoubleBuffered" : "DoubleBufferingOff";
     d.reason = absl::StrCat("double buffering is ", d.unroll ? "on" : "off",
                             " for this loop (", source, ")");
     return d;
@@ -173,6 +177,7 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
           ? CountCollectives(*node.while_instr->while_body(), seen)
           : 0;
   if (!node.children.empty()) {
+    d.name = "NotInnermost";
     d.reason =
         "outer loop: only innermost loops are double-buffered by default "
         "(unrolling an outer loop doubles everything nested in it)";
@@ -182,11 +187,13 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
     return d;
   }
   if (colls == 0) {
+    d.name = "NoCollectiveToOverlap";
     d.reason = "the loop contains no collective to overlap";
     d.suggestion = "force it with --loop=<selector>:double-buffer=on";
     return d;
   }
   if (!opts.double_buffer_default) {
+    d.name = "DisabledByFlag";
     d.reason = absl::StrCat("double buffering by default is off",
                             opts.SourceOf("double_buffer_default"));
     d.suggestion =
@@ -194,6 +201,7 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
     return d;
   }
   d.unroll = true;
+  d.name = "DoubleBuffered";
   d.reason = absl::StrCat("innermost loop with ", colls, " collective",
                           colls == 1 ? "" : "s");
   return d;
@@ -361,7 +369,7 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
 absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   Decision d = Decide(node);
   if (!d.unroll) {
-    Remark r = MakeRemark(RemarkKind::kMissed, node,
+    Remark r = MakeRemark(RemarkKind::kMissed, d.name, node,
                           absl::StrCat("not double-buffered: ", d.reason));
     r.suggestion = d.suggestion;
     context_.remarks.Emit(std::move(r));
@@ -370,7 +378,7 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   Instruction* w = node.while_instr;
   const WhileLoopInfo info = AnalyzeWhileLoop(*w);
   EmitTripCountWarning(info, kPassName, node.path, context_.remarks);
-  std::string why;
+  std::string why, why_name = "UnknownTripCount";
   if (!info.trip_count.has_value()) {
     why = absl::StrCat(
         "the trip count is unknown (",
@@ -379,15 +387,17 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
             ? ") and the condition contradicts its known_trip_count"
             : ") and the loop has no known_trip_count");
   } else if (*info.trip_count < 2) {
+    why_name = "SingleIteration";
     why = absl::StrCat("trip count ", *info.trip_count,
                        ": there is no second iteration to unroll");
   } else if (w->called_computations().size() != 2 ||
              w->while_body()->parameter(0) == nullptr ||
              w->while_body()->root() == nullptr) {
+    why_name = "OpaqueLoopState";
     why = "the loop has no body parameter or root";
   }
   if (!why.empty()) {
-    Remark r = MakeRemark(RemarkKind::kMissed, node,
+    Remark r = MakeRemark(RemarkKind::kMissed, why_name, node,
                           absl::StrCat("not double-buffered: ", why));
     r.suggestion =
         "write the loop as a fori_loop/scan with static bounds (the "
@@ -398,7 +408,7 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   const int64_t trips = *info.trip_count;
   // Remarks describe the loop before the rewrite deletes it.
   Remark passed = MakeRemark(
-      RemarkKind::kPassed, node,
+      RemarkKind::kPassed, "DoubleBuffered", node,
       absl::StrCat(
           "double-buffered (", d.reason, "): unrolled by 2, trip count ", trips,
           info.trip_count_source == TripCountSource::kKnownTripCount
@@ -409,7 +419,8 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   passed.Metric("trip_count", trips);
   passed.Metric("new_trip_count", trips / 2);
   passed.Metric("peeled", trips % 2);
-  Remark failed = MakeRemark(RemarkKind::kFailure, node, "");
+  Remark failed =
+      MakeRemark(RemarkKind::kFailure, "RewriteDiscarded", node, "");
   // Module-size guard: Rewrite copies the condition and the body twice
   // (nested loops included), the body once more for a peeled iteration,
   // and adds a few instructions (the counter's update, the new while).

@@ -644,11 +644,13 @@ absl::StatusOr<ComputationSchedule> Scheduler::Run() {
   return result;
 }
 
-Remark ComputationRemark(RemarkKind kind, const Computation& comp,
+Remark ComputationRemark(RemarkKind kind, std::string name,
+                         const Computation& comp,
                          const std::string& loop_path) {
   Remark r;
   r.pass = std::string(kPassName);
   r.kind = kind;
+  r.name = std::move(name);
   r.instruction = comp.name();
   r.loop = loop_path;
   return r;
@@ -855,6 +857,7 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
       Remark r;
       r.pass = std::string(kPassName);
       r.kind = RemarkKind::kFailure;
+      r.name = "SchedulingFailed";
       r.instruction = comp->name();
       r.message = absl::StrCat("kept the input order of computation ",
                                comp->name(), ": ", schedule.status().message());
@@ -894,6 +897,7 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
       Remark r;
       r.pass = std::string(kPassName);
       r.kind = passed ? RemarkKind::kPassed : RemarkKind::kMissed;
+      r.name = passed ? "OverlappedCollective" : "ExposedCollective";
       DescribeInstruction(*pair.start, module, r);
       r.loop = loop_path;
       std::optional<CollectiveInfo> info =
@@ -924,7 +928,8 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
     if (collective_pairs > 0 || sync_collectives > 0 ||
         (schedule.ok() && (schedule->memory_limit_exceeded ||
                            schedule->resource_limit_overrides > 0))) {
-      Remark r = ComputationRemark(RemarkKind::kAnalysis, *comp, loop_path);
+      Remark r = ComputationRemark(RemarkKind::kAnalysis,
+                                   "ScheduledComputation", *comp, loop_path);
       r.message = absl::StrCat(
           "scheduled ", comp->name(), ": estimated ",
           FormatUs(timing.duration_us), ", exposed collectives ",
@@ -943,7 +948,8 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
       context.remarks.Emit(std::move(r));
     }
     if (schedule.ok() && schedule->memory_limit_exceeded) {
-      Remark r = ComputationRemark(RemarkKind::kMissed, *comp, loop_path);
+      Remark r = ComputationRemark(RemarkKind::kMissed, "OverMemoryLimit",
+                                   *comp, loop_path);
       r.message = absl::StrCat("memory limit ", *config.memory_limit_bytes,
                                " bytes not met in ", comp->name(),
                                ": estimated peak ", schedule->peak_memory_bytes,
@@ -954,7 +960,8 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
       context.remarks.Emit(std::move(r));
     }
     if (schedule.ok() && schedule->resource_limit_overrides > 0) {
-      Remark r = ComputationRemark(RemarkKind::kMissed, *comp, loop_path);
+      Remark r = ComputationRemark(RemarkKind::kMissed, "InFlightLimitExceeded",
+                                   *comp, loop_path);
       r.message = absl::StrCat(
           "in ", comp->name(), " the in-flight limit (",
           config.collective_in_flight_limit, ") had to be exceeded ",
@@ -967,6 +974,7 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   Remark summary;
   summary.pass = std::string(kPassName);
   summary.kind = RemarkKind::kAnalysis;
+  summary.name = "ScheduledModule";
   summary.instruction = module.name();
   auto entry =
       module.entry() == nullptr ? callees.end() : callees.find(module.entry());

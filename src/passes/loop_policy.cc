@@ -181,8 +181,8 @@ int CheckLoopRulesMatch(const Module& module,
     ++unmatched;
     Remark r;
     r.pass = "loop-policy";
-    r.kind = RemarkKind::kMissed;
-    r.warn = true;
+    r.kind = RemarkKind::kWarning;
+    r.name = "LoopSelectorMatchesNothing";
     r.message = absl::StrCat("--loop=", rule.text, " matches no loop");
     r.suggestion = loops.empty() ? std::string("the module has no while loop")
                                  : absl::StrCat("the loops: ", listing);

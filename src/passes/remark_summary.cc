@@ -56,6 +56,18 @@ std::string WithoutNames(std::string_view message) {
   return out;
 }
 
+// The message with its instruction arguments as "...".
+std::string WithoutInstructionArgs(const Remark& r) {
+  if (r.format.empty()) return r.message;
+  Remark copy;
+  copy.format = r.format;
+  copy.args = r.args;
+  for (RemarkArg& a : copy.args) {
+    if (a.type == RemarkArg::Type::kInstruction) a.text = "...";
+  }
+  return copy.Render();
+}
+
 // "all-reduce not pipelined: REASON" -> "REASON".
 std::string_view Reason(std::string_view message) {
   const size_t colon = message.find(": ");
@@ -140,7 +152,7 @@ void AddToBucket(const Remark& r, Bucket& b) {
   const std::string label =
       absl::StrCat(PassLabel(r.pass), AsAbsl(KindSuffix(r.kind)));
   std::string text = r.kind == RemarkKind::kPassed
-                         ? WithoutNames(r.message)
+                         ? WithoutNames(WithoutInstructionArgs(r))
                          : WithoutNames(Reason(r.message));
   if (r.kind == RemarkKind::kMissed && !r.opcode.empty() &&
       r.opcode != "while") {
@@ -219,6 +231,76 @@ void AppendBucket(const Bucket& b, std::string& out) {
 
 }  // namespace
 
+InputNames::InputNames(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    names_.insert(comp->name());
+    for (const auto& instr : comp->instructions()) {
+      names_.insert(instr->name());
+    }
+  }
+}
+
+std::string InputNames::Map(std::string_view name) const {
+  for (std::string_view prefix = name; !prefix.empty();) {
+    if (names_.contains(AsAbsl(prefix))) return std::string(prefix);
+    const size_t dot = prefix.rfind('.');
+    if (dot == prefix.npos) break;
+    prefix = prefix.substr(0, dot);
+  }
+  return std::string(name);
+}
+
+std::string InputNames::MapPath(std::string_view path) const {
+  std::string out;
+  while (true) {
+    const size_t slash = path.find('/');
+    out += Map(path.substr(0, slash));
+    if (slash == path.npos) break;
+    out += '/';
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+std::string InputNames::MapText(std::string_view text) const {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && IsNameChar(text[j])) ++j;
+    if (j == i) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    std::string_view word = text.substr(i, j - i);
+    // A sentence's final '.' is not part of the word.
+    while (!word.empty() && word.back() == '.') word.remove_suffix(1);
+    if (word.empty()) {
+      out.append(text.substr(i, j - i));
+    } else {
+      out += word.find('.') == word.npos ? std::string(word) : Map(word);
+      out.append(text.substr(i + word.size(), j - i - word.size()));
+    }
+    i = j;
+  }
+  return out;
+}
+
+void MapRemarksToInput(const InputNames& names, RemarkSink& sink) {
+  for (Remark& r : sink.mutable_remarks()) {
+    r.instruction = names.Map(r.instruction);
+    r.loop = names.MapPath(r.loop);
+    for (RemarkArg& a : r.args) {
+      if (a.type == RemarkArg::Type::kInstruction) a.text = names.Map(a.text);
+      if (a.type == RemarkArg::Type::kLoop) a.text = names.MapPath(a.text);
+    }
+    // Text arguments name what the pass made (the module it returns has
+    // them), so they stay.
+    r.message = r.format.empty() ? names.MapText(r.message) : r.Render();
+    r.suggestion = names.MapText(r.suggestion);
+  }
+}
+
 std::vector<SummaryLoop> SummaryLoops(const Module& module) {
   LoopNest nest(module);
   std::vector<SummaryLoop> out;
@@ -295,8 +377,7 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
       ++g->count;
       continue;
     }
-    if (r.pass == kScheduler && r.kind == RemarkKind::kAnalysis &&
-        r.message.rfind("scheduled module ", 0) == 0) {
+    if (r.name == "ScheduledModule") {
       module_lines.push_back(&r);
       continue;
     }

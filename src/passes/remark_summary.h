@@ -31,8 +31,10 @@
 #define HLOVERLAP_PASSES_REMARK_SUMMARY_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "hlo/module.h"
 #include "passes/remarks.h"
 
@@ -48,6 +50,30 @@ struct SummaryLoop {
 
 // The loops of `module`, outermost first (a parent before its children).
 std::vector<SummaryLoop> SummaryLoops(const Module& module);
+
+// The instruction and computation names of the input module, recorded
+// before the passes run, to name clones after their originals: a name the
+// input lacks maps to the longest dotted prefix the input has
+// (`all-gather.7.next.peel` -> `all-gather.7`, `while.145.1.peel0` ->
+// `while.145`, `body.pipelined` -> `body`); names with no such prefix stay.
+class InputNames {
+ public:
+  explicit InputNames(const Module& module);
+  std::string Map(std::string_view name) const;
+  // Each component of a loop path "while.147.1/while.145.2".
+  std::string MapPath(std::string_view path) const;
+  // Every dotted identifier of a sentence.
+  std::string MapText(std::string_view text) const;
+
+ private:
+  absl::flat_hash_set<std::string> names_;
+};
+
+// Renames what the remarks refer to (instruction, loop, instruction and
+// loop arguments, names in a message without a format and in the
+// suggestion) to the input's names; text arguments (names of instructions a
+// pass made that the output has, `ag.hoisted`) stay.
+void MapRemarksToInput(const InputNames& names, RemarkSink& sink);
 
 // The summary text (lines end with '\n'; the last one is the counts line,
 // with "; all remarks in FILE" when `remarks_file` is not empty).

@@ -82,6 +82,7 @@ TEST(RemarksSummary, SchedulerPairsAsyncAndOutsideLoops) {
            "outer.1/while.1.1", "scheduled body: estimated 1 ms");
   Remark module = Make("latency-hiding-scheduler", RemarkKind::kAnalysis, "m",
                        "", "", "scheduled module m: 1 of 2 overlapped");
+  module.name = "ScheduledModule";
   Remark async = Make("async-collectives", RemarkKind::kPassed, "ag", "", "",
                       "converted all-gather");
   Remark sync = Make("async-collectives", RemarkKind::kMissed, "a2a.7", "", "",

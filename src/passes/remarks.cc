@@ -1,6 +1,10 @@
 #include "passes/remarks.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/module_summary.h"
 #include "hlo/absl_compat.h"
 #include "nlohmann/json.hpp"
 
@@ -22,7 +26,120 @@ std::string_view RemarkKindName(RemarkKind kind) {
   return "analysis";
 }
 
+std::string_view RemarkArgTypeName(RemarkArg::Type type) {
+  switch (type) {
+    case RemarkArg::Type::kInstruction:
+      return "instruction";
+    case RemarkArg::Type::kLoop:
+      return "loop";
+    case RemarkArg::Type::kInt:
+      return "int";
+    case RemarkArg::Type::kBytes:
+      return "bytes";
+    case RemarkArg::Type::kTimeNs:
+      return "time_ns";
+    case RemarkArg::Type::kText:
+      break;
+  }
+  return "text";
+}
+
+std::string RenderRemarkArg(const RemarkArg& arg) {
+  switch (arg.type) {
+    case RemarkArg::Type::kInt:
+      return absl::StrCat(arg.value);
+    case RemarkArg::Type::kBytes:
+      if (arg.value < 1024) return absl::StrCat(arg.value, " B");
+      return absl::StrCat(arg.value, " B (", HumanBytes(arg.value), ")");
+    case RemarkArg::Type::kTimeNs:
+      return absl::StrFormat("%.1f us", arg.value / 1000.0);
+    case RemarkArg::Type::kInstruction:
+    case RemarkArg::Type::kLoop:
+    case RemarkArg::Type::kText:
+      break;
+  }
+  return arg.text;
+}
+
+Remark& Remark::Arg(std::string key, RemarkArg::Type type, std::string text,
+                    int64_t value) {
+  args.push_back({std::move(key), type, std::move(text), value});
+  return *this;
+}
+
+const RemarkArg* Remark::FindArg(std::string_view key) const {
+  for (const RemarkArg& a : args) {
+    if (a.key == key) return &a;
+  }
+  return nullptr;
+}
+
+std::string Remark::Render() const {
+  if (format.empty()) return message;
+  std::string out;
+  size_t i = 0;
+  while (i < format.size()) {
+    const size_t open = format.find('{', i);
+    const size_t close =
+        open == std::string::npos ? open : format.find('}', open);
+    if (close == std::string::npos) {
+      out.append(format, i, std::string::npos);
+      break;
+    }
+    out.append(format, i, open - i);
+    const RemarkArg* arg =
+        FindArg(std::string_view(format).substr(open + 1, close - open - 1));
+    if (arg != nullptr) {
+      out += RenderRemarkArg(*arg);
+    } else {
+      out.append(format, open, close + 1 - open);
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+const std::vector<RemarkNameInfo>& KnownRemarkNames() {
+#define HLOVERLAP_REMARK(name, kinds, passes, meaning) \
+  {#name, kinds, passes, meaning},
+  static const auto* names = new std::vector<RemarkNameInfo>{
+#include "passes/remark_names.inc"
+  };
+#undef HLOVERLAP_REMARK
+  return *names;
+}
+
+bool IsKnownRemarkName(std::string_view name) {
+  const std::vector<RemarkNameInfo>& names = KnownRemarkNames();
+  return std::any_of(names.begin(), names.end(),
+                     [&](const RemarkNameInfo& n) { return n.name == name; });
+}
+
+std::string RemarkNamesMarkdown() {
+  std::string out =
+      "# Remark names\n\n"
+      "Every decision a pass reports is a remark with a stable name (LLVM "
+      "style, `Remark::name`, the\n`name` field of `--remarks-format=json` "
+      "and of `explain --json`). Tools and tests match\nthese names, never "
+      "the message text, which may be reworded. Names are never renamed; new "
+      "ones\nare added to `src/passes/remark_names.inc`, from which this "
+      "file is generated\n(`HLOVERLAP_UPDATE_DOCS=1 ./build/remarks_test`; "
+      "the test fails when the two differ).\n\n"
+      "A remark's `args` are typed values (`instruction`, `loop`, `int`, "
+      "`bytes`, `time_ns`, `text`)\nthat its message is rendered from; "
+      "instruction and loop names are the input module's, never\nthose of "
+      "clones a pass made (`all-gather.7.next.peel` is reported as "
+      "`all-gather.7`).\n\n"
+      "| name | kind | passes | meaning |\n|---|---|---|---|\n";
+  for (const RemarkNameInfo& n : KnownRemarkNames()) {
+    absl::StrAppend(&out, "| `", AsAbsl(n.name), "` | ", AsAbsl(n.kinds), " | ",
+                    AsAbsl(n.passes), " | ", AsAbsl(n.meaning), " |\n");
+  }
+  return out;
+}
+
 void RemarkSink::Emit(Remark remark) {
+  if (!remark.format.empty()) remark.message = remark.Render();
   if (remark.kind == RemarkKind::kWarning) {
     for (const Remark& r : remarks_) {
       if (r.kind == RemarkKind::kWarning && r.name == remark.name &&
@@ -49,7 +166,6 @@ void AppendRemarkText(const Remark& r, std::string_view label,
     absl::StrAppend(&out, r.location.file, ":", r.location.line, ": ");
   }
   absl::StrAppend(&out, AsAbsl(label), ": ", r.pass, ": ");
-  if (!r.name.empty()) absl::StrAppend(&out, r.name, ": ");
   out.append(r.message);
   if (!r.instruction.empty()) {
     absl::StrAppend(&out, " [", r.instruction);
@@ -64,6 +180,8 @@ void AppendRemarkText(const Remark& r, std::string_view label,
     }
     out.append(")");
   }
+  // The name last, as LLVM's [-Rpass=NAME]: the part tools match.
+  if (!r.name.empty()) absl::StrAppend(&out, " [", r.name, "]");
   out.push_back('\n');
   if (!r.suggestion.empty()) {
     absl::StrAppend(&out, "  suggestion: ", r.suggestion, "\n");
@@ -75,7 +193,7 @@ void AppendRemarkText(const Remark& r, std::string_view label,
 std::string RemarkSink::WarningsText() const {
   std::string out;
   for (const Remark& r : remarks_) {
-    if (r.warn) AppendRemarkText(r, "warning", out);
+    if (r.kind == RemarkKind::kWarning) AppendRemarkText(r, "warning", out);
   }
   return out;
 }
@@ -105,7 +223,25 @@ std::string RemarkSink::ToJsonLines() const {
     if (!r.direction.empty()) j["direction"] = r.direction;
     j["message"] = r.message;
     if (!r.suggestion.empty()) j["suggestion"] = r.suggestion;
-    if (r.warn) j["warning"] = true;
+    // Before warnings had their own kind, "warning": true marked them.
+    if (r.kind == RemarkKind::kWarning) j["warning"] = true;
+    if (!r.args.empty()) {
+      nlohmann::json args = nlohmann::json::array();
+      for (const RemarkArg& a : r.args) {
+        nlohmann::json arg = {{"key", a.key},
+                              {"type", std::string(RemarkArgTypeName(a.type))}};
+        const bool text = a.type == RemarkArg::Type::kInstruction ||
+                          a.type == RemarkArg::Type::kLoop ||
+                          a.type == RemarkArg::Type::kText;
+        if (text) {
+          arg["value"] = a.text;
+        } else {
+          arg["value"] = a.value;
+        }
+        args.push_back(std::move(arg));
+      }
+      j["args"] = std::move(args);
+    }
     nlohmann::json metrics = nlohmann::json::object();
     for (const auto& [k, v] : r.metrics) metrics[k] = v;
     j["metrics"] = metrics;

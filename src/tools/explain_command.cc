@@ -7,13 +7,15 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "hlo/absl_compat.h"
 #include "hlo/verifier.h"
 #include "nlohmann/json.hpp"
-#include "passes/collective_pipeliner.h"
 #include "passes/loop_policy.h"
 #include "passes/pass.h"
+#include "passes/remark_summary.h"
 #include "support/byte_size.h"
+#include "tools/opt_command.h"
 #include "tools/xla_flags.h"
 
 namespace hloverlap {
@@ -308,97 +310,122 @@ std::string FormatSummaryJson(const ModuleSummary& s) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string FormatPipelineRemarksText(const std::vector<Remark>& remarks) {
-  std::string out =
-      "\npipelining (dry run of the collective pipeliner, as `hloverlap opt "
-      "--preset=pipeline` would run it; the module is not changed):\n";
-  // Loops in the order the pipeliner visited them (innermost first).
-  std::vector<std::string> loops;
+std::string FormatDecisionCounts(const std::vector<Remark>& remarks) {
+  // Per pass in order of appearance, per kind, per name.
+  struct KindCount {
+    RemarkKind kind;
+    int64_t count = 0;
+    std::vector<std::pair<std::string, int64_t>> names;
+  };
+  std::vector<std::pair<std::string, std::vector<KindCount>>> passes;
   for (const Remark& r : remarks) {
-    if (std::find(loops.begin(), loops.end(), r.loop) == loops.end()) {
-      loops.push_back(r.loop);
+    auto p = std::find_if(passes.begin(), passes.end(),
+                          [&](const auto& x) { return x.first == r.pass; });
+    if (p == passes.end()) {
+      passes.push_back({r.pass, {}});
+      p = passes.end() - 1;
     }
-  }
-  int64_t passed = 0, missed = 0, failed = 0;
-  for (const std::string& loop : loops) {
-    absl::StrAppend(&out, "  loop ", loop.empty() ? "(none)" : loop, ":\n");
-    for (const Remark& r : remarks) {
-      if (r.loop != loop) continue;
-      passed += r.kind == RemarkKind::kPassed;
-      missed += r.kind == RemarkKind::kMissed;
-      failed += r.kind == RemarkKind::kFailure;
-      absl::StrAppend(&out, "    ", AsAbsl(RemarkKindName(r.kind)), ": ");
-      if (!r.instruction.empty()) {
-        absl::StrAppend(&out, r.instruction,
-                        r.opcode.empty() ? "" : " (" + r.opcode + ")", ": ");
-      }
-      absl::StrAppend(&out, r.message);
-      for (const auto& [key, value] : r.metrics) {
-        if (key == "bytes_moved") {
-          absl::StrAppend(&out, ", moves ", BytesText(value));
-        } else if (key == "extra_live_bytes") {
-          absl::StrAppend(&out, ", extra live ", BytesText(value));
-        }
-      }
-      if (r.location.known()) {
-        absl::StrAppend(&out, " (", r.location.file, ":", r.location.line, ")");
-      }
-      out.push_back('\n');
-      if (!r.suggestion.empty()) {
-        absl::StrAppend(&out, "      suggestion: ", r.suggestion, "\n");
-      }
+    auto k = std::find_if(p->second.begin(), p->second.end(),
+                          [&](const KindCount& x) { return x.kind == r.kind; });
+    if (k == p->second.end()) {
+      p->second.push_back({r.kind, 0, {}});
+      k = p->second.end() - 1;
     }
+    ++k->count;
+    const std::string name = r.name.empty() ? "(unnamed)" : r.name;
+    auto n = std::find_if(k->names.begin(), k->names.end(),
+                          [&](const auto& x) { return x.first == name; });
+    if (n == k->names.end()) {
+      k->names.push_back({name, 0});
+      n = k->names.end() - 1;
+    }
+    ++n->second;
   }
-  if (loops.empty()) out += "  no collectives in loops\n";
-  absl::StrAppend(
-      &out, "  summary: ", passed, " would be pipelined, ", missed,
-      " left as they are",
-      failed ? absl::StrCat(", ", failed, " failed") : std::string(), "\n");
+  std::string out = "decisions per pass:\n";
+  if (passes.empty()) out += "  none\n";
+  for (const auto& [pass, kinds] : passes) {
+    absl::StrAppend(&out, "  ", pass, ":");
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const KindCount& k = kinds[i];
+      absl::StrAppend(&out, i ? ";" : "", " ", k.count, " ",
+                      AsAbsl(RemarkKindName(k.kind)), " (");
+      for (size_t j = 0; j < k.names.size(); ++j) {
+        absl::StrAppend(&out, j ? ", " : "", k.names[j].first, " ",
+                        k.names[j].second);
+      }
+      out += ")";
+    }
+    out += "\n";
+  }
   return out;
 }
 
 namespace {
 
-// Runs the cleanup passes and the pipeliner's dry run on `module`; the
-// remarks come back in `remarks`. Returns an exit code.
-int DryRunPipeliner(Module& module, const ExplainCommandOptions& options,
-                    RemarkSink& remarks) {
-  PassContext context;
+// The remarks of `sink` as a JSON array of the objects of ToJsonLines.
+nlohmann::json RemarksJson(const RemarkSink& sink) {
+  nlohmann::json list = nlohmann::json::array();
+  const std::string lines = sink.ToJsonLines();
+  size_t start = 0;
+  while (start < lines.size()) {
+    size_t end = lines.find('\n', start);
+    if (end == std::string::npos) end = lines.size();
+    nlohmann::json r =
+        nlohmann::json::parse(lines.substr(start, end - start), nullptr, false);
+    if (!r.is_discarded()) list.push_back(std::move(r));
+    start = end + 1;
+  }
+  return list;
+}
+
+// The pipeline's run: what it was, its remarks (input names).
+struct PipelineRun {
+  std::string how;  // "--preset=pipeline", "--passes=a,b"
+  std::string spec;
+  RemarkSink remarks;
+};
+
+// Runs on `module` (explain's own copy, never printed) the pipeline `opt`
+// would run with the same flags, built by the same function. Returns an
+// exit code.
+int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
+                   PipelineRun& run) {
+  OptCommandOptions opt = options.opt;
+  if (opt.passes.empty() && opt.preset.empty()) {
+    // Without --passes/--preset the XLA flags choose, as for opt; with no
+    // flags either, explain shows the pipeliner's preset.
+    PassOptions probe;
+    XlaFlagsResult probe_flags;
+    if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
+            opt.xla_flags, opt.use_xla_flags_env, probe, probe_flags,
+            XlaFlagsPrint::kNothing);
+        !s.ok()) {
+      return ReportStatus(s);
+    }
+    if (PipelineFromXlaFlags(probe_flags).empty()) opt.preset = "pipeline";
+  }
+  PassOptions flag_options;
   XlaFlagsResult flags;
   if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          options.xla_flags, /*use_env=*/true, context.options, flags);
+          opt.xla_flags, opt.use_xla_flags_env, flag_options, flags);
       !s.ok()) {
     return ReportStatus(s);
   }
-  if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
-      !s.ok()) {
-    return ReportStatus(s);
-  }
-  if (!options.memory_budget.empty()) {
-    absl::StatusOr<int64_t> budget = ParseByteSize(options.memory_budget);
-    if (!budget.ok()) {
-      return ReportStatus(absl::InvalidArgumentError(
-          absl::StrCat("--memory-budget: ", budget.status().message())));
-    }
-    context.options.memory_budget_bytes = *budget;
-  }
-  {
-    RemarkSink selectors;
-    CheckLoopRulesMatch(module, context.options.loop_rules, selectors);
-    PrintRemarkWarnings(selectors);
-  }
-  absl::StatusOr<PassPipeline> cleanup = BuildPreset("cleanup");
-  if (!cleanup.ok()) return ReportStatus(cleanup.status());
-  if (absl::StatusOr<bool> r = cleanup->Run(module, context); !r.ok()) {
-    return ReportStatus(r.status());
-  }
-  context.remarks.Clear();
-  CollectivePipelinerPass dry_run(/*dry_run=*/true);
-  if (absl::StatusOr<bool> r = dry_run.Run(module, context); !r.ok()) {
-    return ReportStatus(r.status());
-  }
+  absl::StatusOr<OptPipeline> built =
+      BuildOptPipeline(opt, flag_options, flags);
+  if (!built.ok()) return ReportStatus(built.status());
+  run.spec = built->spec;
+  run.how = opt.preset.empty() ? absl::StrCat("--passes=", opt.passes)
+                               : absl::StrCat("--preset=", opt.preset);
+  if (opt.preset.empty() && opt.passes.empty()) run.how = "(XLA flags)";
+  PassContext& context = built->context;
+  const InputNames input_names(module);
+  CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  absl::StatusOr<bool> changed = built->pipeline.Run(module, context);
+  MapRemarksToInput(input_names, context.remarks);
   PrintRemarkWarnings(context.remarks);
-  remarks = std::move(context.remarks);
+  run.remarks = std::move(context.remarks);
+  if (!changed.ok()) return ReportStatus(changed.status());
   return kExitOk;
 }
 
@@ -410,46 +437,78 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
   absl::StatusOr<LoadedModule> loaded = LoadModule(options.input, load);
   if (!loaded.ok()) return ReportStatus(loaded.status());
   ModuleSummary summary = SummarizeModule(*loaded->module);
-  RemarkSink remarks;
+  const std::vector<SummaryLoop> input_loops = SummaryLoops(*loaded->module);
+  PipelineRun run;
   bool pipeline = options.pipeline;
   if (pipeline && !options.verify && !VerifyModule(*loaded->module).ok()) {
     // Passes only run on valid modules.
-    PrintError("note: the module does not verify; no pipelining dry run");
+    PrintError("note: the module does not verify; no pass pipeline run");
     pipeline = false;
   }
   if (pipeline) {
-    if (int code = DryRunPipeliner(*loaded->module, options, remarks);
+    if (int code = RunOptPipeline(*loaded->module, options, run);
         code != kExitOk) {
       return code;
     }
   }
+  std::string list;
+  if (pipeline && !options.remarks.empty()) {
+    list = options.remarks_format == "json" ? run.remarks.ToJsonLines()
+                                            : run.remarks.ToText();
+    if (options.remarks != "-") {
+      if (absl::Status s = WriteOutputFile(options.remarks, list); !s.ok()) {
+        return ReportStatus(s);
+      }
+      list.clear();
+    } else if (options.json) {
+      list.clear();  // the JSON report has them ("remarks")
+    } else {
+      list.insert(0, "\nall remarks:\n");
+    }
+  }
   std::string text;
   if (options.json) {
-    text = FormatSummaryJson(summary);
-    if (pipeline) {
-      nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-      nlohmann::json list = nlohmann::json::array();
-      std::string lines = remarks.ToJsonLines();
-      size_t start = 0;
-      while (start < lines.size()) {
-        size_t end = lines.find('\n', start);
-        if (end == std::string::npos) end = lines.size();
-        nlohmann::json r = nlohmann::json::parse(
-            lines.substr(start, end - start), nullptr, false);
-        if (!r.is_discarded()) list.push_back(std::move(r));
-        start = end + 1;
+    nlohmann::json j =
+        nlohmann::json::parse(FormatSummaryJson(summary), nullptr, false);
+    if (pipeline && !j.is_discarded()) {
+      j["pipeline"] = run.spec;
+      nlohmann::json all = RemarksJson(run.remarks);
+      nlohmann::json pipelining = nlohmann::json::array();
+      for (const nlohmann::json& r : all) {
+        if (r.value("pass", "") == "collective-pipeliner") {
+          pipelining.push_back(r);
+        }
       }
-      if (!j.is_discarded()) {
-        j["pipelining"] = std::move(list);
-        text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-               "\n";
-      }
+      j["pipelining"] = std::move(pipelining);
+      j["remarks"] = std::move(all);
     }
+    text =
+        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
     text = FormatSummaryText(summary, options.all_computations);
-    if (pipeline) text += FormatPipelineRemarksText(remarks.remarks());
+    if (pipeline) {
+      // The decisions first, after the module's first line.
+      const std::string remarks_file =
+          options.remarks.empty() || options.remarks == "-" ? ""
+                                                            : options.remarks;
+      std::string decisions = absl::StrCat(
+          "\ndecisions of `hloverlap opt ", run.how, "` (",
+          run.spec.empty() ? "no passes" : run.spec,
+          "), run on a copy of the module:\n",
+          RemarksSummary(run.remarks.remarks(), input_loops, remarks_file),
+          FormatDecisionCounts(run.remarks.remarks()));
+      if (options.remarks.empty()) {
+        decisions +=
+            "(every remark, with its reason and suggestion: --remarks=FILE, "
+            "or --remarks=- here)\n";
+      }
+      const size_t first_line = text.find('\n');
+      text.insert(
+          first_line == std::string::npos ? text.size() : first_line + 1,
+          decisions);
+    }
   }
-  return ReportStatus(WriteOutputFile("-", text));
+  return ReportStatus(WriteOutputFile("-", text + list));
 }
 
 void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
@@ -458,8 +517,8 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
       "explain",
       "Summarize a module: computations, the while-loop nesting tree with "
       "trip counts, the collectives of every loop (kind, count, bytes, "
-      "replica groups), and what the collective pipeliner would do with "
-      "each (dry run, with the reasons).");
+      "replica groups), and what `opt` would do with each (the same "
+      "pipeline run on a copy, per loop and per pass, with the reasons).");
   cmd->add_option("input", options->input,
                   "Input HLO text file ('-' for stdin; .gz is read "
                   "transparently)")
@@ -470,18 +529,38 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--all-computations", options->all_computations,
                 "List fused computations too");
   cmd->add_flag("!--no-pipeline", options->pipeline,
-                "Leave out the collective pipeliner's dry run");
-  cmd->add_option("--loop", options->loop_rules,
-                  absl::StrCat("Per-loop rule for the dry run, as for opt:\n",
-                               AsAbsl(LoopRuleHelp())))
+                "Leave out the pass pipeline's run and its decisions");
+  cmd->add_option("--remarks", options->remarks,
+                  "Write every remark to FILE ('-': after the report)");
+  cmd->add_option("--remarks-format", options->remarks_format,
+                  "Remarks as 'text' (default) or 'json' lines")
+      ->check(CLI::IsMember({"text", "json"}));
+  OptCommandOptions& opt = options->opt;
+  cmd->add_option("--preset", opt.preset,
+                  absl::StrCat("The pipeline to explain, as for opt (default: "
+                               "pipeline); one of ",
+                               absl::StrJoin(KnownPresets(), ", ")));
+  cmd->add_option("--passes", opt.passes,
+                  "The pipeline to explain as pass names, as for opt");
+  cmd->add_option(
+         "--loop", opt.loop_rules,
+         absl::StrCat("Per-loop rule, as for opt:\n", AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  cmd->add_option("--memory-budget", options->memory_budget,
-                  absl::StrCat("Memory budget for the dry run, as for opt "
-                               "(e.g. 512M; ",
+  cmd->add_option("--memory-budget", opt.memory_budget,
+                  absl::StrCat("Memory budget, as for opt (e.g. 512M; ",
                                AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--xla-flags", options->xla_flags,
-                  "XLA flags for the dry run, as for opt (after XLA_FLAGS)");
+  cmd->add_option("--pipeline-depth", opt.pipeline_depth,
+                  "Prefetch depth, as for opt");
+  cmd->add_option("--in-flight-limit", opt.in_flight_limit,
+                  "Scheduler in-flight limit, as for opt");
+  cmd->add_option("--scheduler-memory-limit", opt.scheduler_memory_limit,
+                  "Scheduler memory limit, as for opt");
+  cmd->add_option("--gpu", opt.gpu, "Cost model device, as for opt");
+  cmd->add_option("--xla-flags", opt.xla_flags,
+                  "XLA flags, as for opt (after XLA_FLAGS)");
+  cmd->add_flag("!--no-xla-flags-env", opt.use_xla_flags_env,
+                "Ignore the XLA_FLAGS environment variable");
   cmd->callback([&ctx, options]() {
     ctx.SetAction([options]() { return RunExplainCommand(*options); });
   });

@@ -1,5 +1,5 @@
-// `hloverlap explain IN.hlo`: what is in a module, for someone about to
-// pipeline its collectives.
+// `hloverlap explain IN.hlo`: what is in a module, and what `opt` would do
+// with it and why.
 //
 // Prints (text, or JSON with --json) the module's computations with their
 // instruction counts and roles, the while-loop nesting tree with trip counts
@@ -9,11 +9,17 @@
 // each loop / computation by kind with count, result bytes and replica
 // groups, and totals. The data comes from analysis/module_summary.h.
 //
-// Then a dry run of the collective pipeliner (after the cleanup passes of
-// `--preset=pipeline`, the module itself is not changed or printed): per
-// loop, every candidate collective with what the pipeliner would do
-// (prefetch / delay) or why it would leave it, the source location, bytes
-// moved and extra live bytes, and a count of passed / missed remarks.
+// Then the decisions: the pipeline `opt` would run for the same flags
+// (--preset, default `pipeline`; --passes; the XLA flags; --loop,
+// --memory-budget, ...), built by the same function (BuildOptPipeline) and
+// run on explain's own copy of the module, which is not printed. Its counts
+// are opt's by construction (tests/tools/explain_counts_match_opt.py checks
+// every corpus module). The text shows first, after the module line, the
+// per-loop summary of the remarks (remark_summary.h, input names) and the
+// counts per pass, kind and remark name; `--remarks=FILE` writes every
+// remark (`-`: after the report). JSON adds "pipeline" (the pass names),
+// "remarks" (every remark, as opt's --remarks-format=json objects) and keeps
+// "pipelining" (the collective pipeliner's remarks, as before).
 #ifndef HLOVERLAP_TOOLS_EXPLAIN_COMMAND_H_
 #define HLOVERLAP_TOOLS_EXPLAIN_COMMAND_H_
 
@@ -23,6 +29,7 @@
 #include "analysis/module_summary.h"
 #include "passes/remarks.h"
 #include "tools/cli_util.h"
+#include "tools/opt_command.h"
 
 namespace hloverlap {
 
@@ -31,12 +38,13 @@ struct ExplainCommandOptions {
   bool verify = true;             // --no-verify
   bool json = false;              // --json
   bool all_computations = false;  // --all-computations: list fused ones too
-  // The pipeliner's dry run (what `opt --preset=pipeline` would do per loop
-  // and per collective, with the remarks); --no-pipeline leaves it out.
+  // The pipeline's run (--no-pipeline leaves it out).
   bool pipeline = true;
-  std::vector<std::string> loop_rules;  // --loop=SELECTOR:POLICY
-  std::string memory_budget;            // --memory-budget
-  std::string xla_flags;                // --xla-flags (and XLA_FLAGS)
+  std::string remarks;                  // --remarks=FILE|-
+  std::string remarks_format = "text";  // --remarks-format=text|json
+  // The pipeline and its options, as for opt (input, output and printing
+  // fields are not used).
+  OptCommandOptions opt;
 };
 
 void RegisterExplainCommand(CLI::App& app, CommandContext& ctx);
@@ -48,8 +56,8 @@ int RunExplainCommand(const ExplainCommandOptions& options);
 std::string FormatSummaryText(const ModuleSummary& summary,
                               bool all_computations);
 std::string FormatSummaryJson(const ModuleSummary& summary);
-// The dry-run section from the pipeliner's remarks.
-std::string FormatPipelineRemarksText(const std::vector<Remark>& remarks);
+// "decisions per pass:" lines: per pass, kind and remark name, the counts.
+std::string FormatDecisionCounts(const std::vector<Remark>& remarks);
 
 }  // namespace hloverlap
 

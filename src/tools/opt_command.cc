@@ -103,6 +103,78 @@ CLI::Validator DeclaredOptionCheck(std::string_view pass,
       o == nullptr ? "" : o->TypeText());
 }
 
+// The context options of `options` (after the XLA flags' `flag_options`).
+absl::Status ConfigurePassContext(const OptCommandOptions& options,
+                                  const PassOptions& flag_options,
+                                  PassContext& context) {
+  context.options = flag_options;
+  // Flags that set a pass's declared option for every run; an option in
+  // the pipeline text wins for its run.
+  if (!options.pipeline_depth.empty()) {
+    SetFromFlag(context.options, "collective-pipeliner", "depth",
+                options.pipeline_depth);
+  }
+  if (!options.memory_budget.empty()) {
+    absl::StatusOr<int64_t> budget =
+        ParseByteFlag(options.memory_budget, "--memory-budget");
+    if (!budget.ok()) return budget.status();
+    context.options.memory_budget_bytes = *budget;
+  }
+  if (options.max_module_instructions > 0) {
+    context.options.max_module_instructions = options.max_module_instructions;
+  }
+  // hloverlap's own options win over the XLA flags.
+  if (!options.in_flight_limit.empty()) {
+    SetFromFlag(context.options, "latency-hiding-scheduler", "in-flight",
+                options.in_flight_limit);
+  }
+  if (!options.gpu.empty()) {
+    SetFromFlag(context.options, "latency-hiding-scheduler", "gpu",
+                options.gpu);
+  }
+  if (!options.scheduler_memory_limit.empty()) {
+    absl::StatusOr<int64_t> limit = ParseByteFlag(
+        options.scheduler_memory_limit, "--scheduler-memory-limit");
+    if (!limit.ok()) return limit.status();
+    context.options.scheduler_memory_limit_bytes = *limit;
+  }
+  if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
+      !s.ok()) {
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+// Plans ask the simulator `hloverlap sim` runs, for the scheduler's GPU.
+std::unique_ptr<CostOracle> MakeCostOracle(const PassOptions& options) {
+  SimOptions sim_options;
+  if (std::optional<GpuSpec> spec = GpuSpecByName(options.gpu)) {
+    sim_options.spec = *spec;
+  }
+  return std::make_unique<SimCostOracle>(sim_options);
+}
+
+}  // namespace
+
+absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
+                                             const PassOptions& flag_options,
+                                             const XlaFlagsResult& flags) {
+  absl::StatusOr<std::vector<PassSpec>> specs = PipelinePasses(options, flags);
+  if (!specs.ok()) return specs.status();
+  OptPipeline out;
+  out.spec = PipelineText(*specs);
+  if (!specs->empty()) out.pipeline = BuildPipeline(*specs);
+  if (absl::Status s = ConfigurePassContext(options, flag_options, out.context);
+      !s.ok()) {
+    return s;
+  }
+  out.oracle = MakeCostOracle(out.context.options);
+  out.context.cost_oracle = out.oracle.get();
+  return out;
+}
+
+namespace {
+
 // Builds and runs the pipeline of `--passes` / `--preset` (or of the XLA
 // flags) on the module. Returns the exit code (remarks are written even
 // when a pass fails).
@@ -160,48 +232,13 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   }
 
   PassContext context;
-  context.options = flag_options;
-  // Flags that set a pass's declared option for every run; an option in
-  // the pipeline text wins for its run.
-  if (!options.pipeline_depth.empty()) {
-    SetFromFlag(context.options, "collective-pipeliner", "depth",
-                options.pipeline_depth);
-  }
-  if (!options.memory_budget.empty()) {
-    absl::StatusOr<int64_t> budget =
-        ParseByteFlag(options.memory_budget, "--memory-budget");
-    if (!budget.ok()) return ReportStatus(budget.status());
-    context.options.memory_budget_bytes = *budget;
-  }
-  if (options.max_module_instructions > 0) {
-    context.options.max_module_instructions = options.max_module_instructions;
-  }
-  // hloverlap's own options win over the XLA flags.
-  if (!options.in_flight_limit.empty()) {
-    SetFromFlag(context.options, "latency-hiding-scheduler", "in-flight",
-                options.in_flight_limit);
-  }
-  if (!options.gpu.empty()) {
-    SetFromFlag(context.options, "latency-hiding-scheduler", "gpu",
-                options.gpu);
-  }
-  // Plans ask the simulator `hloverlap sim` runs (the scheduler's GPU).
-  SimOptions sim_options;
-  if (std::optional<GpuSpec> spec = GpuSpecByName(context.options.gpu)) {
-    sim_options.spec = *spec;
-  }
-  SimCostOracle oracle(sim_options);
-  context.cost_oracle = &oracle;
-  if (!options.scheduler_memory_limit.empty()) {
-    absl::StatusOr<int64_t> limit = ParseByteFlag(
-        options.scheduler_memory_limit, "--scheduler-memory-limit");
-    if (!limit.ok()) return ReportStatus(limit.status());
-    context.options.scheduler_memory_limit_bytes = *limit;
-  }
-  if (absl::Status s = AddLoopRules(options.loop_rules, context.options);
+  if (absl::Status s = ConfigurePassContext(options, flag_options, context);
       !s.ok()) {
     return ReportStatus(s);
   }
+  std::unique_ptr<CostOracle> oracle = MakeCostOracle(context.options);
+  context.cost_oracle = oracle.get();
+  const InputNames input_names(module);
 
   // Selectors are checked, and the summary groups remarks, by the loops
   // the user sees: the input's.
@@ -212,6 +249,7 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   std::vector<SummaryLoop> input_loops;
   if (summary) input_loops = SummaryLoops(module);
   absl::StatusOr<bool> changed = pipeline.Run(module, context);
+  MapRemarksToInput(input_names, context.remarks);
   // What did not happen as asked is on stderr whatever --remarks says.
   PrintRemarkWarnings(context.remarks);
   if (summary) {

@@ -12,10 +12,13 @@
 #ifndef HLOVERLAP_TOOLS_OPT_COMMAND_H_
 #define HLOVERLAP_TOOLS_OPT_COMMAND_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "passes/pass.h"
 #include "tools/cli_util.h"
+#include "tools/xla_flags.h"
 
 namespace hloverlap {
 
@@ -59,6 +62,22 @@ struct OptCommandOptions {
 };
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx);
+
+// The pipeline `opt` runs for `options` (--passes, --preset, or the passes
+// the XLA flags turn on; notes about what the flags changed go to stderr)
+// and the context it runs in (options from the flags and the command line,
+// --loop rules). `explain` builds its pipeline here too, so it runs exactly
+// what `opt` runs.
+struct OptPipeline {
+  std::string spec;  // the pass names, comma-separated (empty: none)
+  PassPipeline pipeline;
+  PassContext context;
+  // The cost model context.cost_oracle points to (plans, --preset=auto).
+  std::shared_ptr<const CostOracle> oracle;
+};
+absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
+                                             const PassOptions& flag_options,
+                                             const XlaFlagsResult& flags);
 
 // Runs `opt` and returns the exit code.
 int RunOptCommand(const OptCommandOptions& options);

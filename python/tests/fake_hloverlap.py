@@ -25,8 +25,8 @@ def main(argv):
       with open(log, "a") as f:
         f.write(argv[1] + "\n")
     if argv[1] == "--list-presets":
-      names = ["cleanup", "pipeline", "hoist-pipeline", "xla-gpu",
-               "fake-preset"]
+      names = ["cleanup", "pipeline", "hoist-pipeline", "xla-gpu", "auto",
+               "auto-rewrite", "fake-preset"]
       print(json.dumps({"presets": [
           {"name": n, "pipeline": "inline,dce", "help": "", "passes": []}
           for n in names]}))

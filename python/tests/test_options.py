@@ -7,7 +7,8 @@ from hloverlap.options import Options, OptionsError, as_options
 # As `hloverlap.binary.catalog` returns it.
 CATALOG = {
     "presets": {"cleanup": "inline,tuple-simplify,dce",
-                "hoist-pipeline": "inline,dce", "fake-preset": "dce"},
+                "hoist-pipeline": "inline,dce", "auto-rewrite": "auto-rewrite-plan",
+                "fake-preset": "dce"},
     "passes": {"collective-pipeliner": {
         "depth": {"name": "depth", "type": "int", "min": 1, "max": 64}}},
 }

@@ -27,7 +27,7 @@ TEST(PassRegistry, EveryPassRegistersUnderItsOwnName) {
           << p.name << " " << o.name;
     }
   }
-  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.size(), 10u);  // 8 passes and the 2 planners (auto_plan.h)
 }
 
 TEST(PassRegistry, EveryPresetIsValidPipelineText) {
@@ -38,7 +38,7 @@ TEST(PassRegistry, EveryPresetIsValidPipelineText) {
   }
   EXPECT_EQ(KnownPresets(),
             (std::vector<std::string>{"cleanup", "pipeline", "hoist-pipeline",
-                                      "xla-gpu"}));
+                                      "xla-gpu", "auto", "auto-rewrite"}));
 }
 
 TEST(PipelineText, OptionsInBraces) {

@@ -483,7 +483,23 @@ absl::StatusOr<bool> DoubleBufferer::Run() {
 absl::StatusOr<bool> DoubleBufferPass::Run(Module& module,
                                            PassContext& context) {
   DoubleBufferer bufferer(module, context);
-  return bufferer.Run();
+  absl::StatusOr<bool> changed = bufferer.Run();
+  if (!changed.ok() || !*changed || !module.is_scheduled()) return changed;
+  // The unrolled bodies are built by appending: in a scheduled module their
+  // stored order is the schedule, so put each one that no longer runs as
+  // written (an operand after its user) in post order. The scheduler, when
+  // it runs next, replaces it; until then the module stays valid
+  // (--verify-each, a pipeline that stops here).
+  for (const auto& comp : module.computations()) {
+    if (VerifySchedule(*comp).ok()) continue;
+    if (absl::Status s =
+            comp->SetInstructionOrder(comp->MakeInstructionPostOrder());
+        !s.ok()) {
+      return absl::InternalError(absl::StrCat("double-buffer: reordering ",
+                                              comp->name(), ": ", s.message()));
+    }
+  }
+  return changed;
 }
 
 // Registration (passes/pass_registry.h).

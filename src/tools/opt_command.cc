@@ -20,8 +20,8 @@
 #include "passes/pass_instrumentation.h"
 #include "passes/pass_registry.h"
 #include "passes/remark_summary.h"
-#include "support/byte_size.h"
 #include "sim/sim_cost_oracle.h"
+#include "support/byte_size.h"
 #include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
@@ -87,8 +87,8 @@ void SetFromFlag(PassOptions& options, std::string_view pass,
   }
 }
 
-// A CLI11 check of a flag by the pass option it sets (one range or list,
-// declared once, by the pass).
+}  // namespace
+
 CLI::Validator DeclaredOptionCheck(std::string_view pass,
                                    std::string_view option) {
   const PassOptionInfo* o = FindPassOption(pass, option);
@@ -102,6 +102,8 @@ CLI::Validator DeclaredOptionCheck(std::string_view pass,
       },
       o == nullptr ? "" : o->TypeText());
 }
+
+namespace {
 
 // The context options of `options` (after the XLA flags' `flag_options`).
 absl::Status ConfigurePassContext(const OptCommandOptions& options,

@@ -20,6 +20,10 @@
 #include "tools/cli_util.h"
 #include "tools/xla_flags.h"
 
+namespace CLI {
+class Validator;
+}  // namespace CLI
+
 namespace hloverlap {
 
 struct OptCommandOptions {
@@ -78,6 +82,12 @@ struct OptPipeline {
 absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
                                              const PassOptions& flag_options,
                                              const XlaFlagsResult& flags);
+
+// A CLI11 check of a flag by the pass option it sets (one range or list,
+// declared once, by the pass): opt's and explain's --pipeline-depth,
+// --in-flight-limit and --gpu.
+CLI::Validator DeclaredOptionCheck(std::string_view pass,
+                                   std::string_view option);
 
 // Runs `opt` and returns the exit code.
 int RunOptCommand(const OptCommandOptions& options);

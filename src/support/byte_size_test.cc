@@ -1,5 +1,6 @@
 #include "support/byte_size.h"
 
+#include <limits>
 #include <cstdint>
 #include <string>
 
@@ -58,7 +59,8 @@ TEST(ByteSizeTest, Rejected) {
 }
 
 TEST(ByteSizeTest, TooLarge) {
-  EXPECT_EQ(Bytes("8388607T"), (int64_t{1} << 63) - (int64_t{1} << 40));
+  EXPECT_EQ(Bytes("8388607T"),
+            std::numeric_limits<int64_t>::max() - (int64_t{1} << 40) + 1);
   EXPECT_FALSE(ParseByteSize("8388608T").ok());  // 2^63
   EXPECT_FALSE(ParseByteSize("1e30").ok());
   EXPECT_FALSE(ParseByteSize("9223372036854775808").ok());

@@ -10,6 +10,7 @@
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
 
@@ -48,7 +49,8 @@ bool PassedThrough(const Instruction* loop, int64_t index) {
 }
 
 // Structural facts both loops must have so that a state element can be
-// appended in place. Empty string = fine, else the reason.
+// appended (LoopRewrite::AppendLoopState) and the loop's callers still see
+// the same values. Empty string = fine, else the reason.
 std::string CanAppendState(
     const Instruction* loop,
     const absl::flat_hash_map<const Computation*, int>& callers) {
@@ -89,43 +91,6 @@ std::string CanAppendState(
     return absl::StrCat(body->name(), "'s root is not a plain tuple");
   }
   return "";
-}
-
-// Appends a state element (initial value `init`, passed through unchanged)
-// to `loop`; returns the get-tuple-element of the new element in the body.
-Instruction* AppendState(Instruction* loop, Instruction* init) {
-  Module* module = loop->parent()->parent();
-  const Shape& shape = init->shape();
-  const int64_t index = loop->shape().tuple_size();
-  Instruction* tuple = loop->operand(0);
-  tuple->AppendOperand(init);
-  tuple->mutable_shape().mutable_tuple_shapes().push_back(shape);
-  loop->mutable_shape().mutable_tuple_shapes().push_back(shape);
-  Computation* body = loop->while_body();
-  Computation* cond = loop->while_condition();
-  cond->parameter(0)->mutable_shape().mutable_tuple_shapes().push_back(shape);
-  Instruction* param = body->parameter(0);
-  param->mutable_shape().mutable_tuple_shapes().push_back(shape);
-  auto gte = std::make_unique<Instruction>(
-      Opcode::kGetTupleElement,
-      module->UniqueInstructionName(absl::StrCat(init->name(), ".carried")),
-      shape);
-  gte->mutable_attrs().tuple_index = index;
-  gte->AppendOperand(param);
-  // Right after the parameter, so it is defined before any use.
-  const Instruction* before = nullptr;
-  const auto& insts = body->instructions();
-  for (size_t i = 0; i < insts.size(); ++i) {
-    if (insts[i].get() == param) {
-      before = i + 1 < insts.size() ? insts[i + 1].get() : nullptr;
-      break;
-    }
-  }
-  Instruction* added = body->AddInstruction(std::move(gte), before);
-  Instruction* root = body->root();
-  root->AppendOperand(added);
-  root->mutable_shape().mutable_tuple_shapes().push_back(shape);
-  return added;
 }
 
 struct Candidate {
@@ -209,6 +174,91 @@ int64_t ForwardStackedCopies(Instruction* inner, Instruction* value,
     }
   }
   return forwarded;
+}
+
+// What a committed hoist built: the new loops, each old instruction of
+// their conditions and bodies -> its copy, the gathered stack.
+struct Hoisted {
+  AppendedState outer;
+  AppendedState inner;
+  Instruction* gathered = nullptr;
+  int64_t forwarded = 0;  // stacked copies read from the gathered stack
+};
+
+// Hoists `c.ag` out of `outer` in one transaction: the gathered stack
+// `gshape` before `outer`, carried by both loops (new conditions and
+// bodies), the all-gather replaced by a slice of it. Rolled back on error.
+absl::StatusOr<Hoisted> RewriteHoist(
+    Module& module, const Candidate& c, const Shape& gshape, Instruction* inner,
+    Instruction* outer,
+    const CollectiveHoistPass::BeforeCommitHook& before_commit) {
+  auto failed = [&](absl::string_view problem) {
+    return absl::InternalError(
+        absl::StrCat(AsAbsl(kPassName), ": hoisting all-gather ", c.ag->name(),
+                     " out of ", outer->name(), ": ", problem));
+  };
+  LoopRewrite txn(module);
+  Hoisted h;
+  auto g = std::make_unique<Instruction>(
+      Opcode::kAllGather,
+      module.UniqueInstructionName(absl::StrCat(c.ag->name(), ".hoisted")),
+      gshape);
+  g->CopyAttributesFrom(*c.ag);
+  g->mutable_attrs().dimensions = DimensionVector{c.gather_dim};
+  g->mutable_attrs().has_dimensions = true;
+  if (g->attrs().channel_id.has_value()) {
+    g->mutable_attrs().channel_id = module.NextChannelId();
+  }
+  g->AppendOperand(c.outer_value);
+  h.gathered = txn.Add(*outer->parent(), std::move(g), outer);
+  absl::StatusOr<AppendedState> o = txn.AppendLoopState(outer, {h.gathered});
+  if (!o.ok()) return failed(o.status().message());
+  h.outer = *std::move(o);
+  absl::StatusOr<AppendedState> i =
+      txn.AppendLoopState(h.outer.map.at(inner), {h.outer.reads[0]});
+  if (!i.ok()) return failed(i.status().message());
+  h.inner = *std::move(i);
+  // In the new inner body: the all-gather becomes a slice of the carried
+  // stack (and the reshape of it).
+  Computation* body = h.inner.body;
+  Instruction* ag = h.inner.map.at(c.ag);
+  const Instruction* old_ds = h.inner.map.at(c.ds);
+  Shape ds_shape = old_ds->shape();
+  ds_shape.set_dimension(c.gather_dim,
+                         ds_shape.dimensions(c.gather_dim) * c.factor);
+  auto ds = std::make_unique<Instruction>(
+      Opcode::kDynamicSlice,
+      module.UniqueInstructionName(absl::StrCat(c.ds->name(), ".hoisted")),
+      ds_shape);
+  ds->CopyAttributesFrom(*old_ds);
+  ds->mutable_attrs().dynamic_slice_sizes[c.gather_dim] *= c.factor;
+  ds->AppendOperand(h.inner.reads[0]);
+  for (int64_t j = 1; j < old_ds->operand_count(); ++j) {
+    ds->AppendOperand(old_ds->operand(j));
+  }
+  Instruction* value = body->AddInstruction(std::move(ds), ag);
+  if (c.reshape != nullptr) {
+    auto rs =
+        std::make_unique<Instruction>(Opcode::kReshape,
+                                      module.UniqueInstructionName(absl::StrCat(
+                                          c.reshape->name(), ".hoisted")),
+                                      ag->shape());
+    rs->CopyAttributesFrom(*c.reshape);
+    rs->AppendOperand(value);
+    value = body->AddInstruction(std::move(rs), ag);
+  }
+  absl::Status s = ag->ReplaceAllUsesWith(value);
+  if (s.ok()) s = body->RemoveInstruction(ag);
+  if (!s.ok()) return failed(s.message());
+  h.forwarded = ForwardStackedCopies(h.inner.loop, value, old_ds->operand(1),
+                                     h.outer.reads[0]);
+  if (before_commit) {
+    if (s = before_commit(*body); !s.ok()) return failed(s.message());
+  }
+  if (s = txn.Commit("the hoisted loops do not verify: "); !s.ok()) {
+    return failed(s.message());
+  }
+  return h;
 }
 
 }  // namespace
@@ -417,12 +467,13 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       }
       if (e.predicted && e.gain_us() <= 0) {
         AddEstimateMetrics(e, r.metrics);
-        missed(std::string(kNotProfitable),
-               absl::StrCat(
-            "the predicted gain is not positive: gathering the stack once "
-            "costs as much as the per-iteration gathers it replaces (",
-            std::llround(e.hidden_us), " us of communication saved, ",
-            std::llround(e.added_compute_us), " us of copies added)"));
+        missed(
+            std::string(kNotProfitable),
+            absl::StrCat(
+                "the predicted gain is not positive: gathering the stack once "
+                "costs as much as the per-iteration gathers it replaces (",
+                std::llround(e.hidden_us), " us of communication saved, ",
+                std::llround(e.added_compute_us), " us of copies added)"));
         continue;
       }
       r.Metric("extra_live_bytes", e.extra_live_bytes);
@@ -438,54 +489,33 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           !s.ok()) {
         return s;
       }
-      // Rewrite.
-      Computation* outer_comp = outer->parent();
-      auto g = std::make_unique<Instruction>(
-          Opcode::kAllGather,
-          module.UniqueInstructionName(absl::StrCat(ag->name(), ".hoisted")),
-          gshape);
-      g->CopyAttributesFrom(*ag);
-      g->mutable_attrs().dimensions = DimensionVector{c.gather_dim};
-      g->mutable_attrs().has_dimensions = true;
-      if (g->attrs().channel_id.has_value()) {
-        g->mutable_attrs().channel_id = module.NextChannelId();
+      absl::StatusOr<Hoisted> h =
+          RewriteHoist(module, c, gshape, inner, outer, before_commit_);
+      if (!h.ok()) return h.status();
+      // The old loops, their conditions and bodies are gone: what pointed
+      // into them now points to the copies.
+      absl::flat_hash_map<const Instruction*, Instruction*> moved =
+          std::move(h->outer.map);
+      moved.merge(h->inner.map);
+      moved[outer] = h->outer.loop;
+      moved[inner] = h->inner.loop;
+      for (LoopNode* n : nest.InnermostFirst()) {
+        if (auto it = moved.find(n->while_instr); it != moved.end()) {
+          n->while_instr = it->second;
+        }
       }
-      g->AppendOperand(c.outer_value);
-      Instruction* gathered = outer_comp->AddInstruction(std::move(g), outer);
-      Instruction* g0 = AppendState(outer, gathered);
-      Instruction* g1 = AppendState(inner, g0);
-      Shape ds_shape = c.ds->shape();
-      ds_shape.set_dimension(c.gather_dim,
-                             ds_shape.dimensions(c.gather_dim) * c.factor);
-      auto ds = std::make_unique<Instruction>(
-          Opcode::kDynamicSlice,
-          module.UniqueInstructionName(absl::StrCat(c.ds->name(), ".hoisted")),
-          ds_shape);
-      ds->CopyAttributesFrom(*c.ds);
-      ds->mutable_attrs().dynamic_slice_sizes[c.gather_dim] *= c.factor;
-      ds->AppendOperand(g1);
-      for (int64_t j = 1; j < c.ds->operand_count(); ++j) {
-        ds->AppendOperand(c.ds->operand(j));
+      for (Instruction*& other : ags) {
+        if (auto it = moved.find(other); it != moved.end()) other = it->second;
       }
-      Instruction* value = body->AddInstruction(std::move(ds), ag);
-      if (c.reshape != nullptr) {
-        auto rs = std::make_unique<Instruction>(
-            Opcode::kReshape,
-            module.UniqueInstructionName(
-                absl::StrCat(c.reshape->name(), ".hoisted")),
-            ag->shape());
-        rs->CopyAttributesFrom(*c.reshape);
-        rs->AppendOperand(value);
-        value = body->AddInstruction(std::move(rs), ag);
+      for (const AppendedState* st : {&h->outer, &h->inner}) {
+        callers[st->condition] = 1;
+        callers[st->body] = 1;
       }
-      absl::Status s = ag->ReplaceAllUsesWith(value);
-      if (s.ok()) s = body->RemoveInstruction(ag);
-      if (!s.ok()) {
-        return absl::InternalError(absl::StrCat("collective-hoist: rewriting ",
-                                                ag->name(), ": ", s.message()));
-      }
-      int64_t forwarded =
-          ForwardStackedCopies(inner, value, c.ds->operand(1), g0);
+      inner = h->inner.loop;
+      outer = h->outer.loop;
+      body = inner->while_body();
+      const int64_t forwarded = h->forwarded;
+      Instruction* gathered = h->gathered;
       r.Metric("stacked_copies_forwarded", forwarded);
       context.memory.Spend(e.extra_live_bytes);
       changed = true;

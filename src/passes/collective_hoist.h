@@ -36,8 +36,17 @@
 // while each, their parameters are used only by get-tuple-element, and the
 // loops' results only by get-tuple-element (so neither loop is the root of
 // its computation, whose result shape would change).
+//
+// Each hoist is one LoopRewrite transaction (passes/loop_rewrite.h): both
+// loops get the gathered stack as appended state in new conditions and
+// bodies; the commit verifies them and swaps them in. An internal failure
+// rolls back, leaving the module as it was, and is returned as an error
+// naming the pass, the loop and the all-gather.
 #ifndef HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 #define HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
+
+#include <functional>
+#include <utility>
 
 #include "passes/pass.h"
 
@@ -45,8 +54,18 @@ namespace hloverlap {
 
 class CollectiveHoistPass : public Pass {
  public:
+  // Test hook: runs on each hoist's new inner body just before the commit.
+  // An error, or a body left malformed, makes the hoist fail and roll back.
+  using BeforeCommitHook = std::function<absl::Status(Computation& body)>;
+  CollectiveHoistPass() = default;
+  explicit CollectiveHoistPass(BeforeCommitHook before_commit)
+      : before_commit_(std::move(before_commit)) {}
+
   std::string_view name() const override { return "collective-hoist"; }
   absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
+
+ private:
+  BeforeCommitHook before_commit_;
 };
 
 }  // namespace hloverlap

@@ -1,14 +1,72 @@
 #include "passes/loop_rewrite.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
+#include "hlo/clone.h"
 #include "hlo/verifier.h"
 
 namespace hloverlap {
+namespace {
+
+// A copy of `src` under its own name, with its instruction order, control
+// edges, channel ids and callees, placed before it (its instructions keep
+// their names too: `src` goes before the names are read as unique again).
+// Every instruction of `src` and its copy are recorded in `map`.
+absl::StatusOr<Computation*> CopyInPlaceOf(
+    const Computation& src, Module& module,
+    absl::flat_hash_map<const Instruction*, Instruction*>& map,
+    std::vector<Computation*>& created) {
+  auto copy = std::make_unique<Computation>(src.name());
+  copy->set_execution_thread(src.execution_thread());
+  copy->set_is_fusion_computation(src.IsFusionComputation());
+  Computation* dst = module.AddComputation(std::move(copy), &src);
+  created.push_back(dst);
+  for (Instruction* inst : src.MakeInstructionPostOrder()) {
+    std::vector<Instruction*> ops;
+    ops.reserve(inst->operand_count());
+    for (Instruction* op : inst->operands()) {
+      auto it = map.find(op);
+      if (it == map.end() || it->second->parent() != dst) {
+        return absl::InternalError(
+            absl::StrCat("copying ", src.name(), ": operand ", op->name(),
+                         " of ", inst->name(), " is not in the computation"));
+      }
+      ops.push_back(it->second);
+    }
+    map[inst] = dst->AddInstruction(CloneInstruction(*inst, inst->name(), ops));
+  }
+  std::vector<Instruction*> order;
+  order.reserve(src.instruction_count());
+  for (const auto& inst : src.instructions()) {
+    Instruction* c = map.at(inst.get());
+    for (Instruction* pred : inst->control_predecessors()) {
+      c->AddControlPredecessor(map.at(pred));
+    }
+    order.push_back(c);
+  }
+  if (src.root() != nullptr) dst->set_root(map.at(src.root()));
+  if (absl::Status s = dst->SetInstructionOrder(order); !s.ok()) return s;
+  return dst;
+}
+
+// The instruction stored right after `inst` in its computation (null when
+// it is the last).
+const Instruction* NextInOrder(const Instruction* inst) {
+  const auto& insts = inst->parent()->instructions();
+  for (size_t i = 0; i + 1 < insts.size(); ++i) {
+    if (insts[i].get() == inst) return insts[i + 1].get();
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 Instruction* LoopRewrite::Add(Computation& comp,
                               std::unique_ptr<Instruction> inst,
@@ -44,12 +102,7 @@ absl::Status LoopRewrite::Commit(Instruction* old, Instruction* result,
       return absl::InternalError(absl::StrCat(AsAbsl(what), problems.front()));
     }
   }
-  for (Instruction* pred : old->control_predecessors()) {
-    preds_to->AddControlPredecessor(pred);
-  }
-  std::vector<Instruction*> succs = old->control_successors();
-  for (Instruction* succ : succs) succ->AddControlPredecessor(result);
-  old->DropAllControlDependencies();
+  MoveControlEdges(old, preds_to, result);
   if (absl::Status s = old->ReplaceAllUsesWith(result); !s.ok()) {
     Rollback();
     return s;
@@ -58,9 +111,224 @@ absl::Status LoopRewrite::Commit(Instruction* old, Instruction* result,
   return absl::OkStatus();
 }
 
+void LoopRewrite::MoveControlEdges(Instruction* old, Instruction* preds_to,
+                                   Instruction* result) {
+  for (Instruction* pred : old->control_predecessors()) {
+    preds_to->AddControlPredecessor(pred);
+  }
+  std::vector<Instruction*> succs = old->control_successors();
+  for (Instruction* succ : succs) succ->AddControlPredecessor(result);
+  old->DropAllControlDependencies();
+}
+
+bool LoopRewrite::Created(const Computation* c) const {
+  return std::find(computations_.begin(), computations_.end(), c) !=
+         computations_.end();
+}
+
+absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
+    Instruction* loop, absl::Span<Instruction* const> inits) {
+  Computation* parent = loop->parent();
+  if (loop->opcode() != Opcode::kWhile || loop->operand_count() != 1 ||
+      loop->called_computations().size() != 2 || parent == nullptr ||
+      !loop->shape().IsTuple()) {
+    return absl::InternalError(absl::StrCat(
+        "appending loop state: ", loop->name(), " is not a while of a tuple"));
+  }
+  const Computation* old_cond = loop->while_condition();
+  const Computation* old_body = loop->while_body();
+  if (old_cond == nullptr || old_body == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "appending loop state: ", loop->name(), " has no condition or body"));
+  }
+  if (old_cond->num_parameters() != 1 || old_body->num_parameters() != 1 ||
+      old_body->root() == nullptr ||
+      old_body->root()->opcode() != Opcode::kTuple) {
+    return absl::InternalError(absl::StrCat(
+        "appending loop state to ", loop->name(),
+        ": its condition and body need one parameter and a root tuple"));
+  }
+  const int64_t old_size = loop->shape().tuple_size();
+  Shape shape = loop->shape();
+  for (const Instruction* init : inits) {
+    shape.mutable_tuple_shapes().push_back(init->shape());
+  }
+  AppendedState out;
+  for (const Computation* c : {old_cond, old_body}) {
+    absl::StatusOr<Computation*> copy =
+        CopyInPlaceOf(*c, *module_, out.map, computations_);
+    if (!copy.ok()) return copy.status();
+    Instruction* p = (*copy)->parameter(0);
+    for (const Instruction* init : inits) {
+      p->mutable_shape().mutable_tuple_shapes().push_back(init->shape());
+    }
+    (c == old_cond ? out.condition : out.body) = *copy;
+  }
+  // Reads of the new elements in the body, right after its parameter, and
+  // passed on by the root.
+  Instruction* param = out.body->parameter(0);
+  const Instruction* after_param = NextInOrder(param);
+  Instruction* root = out.body->root();
+  for (size_t k = 0; k < inits.size(); ++k) {
+    auto gte = std::make_unique<Instruction>(
+        Opcode::kGetTupleElement,
+        module_->UniqueInstructionName(
+            absl::StrCat(inits[k]->name(), ".carried")),
+        inits[k]->shape());
+    gte->mutable_attrs().tuple_index = old_size + static_cast<int64_t>(k);
+    gte->AppendOperand(param);
+    Instruction* read = out.body->AddInstruction(std::move(gte), after_param);
+    root->AppendOperand(read);
+    root->mutable_shape().mutable_tuple_shapes().push_back(read->shape());
+    out.reads.push_back(read);
+  }
+  // The new init tuple (in place of the old one when it is a tuple
+  // instruction, else of get-tuple-elements of it, before the loop) and the
+  // new while next to the old one.
+  Instruction* old_init = loop->operand(0);
+  std::vector<Instruction*> elements;
+  const Instruction* tuple_before = loop;
+  std::string tuple_name;
+  if (old_init->opcode() == Opcode::kTuple) {
+    elements.assign(old_init->operands().begin(), old_init->operands().end());
+    tuple_before = old_init;
+    tuple_name = old_init->name();
+  } else {
+    for (int64_t k = 0; k < old_size; ++k) {
+      auto gte = std::make_unique<Instruction>(
+          Opcode::kGetTupleElement,
+          module_->UniqueInstructionName(
+              absl::StrCat(old_init->name(), ".", k)),
+          old_init->shape().tuple_shapes(k));
+      gte->mutable_attrs().tuple_index = k;
+      gte->AppendOperand(old_init);
+      elements.push_back(Add(*parent, std::move(gte), loop));
+    }
+    tuple_name =
+        module_->UniqueInstructionName(absl::StrCat(loop->name(), ".init"));
+  }
+  elements.insert(elements.end(), inits.begin(), inits.end());
+  // A copy of the old tuple keeps its metadata and other attributes.
+  std::unique_ptr<Instruction> tuple =
+      old_init->opcode() == Opcode::kTuple
+          ? CloneInstruction(*old_init, std::move(tuple_name), elements)
+          : std::make_unique<Instruction>(Opcode::kTuple, std::move(tuple_name),
+                                          shape);
+  if (old_init->opcode() != Opcode::kTuple) {
+    for (Instruction* e : elements) tuple->AppendOperand(e);
+  }
+  tuple->mutable_shape() = shape;
+  Instruction* new_init = Add(*parent, std::move(tuple), tuple_before);
+  auto w = CloneInstruction(*loop, loop->name(), {new_init});
+  w->mutable_shape() = shape;
+  w->mutable_called_computations() = {out.condition, out.body};
+  out.loop = Add(*parent, std::move(w), loop);
+  // Users other than get-tuple-element (and the root) read the old state
+  // through a tuple of get-tuple-elements of the new loop.
+  Replacement r{loop, out.loop, nullptr};
+  bool plain = parent->root() != loop;
+  for (const Instruction* u : loop->users()) {
+    plain &= u->opcode() == Opcode::kGetTupleElement;
+  }
+  if (!plain) {
+    std::vector<Instruction*> parts;
+    for (int64_t k = 0; k < old_size; ++k) {
+      auto gte = std::make_unique<Instruction>(
+          Opcode::kGetTupleElement,
+          module_->UniqueInstructionName(absl::StrCat(loop->name(), ".", k)),
+          loop->shape().tuple_shapes(k));
+      gte->mutable_attrs().tuple_index = k;
+      gte->AppendOperand(out.loop);
+      parts.push_back(Add(*parent, std::move(gte), loop));
+    }
+    auto bridge = std::make_unique<Instruction>(
+        Opcode::kTuple,
+        module_->UniqueInstructionName(absl::StrCat(loop->name(), ".state")),
+        loop->shape());
+    for (Instruction* part : parts) bridge->AppendOperand(part);
+    r.bridge = Add(*parent, std::move(bridge), loop);
+  }
+  maybe_unused_.push_back(loop->while_condition());
+  maybe_unused_.push_back(loop->while_body());
+  if (!Created(parent)) {
+    replacements_.push_back(r);
+    return out;
+  }
+  if (absl::Status s = Replace(r); !s.ok()) return s;
+  return out;
+}
+
+absl::Status LoopRewrite::Replace(const Replacement& r) {
+  Instruction* old = r.old_loop;
+  Computation* parent = old->parent();
+  MoveControlEdges(old, r.new_loop, r.new_loop);
+  std::vector<Instruction*> users = old->users();
+  for (Instruction* u : users) {
+    u->ReplaceOperandsWith(
+        old, u->opcode() == Opcode::kGetTupleElement || r.bridge == nullptr
+                 ? r.new_loop
+                 : r.bridge);
+  }
+  if (parent->root() == old && r.bridge != nullptr) {
+    parent->set_root(r.bridge);
+  }
+  Instruction* old_init = old->operand(0);
+  if (absl::Status s = parent->RemoveInstruction(old); !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat("replacing loop ", old->name(), ": ", s.message()));
+  }
+  if (old_init->opcode() == Opcode::kTuple && old_init->users().empty() &&
+      parent->root() != old_init && old_init->control_successors().empty()) {
+    return parent->RemoveInstruction(old_init);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoopRewrite::Commit(std::string_view what) {
+  std::vector<const Computation*> verify(computations_.begin(),
+                                         computations_.end());
+  absl::flat_hash_set<const Computation*> parents;
+  for (const Replacement& r : replacements_) {
+    if (parents.insert(r.old_loop->parent()).second) {
+      verify.push_back(r.old_loop->parent());
+    }
+  }
+  for (const Computation* c : verify) {
+    std::vector<std::string> problems = VerifyComputationAll(*c);
+    if (!problems.empty()) {
+      Rollback();
+      return absl::InternalError(absl::StrCat(AsAbsl(what), problems.front()));
+    }
+  }
+  for (const Replacement& r : replacements_) {
+    if (absl::Status s = Replace(r); !s.ok()) return s;
+  }
+  // The old conditions and bodies (with the loops nested in them) that
+  // nothing else calls: at once (one scan of the module), else one by one.
+  absl::flat_hash_set<const Computation*> unused;
+  for (Computation* c : maybe_unused_) {
+    if (module_->ContainsComputation(c)) unused.insert(c);
+  }
+  if (!module_->RemoveComputations(unused).ok()) {
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (Computation* c : maybe_unused_) {
+        if (unused.contains(c) && module_->RemoveComputation(c).ok()) {
+          unused.erase(c);
+          progress = true;
+        }
+      }
+    }
+  }
+  Release();
+  return absl::OkStatus();
+}
+
 void LoopRewrite::Release() {
   instructions_.clear();
   computations_.clear();
+  replacements_.clear();
+  maybe_unused_.clear();
 }
 
 void LoopRewrite::Rollback() {

@@ -19,8 +19,35 @@
 //                                   "rewritten loop does not verify: ");
 //       !s.ok()) return s;                        // rolled back
 //
-// Used by the collective pipeliner and double buffering. (The hoist still
-// appends loop state in place; see collective_hoist.h.)
+// Appending loop state (the collective hoist): AppendLoopState builds, next
+// to the loop, a while that carries the old state plus new elements, passed
+// through unchanged, with its own copies of the condition and body:
+//
+//   %t = (s32[], f32[8]) tuple(%i, %x)        %t = (s32[], f32[8], f32[16])
+//   %w = (s32[], f32[8]) while(%t), ...    ->      tuple(%i, %x, %g)
+//   %r = f32[8] get-tuple-element(%w), ...   %w = (...) while(%t), ...
+//                                             %r = get-tuple-element(%w), ...
+//   body: param gains the element, `%g.carried = get-tuple-element(param),
+//   index=2` right after it, and the root tuple passes it on.
+//
+// The copies keep the old names, instruction order and channel ids (the
+// old loop, its init tuple and computations go at commit, so names are
+// unique again and the text is the old one plus the new elements); called
+// computations are shared until then. A loop inside a computation the
+// transaction created is replaced at once; one in an existing computation
+// at Commit(what), which verifies every created computation and the
+// parents of the replaced loops first:
+//
+//   LoopRewrite txn(module);
+//   Instruction* g = txn.Add(*parent, std::move(gather), outer);
+//   ASSIGN_OR_RETURN(AppendedState o, txn.AppendLoopState(outer, {g}));
+//   ASSIGN_OR_RETURN(AppendedState i,
+//                    txn.AppendLoopState(o.map.at(inner), {o.reads[0]}));
+//   ... edit i.body ...
+//   if (absl::Status s = txn.Commit("hoisted loops do not verify: ");
+//       !s.ok()) return s;                        // rolled back
+//
+// Used by the collective pipeliner, double buffering and the hoist.
 #ifndef HLOVERLAP_PASSES_LOOP_REWRITE_H_
 #define HLOVERLAP_PASSES_LOOP_REWRITE_H_
 
@@ -28,10 +55,24 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
+
+// What AppendLoopState built.
+struct AppendedState {
+  Instruction* loop = nullptr;  // the new while
+  Computation* condition = nullptr;
+  Computation* body = nullptr;
+  // Per new element, its get-tuple-element of the body's parameter.
+  std::vector<Instruction*> reads;
+  // Each instruction of the old condition and body -> its copy.
+  absl::flat_hash_map<const Instruction*, Instruction*> map;
+};
 
 class LoopRewrite {
  public:
@@ -65,6 +106,21 @@ class LoopRewrite {
                       Instruction* preds_to,
                       const std::vector<const Computation*>& verify,
                       std::string_view what);
+  // A while carrying `loop`'s state plus one element per `inits` (see the
+  // header comment). `loop` needs one operand and a body whose root is a
+  // tuple. Uses of `loop` go to the new while at commit (get-tuple-elements
+  // directly, other users through a tuple of get-tuple-elements), or at
+  // once when `loop` lives in a computation this transaction created. On an
+  // error nothing is left half-built (the caller rolls back).
+  absl::StatusOr<AppendedState> AppendLoopState(
+      Instruction* loop, absl::Span<Instruction* const> inits);
+  // Commit for AppendLoopState: verifies every created computation and the
+  // computations of the loops to replace (an error is `what` + the first
+  // problem), then replaces each such loop (control edges and uses moved)
+  // and removes it, its init tuple when unused, and the computations only
+  // it called. On any failure everything is rolled back.
+  absl::Status Commit(std::string_view what);
+
   // Keeps what was recorded without a commit (instructions that live in a
   // computation another transaction owns).
   void Release();
@@ -75,6 +131,25 @@ class LoopRewrite {
   Module* module_;
   std::vector<Instruction*> instructions_;  // in computations that existed
   std::vector<Computation*> computations_;  // created computations
+  // AppendLoopState on a loop of an existing computation: replaced at
+  // Commit(what).
+  struct Replacement {
+    Instruction* old_loop;
+    Instruction* new_loop;
+    Instruction* bridge;  // tuple of get-tuple-elements, or null
+  };
+  std::vector<Replacement> replacements_;
+  // Computations that may become unused when the replacements are done.
+  std::vector<Computation*> maybe_unused_;
+
+  // Moves `old`'s control predecessors to `preds_to` and its control
+  // successors to `result`.
+  static void MoveControlEdges(Instruction* old, Instruction* preds_to,
+                               Instruction* result);
+  bool Created(const Computation* c) const;
+  // Moves `r.old_loop`'s control edges and uses to the new loop and removes
+  // it (and its init tuple when unused).
+  absl::Status Replace(const Replacement& r);
 };
 
 }  // namespace hloverlap

@@ -385,35 +385,6 @@ absl::StatusOr<CollectiveTable> ParseCollectiveTable(std::string_view text) {
 
 // --- Dots ------------------------------------------------------------------
 
-bool IsGemmCustomCall(const Instruction& instr) {
-  if (instr.opcode() != Opcode::kCustomCall) return false;
-  const std::string& t = instr.attrs().custom_call_target;
-  return t == "__cublas$gemm" || t.rfind("__cublas$lt$matmul", 0) == 0;
-}
-
-bool IsGemmKernel(const Instruction& instr) {
-  if (IsGemmCustomCall(instr)) return true;
-  if (instr.opcode() != Opcode::kFusion || instr.to_apply() == nullptr) {
-    return false;
-  }
-  for (const auto& f : instr.to_apply()->instructions()) {
-    if (IsGemmCustomCall(*f)) return true;
-  }
-  return false;
-}
-
-bool IsKernelScratch(const Instruction& kernel, int64_t index) {
-  const Shape& shape = kernel.shape();
-  if (index < 1 || !shape.IsTuple() || index >= shape.tuple_size()) {
-    return false;
-  }
-  const Shape& ws = shape.tuple_shapes(index);
-  return ws.IsArray() && ws.rank() == 1 &&
-         (ws.element_type() == PrimitiveType::kS8 ||
-          ws.element_type() == PrimitiveType::kU8) &&
-         IsGemmKernel(kernel);
-}
-
 bool IsScratchValue(const Instruction& value) {
   return value.opcode() == Opcode::kGetTupleElement &&
          value.operand_count() == 1 &&

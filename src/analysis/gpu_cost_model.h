@@ -64,6 +64,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "hlo/buffer_semantics.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
@@ -186,19 +187,8 @@ class GpuCostModel {
 // Dot FLOPs from an instruction's dimension numbers (dot) or a GEMM
 // custom-call's backend_config; nullopt if not a dot or unreadable.
 std::optional<double> DotFlops(const Instruction& instr);
-// True for `__cublas$gemm` / `__cublas$lt$matmul...` custom-calls.
-bool IsGemmCustomCall(const Instruction& instr);
-// A cuBLAS GEMM custom-call, or a fusion around one (XLA's dynamic-slice /
-// address-computation GEMM fusions, `kind=kCustom`).
-bool IsGemmKernel(const Instruction& instr);
-// Element `index` of a GEMM kernel's result tuple is its cuBLAS workspace:
-// an index >= 1, a rank-1 s8 or u8 array. Scratch of that kernel only, even
-// where XLA threads it through fusion roots and loop states (nothing reads
-// it): it costs no HBM traffic and holds no memory beyond the kernel.
-//
-//   %g = (bf16[4096,8192], s8[33554432]) custom-call(...),
-//        custom_call_target="__cublas$lt$matmul"      // element 1: scratch
-bool IsKernelScratch(const Instruction& kernel, int64_t index);
+// GEMM kernels and their workspace (IsGemmCustomCall, IsGemmKernel,
+// IsKernelScratch): hlo/buffer_semantics.h.
 // `value` reads a kernel's scratch: a get-tuple-element of it.
 bool IsScratchValue(const Instruction& value);
 

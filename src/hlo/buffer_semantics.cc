@@ -106,19 +106,6 @@ std::optional<int64_t> AsyncInPlaceOperand(const Instruction& start) {
   return q->parameter_number();
 }
 
-bool IsGemmKernel(const Instruction& i) {
-  auto is_gemm = [](const Instruction& c) {
-    return c.opcode() == Opcode::kCustomCall &&
-           IsCublasGemmTarget(c.attrs().custom_call_target);
-  };
-  if (is_gemm(i)) return true;
-  if (i.opcode() != Opcode::kFusion || i.to_apply() == nullptr) return false;
-  for (const auto& f : i.to_apply()->instructions()) {
-    if (is_gemm(*f)) return true;
-  }
-  return false;
-}
-
 // Fusions and custom-calls: defined leaves, then the in-place outputs
 // (output_to_operand_aliasing, fused dynamic-update-slice / scatter roots)
 // and a GEMM's workspace.
@@ -159,14 +146,11 @@ void KernelLeaves(const Instruction& i, std::vector<LeafSource>& out) {
       if (p.has_value()) alias(0, *p);
     }
   }
-  if (shape.IsTuple() && shape.tuple_size() >= 2 &&
-      static_cast<int64_t>(out.size()) == shape.tuple_size() &&
-      IsGemmKernel(i)) {
+  // A flat result tuple: element k is leaf k.
+  if (shape.IsTuple() &&
+      static_cast<int64_t>(out.size()) == shape.tuple_size()) {
     for (int64_t k = 1; k < shape.tuple_size(); ++k) {
-      const Shape& ws = shape.tuple_shapes(k);
-      if (out[k].kind == LeafKind::kDefines && ws.IsArray() && ws.rank() == 1 &&
-          (ws.element_type() == PrimitiveType::kS8 ||
-           ws.element_type() == PrimitiveType::kU8)) {
+      if (out[k].kind == LeafKind::kDefines && IsKernelScratch(i, k)) {
         out[k].kind = LeafKind::kScratch;
       }
     }
@@ -195,8 +179,42 @@ int64_t ArrayBytes(const Shape& shape) {
 }
 
 bool IsCublasGemmTarget(std::string_view target) {
-  return target == "__cublas$gemm" ||
-         target.rfind("__cublas$lt$matmul", 0) == 0;
+  return target == "__cublas$gemm" || target == "__cublas$lt$matmul" ||
+         target == "__cublas$lt$matmul$f8";
+}
+
+bool IsGemmCustomCall(const Instruction& instr) {
+  return instr.opcode() == Opcode::kCustomCall &&
+         IsCublasGemmTarget(instr.attrs().custom_call_target);
+}
+
+bool IsGemmKernel(const Instruction& instr) {
+  if (IsGemmCustomCall(instr)) return true;
+  if (instr.opcode() != Opcode::kFusion || instr.to_apply() == nullptr) {
+    return false;
+  }
+  for (const auto& f : instr.to_apply()->instructions()) {
+    if (IsGemmCustomCall(*f)) return true;
+  }
+  return false;
+}
+
+bool IsKernelScratch(const Instruction& kernel, int64_t index) {
+  const Shape& shape = kernel.shape();
+  if (index < 1 || !shape.IsTuple() || index >= shape.tuple_size()) {
+    return false;
+  }
+  const Shape& ws = shape.tuple_shapes(index);
+  if (!ws.IsArray() || ws.rank() != 1 ||
+      (ws.element_type() != PrimitiveType::kS8 &&
+       ws.element_type() != PrimitiveType::kU8) ||
+      !IsGemmKernel(kernel)) {
+    return false;
+  }
+  for (auto [output, operand] : OutputOperandAliasing(kernel)) {
+    if (output == index) return false;
+  }
+  return true;
 }
 
 std::vector<LeafSource> ResultLeafSources(const Instruction& i) {

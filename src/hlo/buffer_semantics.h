@@ -88,8 +88,28 @@ std::vector<LeafSource> ResultLeafSources(const Instruction& instr);
 // when `with_scratch`.
 int64_t DefinedBytes(const Instruction& instr, bool with_scratch = false);
 
-// `__cublas$gemm` / `__cublas$lt$matmul...` custom-call targets.
+// GEMMs and their workspace: the one rule every layer reads (buffers,
+// cost model, simulator, interpreter).
+//
+// The cuBLAS GEMM custom-call targets XLA:GPU emits, exactly:
+// `__cublas$gemm`, `__cublas$lt$matmul` and `__cublas$lt$matmul$f8` (the
+// interpreter refuses the last: no f8 types). Any other target, other
+// `__cublas$...` variants included, is an opaque custom call everywhere,
+// so nothing runs or prices an unknown variant as a plain GEMM.
 bool IsCublasGemmTarget(std::string_view target);
+// A custom-call to one of those targets.
+bool IsGemmCustomCall(const Instruction& instr);
+// A GEMM custom-call, or a fusion around one (XLA's dynamic-slice /
+// address-computation GEMM fusions, `kind=kCustom`).
+bool IsGemmKernel(const Instruction& instr);
+// Element `index` of a GEMM kernel's result tuple is its cuBLAS workspace:
+// an index >= 1, a rank-1 s8 or u8 array, not aliased to an operand by
+// output_to_operand_aliasing. Scratch of that kernel only, even where XLA
+// threads it through fusion roots and loop states (nothing reads it).
+//
+//   %g = (bf16[4096,8192], s8[33554432]) custom-call(...),
+//        custom_call_target="__cublas$lt$matmul"      // element 1: scratch
+bool IsKernelScratch(const Instruction& kernel, int64_t index);
 
 }  // namespace hloverlap
 

@@ -122,7 +122,7 @@ bool IsSupportedOpcode(const Instruction& instr) {
       return true;
     case Opcode::kCustomCall:
       return IsIdentityCustomCall(instr.attrs().custom_call_target) ||
-             IsGemmCustomCallTarget(instr.attrs().custom_call_target);
+             IsCublasGemmTarget(instr.attrs().custom_call_target);
     default:
       return false;
   }
@@ -1101,7 +1101,7 @@ absl::Status Interpreter::Prepare() {
         step.called.push_back(it == plans_.end() ? nullptr : it->second.get());
       }
       if (instr->opcode() == Opcode::kCustomCall &&
-          IsGemmCustomCallTarget(instr->attrs().custom_call_target)) {
+          IsCublasGemmTarget(instr->attrs().custom_call_target)) {
         if (absl::Status s = PrepareGemm(*instr, workspaces); !s.ok()) {
           return s;
         }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/absl_compat.h"
+#include "hlo/buffer_semantics.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
 #include "nlohmann/json.hpp"
@@ -223,14 +224,9 @@ void RunEpilogue(const GemmCall& call, Value& acc, const Value* c,
 
 }  // namespace
 
-bool IsGemmCustomCallTarget(std::string_view target) {
-  return target == "__cublas$gemm" || target == "__cublas$lt$matmul" ||
-         target == "__cublas$lt$matmul$f8";
-}
-
 absl::StatusOr<GemmCall> DecodeGemmCustomCall(const Instruction& instr) {
   const std::string& target = instr.attrs().custom_call_target;
-  if (!IsGemmCustomCallTarget(target)) {
+  if (!IsCublasGemmTarget(target)) {
     return Invalid(absl::StrCat("'", target, "' is not a GEMM custom call"));
   }
   if (target == "__cublas$lt$matmul$f8") {

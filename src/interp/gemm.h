@@ -83,9 +83,8 @@ struct GemmCall {
   Shape workspace_shape;
 };
 
-// True for the GEMM targets XLA:GPU emits: `__cublas$gemm` and
-// `__cublas$lt$matmul` (and `__cublas$lt$matmul$f8`, which Decode refuses).
-bool IsGemmCustomCallTarget(std::string_view target);
+// The GEMM targets: hlo/buffer_semantics.h's IsCublasGemmTarget (Decode
+// refuses `__cublas$lt$matmul$f8`).
 
 // Decodes a GEMM custom call (target, backend config, operand and result
 // shapes). Errors say what cannot be interpreted, without the location

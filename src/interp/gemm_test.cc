@@ -116,13 +116,5 @@ ENTRY main {
   EXPECT_EQ(testing::Doubles(r), (std::vector<double>{4.5, 1, 0, 0}));
 }
 
-TEST(Gemm, TargetsAreRecognized) {
-  EXPECT_TRUE(IsGemmCustomCallTarget("__cublas$gemm"));
-  EXPECT_TRUE(IsGemmCustomCallTarget("__cublas$lt$matmul"));
-  EXPECT_TRUE(IsGemmCustomCallTarget("__cublas$lt$matmul$f8"));
-  EXPECT_FALSE(IsGemmCustomCallTarget("__cudnn$convForward"));
-  EXPECT_FALSE(IsGemmCustomCallTarget("Sharding"));
-}
-
 }  // namespace
 }  // namespace hloverlap::interp

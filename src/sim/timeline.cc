@@ -18,6 +18,7 @@
 #include "analysis/module_summary.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
+#include "hlo/opcode_traits.h"
 #include "sim/simulator.h"
 
 namespace hloverlap {
@@ -308,17 +309,24 @@ class Simulator {
   // What `instr` does on the timeline; kKernel: a kernel if it costs
   // anything.
   StepKind Kind(const Instruction& instr) const {
-    Opcode op = instr.opcode();
-    if (IsAsyncDone(op) || op == Opcode::kSendDone || op == Opcode::kRecvDone) {
-      return StepKind::kDone;
+    const Opcode op = instr.opcode();
+    const OpcodeTraits& traits = Traits(op);
+    // Async halves (send and recv included): hlo/opcode_traits.h.
+    switch (traits.async_role) {
+      case AsyncRole::kDone:
+        return StepKind::kDone;
+      case AsyncRole::kUpdate:
+        return StepKind::kNop;
+      case AsyncRole::kStart:
+        return op == Opcode::kRecv || Info(instr).has_value()
+                   ? StepKind::kCollectiveStart
+                   : StepKind::kAsyncStart;
+      case AsyncRole::kNone:
+        break;
     }
-    if (op == Opcode::kAsyncUpdate) return StepKind::kNop;
-    if (IsAsyncStart(op) || op == Opcode::kSend || op == Opcode::kRecv) {
-      return op == Opcode::kRecv || Info(instr).has_value()
-                 ? StepKind::kCollectiveStart
-                 : StepKind::kAsyncStart;
+    if (traits.category == OpcodeCategory::kCollective) {
+      return StepKind::kSyncCollective;
     }
-    if (IsCollective(op)) return StepKind::kSyncCollective;
     if (op == Opcode::kFusion) {  // a Triton collective fusion, ...
       std::optional<CollectiveOp> c = ClassifyCollective(instr);
       if (c.has_value()) {
@@ -326,17 +334,12 @@ class Simulator {
                         : StepKind::kSyncCollective;
       }
     }
-    switch (op) {
-      case Opcode::kWhile:
-        return instr.called_computations().size() < 2 ? StepKind::kNop
-                                                      : StepKind::kWhile;
-      case Opcode::kCall:
-        return StepKind::kCall;
-      case Opcode::kConditional:
-        return StepKind::kConditional;
-      default:
-        return StepKind::kKernel;
+    if (traits.callees == CalleeForm::kConditionBody) {  // while
+      return instr.called_computations().size() < 2 ? StepKind::kNop
+                                                    : StepKind::kWhile;
     }
+    if (traits.callees == CalleeForm::kBranches) return StepKind::kConditional;
+    return op == Opcode::kCall ? StepKind::kCall : StepKind::kKernel;
   }
 
   Step MakeStep(const Instruction& instr) {

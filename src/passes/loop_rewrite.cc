@@ -56,6 +56,30 @@ absl::StatusOr<Computation*> CopyInPlaceOf(
   return dst;
 }
 
+// get-tuple-element(`tuple`), index=`index`, named after `base`.
+std::unique_ptr<Instruction> NewGte(Module& module, std::string_view base,
+                                    Instruction* tuple, int64_t index,
+                                    const Shape& shape) {
+  auto gte = std::make_unique<Instruction>(
+      Opcode::kGetTupleElement, module.UniqueInstructionName(base), shape);
+  gte->mutable_attrs().tuple_index = index;
+  gte->AppendOperand(tuple);
+  return gte;
+}
+
+// tuple(`elements`) named `name`.
+std::unique_ptr<Instruction> NewTuple(std::string name,
+                                      absl::Span<Instruction* const> elements) {
+  Shape shape = Shape::Tuple({});
+  for (const Instruction* e : elements) {
+    shape.mutable_tuple_shapes().push_back(e->shape());
+  }
+  auto tuple =
+      std::make_unique<Instruction>(Opcode::kTuple, std::move(name), shape);
+  for (Instruction* e : elements) tuple->AppendOperand(e);
+  return tuple;
+}
+
 // The instruction stored right after `inst` in its computation (null when
 // it is the last).
 const Instruction* NextInOrder(const Instruction* inst) {
@@ -170,14 +194,10 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
   const Instruction* after_param = NextInOrder(param);
   Instruction* root = out.body->root();
   for (size_t k = 0; k < inits.size(); ++k) {
-    auto gte = std::make_unique<Instruction>(
-        Opcode::kGetTupleElement,
-        module_->UniqueInstructionName(
-            absl::StrCat(inits[k]->name(), ".carried")),
-        inits[k]->shape());
-    gte->mutable_attrs().tuple_index = old_size + static_cast<int64_t>(k);
-    gte->AppendOperand(param);
-    Instruction* read = out.body->AddInstruction(std::move(gte), after_param);
+    Instruction* read = out.body->AddInstruction(
+        NewGte(*module_, absl::StrCat(inits[k]->name(), ".carried"), param,
+               old_size + static_cast<int64_t>(k), inits[k]->shape()),
+        after_param);
     root->AppendOperand(read);
     root->mutable_shape().mutable_tuple_shapes().push_back(read->shape());
     out.reads.push_back(read);
@@ -195,14 +215,11 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
     tuple_name = old_init->name();
   } else {
     for (int64_t k = 0; k < old_size; ++k) {
-      auto gte = std::make_unique<Instruction>(
-          Opcode::kGetTupleElement,
-          module_->UniqueInstructionName(
-              absl::StrCat(old_init->name(), ".", k)),
-          old_init->shape().tuple_shapes(k));
-      gte->mutable_attrs().tuple_index = k;
-      gte->AppendOperand(old_init);
-      elements.push_back(Add(*parent, std::move(gte), loop));
+      elements.push_back(
+          Add(*parent,
+              NewGte(*module_, absl::StrCat(old_init->name(), ".", k), old_init,
+                     k, old_init->shape().tuple_shapes(k)),
+              loop));
     }
     tuple_name =
         module_->UniqueInstructionName(absl::StrCat(loop->name(), ".init"));
@@ -212,11 +229,7 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
   std::unique_ptr<Instruction> tuple =
       old_init->opcode() == Opcode::kTuple
           ? CloneInstruction(*old_init, std::move(tuple_name), elements)
-          : std::make_unique<Instruction>(Opcode::kTuple, std::move(tuple_name),
-                                          shape);
-  if (old_init->opcode() != Opcode::kTuple) {
-    for (Instruction* e : elements) tuple->AppendOperand(e);
-  }
+          : NewTuple(std::move(tuple_name), elements);
   tuple->mutable_shape() = shape;
   Instruction* new_init = Add(*parent, std::move(tuple), tuple_before);
   auto w = CloneInstruction(*loop, loop->name(), {new_init});
@@ -233,19 +246,14 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
   if (!plain) {
     std::vector<Instruction*> parts;
     for (int64_t k = 0; k < old_size; ++k) {
-      auto gte = std::make_unique<Instruction>(
-          Opcode::kGetTupleElement,
-          module_->UniqueInstructionName(absl::StrCat(loop->name(), ".", k)),
-          loop->shape().tuple_shapes(k));
-      gte->mutable_attrs().tuple_index = k;
-      gte->AppendOperand(out.loop);
-      parts.push_back(Add(*parent, std::move(gte), loop));
+      parts.push_back(Add(*parent,
+                          NewGte(*module_, absl::StrCat(loop->name(), ".", k),
+                                 out.loop, k, loop->shape().tuple_shapes(k)),
+                          loop));
     }
-    auto bridge = std::make_unique<Instruction>(
-        Opcode::kTuple,
+    auto bridge = NewTuple(
         module_->UniqueInstructionName(absl::StrCat(loop->name(), ".state")),
-        loop->shape());
-    for (Instruction* part : parts) bridge->AppendOperand(part);
+        parts);
     r.bridge = Add(*parent, std::move(bridge), loop);
   }
   maybe_unused_.push_back(loop->while_condition());

@@ -40,10 +40,11 @@
 //
 //   LoopRewrite txn(module);
 //   Instruction* g = txn.Add(*parent, std::move(gather), outer);
-//   ASSIGN_OR_RETURN(AppendedState o, txn.AppendLoopState(outer, {g}));
-//   ASSIGN_OR_RETURN(AppendedState i,
-//                    txn.AppendLoopState(o.map.at(inner), {o.reads[0]}));
-//   ... edit i.body ...
+//   absl::StatusOr<AppendedState> o = txn.AppendLoopState(outer, {g});
+//   // `inner` is in outer's body: its copy is in o->body, replaced at once.
+//   absl::StatusOr<AppendedState> i =
+//       txn.AppendLoopState(o->map.at(inner), {o->reads[0]});
+//   ... edit i->body (i->map: old instruction -> copy) ...
 //   if (absl::Status s = txn.Commit("hoisted loops do not verify: ");
 //       !s.ok()) return s;                        // rolled back
 //

@@ -1823,13 +1823,24 @@ bool Parser::ParseInstruction() {
 }
 
 uint32_t Parser::NameSignature(std::string_view n) {
+  // The first and last 8 bytes (overlapping, or zero-padded when shorter)
+  // and the length, mixed: names that differ anywhere but deep inside a
+  // long middle part get different signatures (a weaker one made most
+  // names of a module look repeated).
   if (n.empty()) return 0;
-  const uint32_t last = static_cast<uint8_t>(n.back());
-  const uint32_t prev =
-      n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
-  return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
-          prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
-         0xffffu;
+  uint64_t head = 0;
+  uint64_t tail = 0;
+  if (n.size() >= 8) {
+    std::memcpy(&head, n.data(), 8);
+    std::memcpy(&tail, n.data() + n.size() - 8, 8);
+  } else {
+    std::memcpy(&head, n.data(), n.size());
+  }
+  uint64_t h = head * 0x9e3779b97f4a7c15ull ^ tail * 0xc2b2ae3d27d4eb4full ^
+               n.size() * 0x165667b19e3779f9ull;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return static_cast<uint32_t>(h >> 48);
 }
 
 void Parser::NoteParsedName(std::string_view name, Instruction* inst) {

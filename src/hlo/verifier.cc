@@ -1017,12 +1017,6 @@ std::optional<int64_t> Verifier::GroupSize(const Instruction& i) const {
 void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
   const Opcode op = i.opcode();
   const Shape& shape = i.shape();
-  // Rules that only relate whole shapes run on dynamic shapes too; the
-  // arithmetic ones do not.
-  bool dynamic = AnyDynamic(shape);
-  for (const Instruction* o : i.operands()) {
-    dynamic = dynamic || AnyDynamic(o->shape());
-  }
   auto operand_shape = [&](int64_t k) -> const Shape& {
     return i.operand(k)->shape();
   };
@@ -1110,7 +1104,12 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     default:
       break;
   }
-  if (dynamic) return;
+  // Rules that only relate whole shapes (above) run on dynamic shapes too;
+  // the arithmetic ones (below) do not.
+  if (AnyDynamic(shape)) return;
+  for (const Instruction* o : i.operands()) {
+    if (AnyDynamic(o->shape())) return;
+  }
 
   switch (op) {
     case Opcode::kConvert:
@@ -1426,20 +1425,26 @@ void Verifier::VerifyConditional(const Computation& c, const Instruction& i) {
 }
 
 void Verifier::VerifyFusion(const Computation& c, const Instruction& i) {
-  // No rule for the result (as XLA); operands must match the parameters.
-  const ProgramShape* fused = Program(c, i, i.to_apply());
-  if (fused == nullptr) return;
-  if (static_cast<size_t>(i.operand_count()) != fused->parameters.size()) {
-    Report(c, i, "expected ", fused->parameters.size(),
-           " operands (the parameters of fused computation ",
-           i.to_apply()->name(), "), found ", i.operand_count());
+  // No rule for the result (as XLA); operands must match the parameters,
+  // read in place: a fused computation has one caller, so its program
+  // shape (Program) would be copied for one use. Like Program, a callee
+  // without a signature (missing parameter or root) stops the check.
+  const Computation* fused = i.to_apply();
+  if (!KnownComputation(fused) || fused->root() == nullptr) return;
+  const std::vector<Instruction*>& params = fused->parameters();
+  if (std::find(params.begin(), params.end(), nullptr) != params.end()) return;
+  if (static_cast<size_t>(i.operand_count()) != params.size()) {
+    Report(c, i, "expected ", params.size(),
+           " operands (the parameters of fused computation ", fused->name(),
+           "), found ", i.operand_count());
     return;
   }
   for (int64_t k = 0; k < i.operand_count(); ++k) {
-    if (!i.operand(k)->shape().Compatible(fused->parameters[k])) {
+    const Shape& param = params[k]->shape();
+    if (!i.operand(k)->shape().Compatible(param)) {
       Report(c, i, "operand ", k, " ", Str(i.operand(k)->shape()),
-             " does not match parameter ", k, " ", Str(fused->parameters[k]),
-             " of fused computation ", i.to_apply()->name());
+             " does not match parameter ", k, " ", Str(param),
+             " of fused computation ", fused->name());
     }
   }
 }

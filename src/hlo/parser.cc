@@ -88,6 +88,49 @@ template <typename V>
 using SvMap = absl::flat_hash_map<std::string_view, V, SvHash>;
 using SvSet = absl::flat_hash_set<std::string_view, SvHash>;
 
+// A fixed set of keywords (opcodes, attribute names) looked up without
+// hashing the whole text: a direct-mapped table over the length and the
+// first, middle and last bytes, one compare to confirm. Slots two keywords
+// share defer to the full map, so every lookup answers as the map does.
+template <typename V, int kBits>
+class KeywordTable {
+ public:
+  explicit KeywordTable(const SvMap<V>& map) : map_(map) {
+    for (const auto& [key, value] : map) {
+      Slot& slot = slots_[Index(key)];
+      slot.state = slot.state == kEmpty ? kOne : kShared;
+      slot.key = key;
+      slot.value = value;
+    }
+  }
+  const V* Find(std::string_view s) const {
+    const Slot& slot = slots_[Index(s)];
+    if (slot.state == kOne) return slot.key == s ? &slot.value : nullptr;
+    if (slot.state == kEmpty) return nullptr;
+    auto it = map_.find(s);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  enum State : uint8_t { kEmpty, kOne, kShared };
+  struct Slot {
+    State state = kEmpty;
+    std::string_view key;
+    V value{};
+  };
+  static size_t Index(std::string_view s) {
+    if (s.empty()) return 0;
+    const uint32_t v =
+        static_cast<uint32_t>(s.size()) |
+        static_cast<uint32_t>(static_cast<uint8_t>(s[0])) << 8 |
+        static_cast<uint32_t>(static_cast<uint8_t>(s[s.size() / 2])) << 16 |
+        static_cast<uint32_t>(static_cast<uint8_t>(s.back())) << 24;
+    return (v * 0x9e3779b1u) >> (32 - kBits);
+  }
+  const SvMap<V>& map_;
+  Slot slots_[size_t{1} << kBits];
+};
+
 const SvMap<Opcode>& Opcodes() {
   static const auto* map = [] {
     auto* m = new SvMap<Opcode>();
@@ -100,10 +143,10 @@ const SvMap<Opcode>& Opcodes() {
 }
 
 std::optional<Opcode> LookupOpcode(std::string_view s) {
-  const auto& m = Opcodes();
-  auto it = m.find(s);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
+  static const auto* table = new KeywordTable<Opcode, 10>(Opcodes());
+  const Opcode* op = table->Find(s);
+  if (op == nullptr) return std::nullopt;
+  return *op;
 }
 
 // ---------------------------------------------------------------------------
@@ -2516,9 +2559,9 @@ bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
 
 bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
                             size_t offset, AttrState* st) {
-  const auto& ids = AttrIds();
-  auto it = ids.find(name);
-  AttrId id = it == ids.end() ? kAttrRaw : it->second;
+  static const auto* ids = new KeywordTable<AttrId, 8>(AttrIds());
+  const AttrId* found = ids->Find(name);
+  AttrId id = found == nullptr ? kAttrRaw : *found;
   // Attributes typed only for particular opcodes.
   if ((id == kAttrPadding && op != Opcode::kPad) ||
       ((id == kAttrDirection || id == kAttrType) && op != Opcode::kCompare) ||

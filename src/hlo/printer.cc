@@ -291,6 +291,15 @@ constexpr std::array<bool, 256> kBlobSpecial = MakeBlobTable();
 // '}' is its last character, skipping over double-quoted strings. Such text
 // is printed raw (backend_config, frontend attribute values); anything else
 // is printed as a quoted string so the output always parses.
+// Set bits of a 16-bit mask (SWAR: the builtin is a library call without
+// -mpopcnt).
+inline int Popcount16(unsigned x) {
+  x = x - ((x >> 1) & 0x5555u);
+  x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+  x = (x + (x >> 4)) & 0x0f0fu;
+  return static_cast<int>((x + (x >> 8)) & 0x1fu);
+}
+
 bool IsBraceBlob(std::string_view s) {
   if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
   const unsigned char* d = reinterpret_cast<const unsigned char*>(s.data());
@@ -319,8 +328,8 @@ bool IsBraceBlob(std::string_view s) {
         inside ^= inside << 8;
         if (in_string) inside = ~inside;
         inside &= 0xffff;
-        const int opens = __builtin_popcount(bits('{') & ~inside);
-        const int closes = __builtin_popcount(bits('}') & ~inside);
+        const int opens = Popcount16(bits('{') & ~inside);
+        const int closes = Popcount16(bits('}') & ~inside);
         if (depth > closes) {
           depth += opens - closes;
           in_string = (inside >> 15) != 0;

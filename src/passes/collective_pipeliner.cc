@@ -1671,9 +1671,9 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
-    if (auto it = planned_.find(c); it != planned_.end()) {
-      AddPredictedMetrics(it->second, r.metrics);
-      if (it->second.predicted) AddEstimateArgs(it->second, r);
+    if (auto it = planned_.find(c);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
     }
     remarks.push_back(std::move(r));
   }
@@ -2056,9 +2056,11 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
-    if (auto it = planned_.find(ag); it != planned_.end()) {
-      AddPredictedMetrics(it->second, r.metrics);
-      if (it->second.predicted) AddEstimateArgs(it->second, r);
+    // The prediction as typed arguments (JSON, explain); the text's
+    // metrics stay as they were.
+    if (auto it = planned_.find(ag);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
     }
     remarks.push_back(std::move(r));
   }
@@ -2181,9 +2183,9 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", BytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
-    if (auto it = planned_.find(c); it != planned_.end()) {
-      AddPredictedMetrics(it->second, r.metrics);
-      if (it->second.predicted) AddEstimateArgs(it->second, r);
+    if (auto it = planned_.find(c);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
     }
     remarks.push_back(std::move(r));
   }

@@ -636,8 +636,8 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   passed.Metric("trip_count", trips);
   passed.Metric("new_trip_count", trips / 2);
   passed.Metric("peeled", trips % 2);
-  AddEstimateMetrics(e, passed.metrics);
-  if (plan) AddEstimateArgs(e, passed);
+  // The prediction as typed arguments (JSON, explain), planned or not.
+  if (e.predicted) AddEstimateArgs(e, passed);
   Remark failed =
       MakeRemark(RemarkKind::kFailure, "RewriteDiscarded", node, "");
   // Module-size guard: Rewrite copies the condition and the body twice

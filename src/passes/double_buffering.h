@@ -54,7 +54,7 @@
 // A --loop rule or attribute that turns it on forces it ("forced, predicted
 // gain ..." in the remark); the budget still applies. Unplanned (plan=false,
 // the default: the xla-gpu preset and XLA's flag, as XLA) every selected
-// loop is unrolled; the remark's metrics still carry the prediction.
+// loop is unrolled; the remark's arguments still carry the prediction.
 //
 // The rewrite is transactional: the new loop is built beside the old one,
 // verified, and only then swapped in; otherwise it is discarded with a

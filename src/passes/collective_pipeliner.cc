@@ -468,6 +468,27 @@ bool IsFormattingOp(Opcode op) {
   }
 }
 
+// How an elementwise operation combines a result with another value, for a
+// reason in the user's terms ("added to", "multiplied by").
+std::string_view CombinedVerb(Opcode op) {
+  switch (op) {
+    case Opcode::kAdd:
+      return "added to";
+    case Opcode::kSubtract:
+      return "subtracted from (or by)";
+    case Opcode::kMultiply:
+      return "multiplied by";
+    case Opcode::kDivide:
+      return "divided by (or into)";
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return "compared with";
+    default:
+      break;
+  }
+  return "combined with";
+}
+
 bool AnalyzeForward(Instruction* coll, const LoopState& ls,
                     const absl::flat_hash_set<const Instruction*>& invariant,
                     ForwardCandidate* out, Why* why, std::string* suggestion) {
@@ -540,19 +561,25 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
     }
     if (!IsFormattingOp(user->opcode())) {
       *why = {"NonFormattingUser",
-              absl::StrCat("its result goes through ", user->name(), " (",
+              absl::StrCat("its result is used by ", user->name(), " (",
                            AsAbsl(OpcodeName(user->opcode())),
-                           "), which is not a formatting operation")};
+                           ") before it is stored, not only reshaped, "
+                           "converted or scaled")};
+      *suggestion =
+          "delaying a reduction needs its result stored as it is (or "
+          "reshaped, converted, scaled by a constant) into a loop output; "
+          "compute on it after the loop";
       return false;
     }
     for (Instruction* op : user->operands()) {
       if (op != cur && !invariant.contains(op)) {
-        *why = {"CombinedWithLoopVariant",
-                absl::StrCat("its result is combined (", user->name(), ", ",
-                             AsAbsl(OpcodeName(user->opcode())), ") with ",
-                             op->name(),
-                             ", a value that changes every iteration, before "
-                             "it is stored")};
+        *why = {
+            "CombinedWithLoopVariant",
+            absl::StrCat("this ", AsAbsl(OpcodeName(coll->opcode())),
+                         "'s result is ", AsAbsl(CombinedVerb(user->opcode())),
+                         " a value that changes every iteration (", op->name(),
+                         ", by ", user->name(),
+                         ") before it is stored: an accumulation")};
         *suggestion =
             "only a result stored as it is (or reshaped, converted) into a "
             "loop output can be reduced one iteration later; an "
@@ -573,19 +600,48 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   Instruction* buffer = dus->operand(0);
   if (buffer->opcode() != Opcode::kGetTupleElement ||
       buffer->operand(0) != ls.body_param) {
+    // Name what computes the buffer in the user's terms: an inner loop's
+    // output (the epilogue of a loop already pipelined), else the value.
+    const Instruction* from = buffer;
+    for (int hops = 0; hops < 8 && from->opcode() != Opcode::kWhile; ++hops) {
+      if (from->opcode() != Opcode::kGetTupleElement) break;
+      const Instruction* t = from->operand(0);
+      from = t->opcode() == Opcode::kTuple &&
+                     from->tuple_index() < t->operand_count()
+                 ? t->operand(from->tuple_index())
+                 : t;
+    }
+    if (from->opcode() != Opcode::kWhile) from = nullptr;
+    // One text for every such store (the summary counts them together);
+    // the suggestion says when it is an inner loop's output.
     *why = {"StoreNotLoopOutput",
-            absl::StrCat("it is stored into ", buffer->name(),
-                         ", which is not a loop state element")};
+            absl::StrCat("its result is written into a buffer this iteration "
+                         "computes (",
+                         from != nullptr ? from->name() : buffer->name(),
+                         "), not into an output this loop carries from one "
+                         "iteration to the next")};
+    *suggestion =
+        from != nullptr
+            ? "the buffer is the inner loop's output: this is its last "
+              "iteration, left after it when its other iterations were "
+              "delayed; only a result written into an output this loop "
+              "carries (a scan's stacked outputs) can be reduced one "
+              "iteration later"
+            : "only a result written into an output the loop carries (a "
+              "scan's stacked outputs) can be reduced one iteration later";
     return false;
   }
   int64_t b = buffer->tuple_index();
   if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
-    *why = {"StoreNotLoopOutput", "it is stored into the induction variable"};
+    *why = {"StoreNotLoopOutput",
+            "its result is written into the loop counter"};
     return false;
   }
   if (dus->user_count() != 1 || dus->users()[0] != root) {
-    *why = {"StoredBufferRead", absl::StrCat("the stored buffer ", dus->name(),
-                                             " is read inside the iteration")};
+    *why = {"StoredBufferRead",
+            absl::StrCat("the iteration reads the output it stores into (",
+                         dus->name(),
+                         "), so it needs this iteration's result now")};
     return false;
   }
   if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {

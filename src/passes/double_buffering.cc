@@ -623,16 +623,18 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   if (plan) {
     planned = absl::StrCat(d.forced ? "; forced, " : "; ", DescribeEstimate(e));
   }
-  Remark passed = MakeRemark(
-      RemarkKind::kPassed, "DoubleBuffered", node,
-      absl::StrCat("double-buffered (", d.reason,
-                   "): unrolled by 2, trip count ", trips,
-                   info.trip_count_source == TripCountSource::kKnownTripCount
-                       ? " (from known_trip_count)"
-                       : "",
-                   " -> ", trips / 2,
-                   trips % 2 ? ", first iteration peeled before the loop" : "",
-                   planned));
+  Remark passed = MakeRemark(RemarkKind::kPassed, "DoubleBuffered", node, "");
+  passed.format = absl::StrCat(
+      "double-buffered ({reason}): unrolled by 2, trip count {trip_count}",
+      info.trip_count_source == TripCountSource::kKnownTripCount
+          ? " (from known_trip_count)"
+          : "",
+      " -> {new_trip_count}",
+      trips % 2 ? ", first iteration peeled before the loop" : "", planned);
+  passed.Text("reason", d.reason)
+      .Loop("loop", node.path)
+      .Int("trip_count", trips)
+      .Int("new_trip_count", trips / 2);
   passed.Metric("trip_count", trips);
   passed.Metric("new_trip_count", trips / 2);
   passed.Metric("peeled", trips % 2);

@@ -63,6 +63,9 @@ struct PassOptions {
   std::vector<LoopRule> loop_rules;
   // Double buffering: by default only innermost loops containing collectives.
   bool double_buffer_default = true;
+  // Reduction deferral (opt-in): in every loop, not only those whose
+  // --loop policy says defer-reduce=on.
+  bool defer_reduction = false;
   // Async conversion: collective kinds left synchronous, each with the flag
   // that said so (XLA's --xla_gpu_disable_async_collectives=...).
   std::vector<std::pair<Opcode, std::string>> synchronous_collectives;

@@ -15,6 +15,7 @@ void RegisterTupleSimplifierPass(PassRegistry& registry);
 void RegisterCollectiveHoistPass(PassRegistry& registry);
 void RegisterCollectivePipelinerPass(PassRegistry& registry);
 void RegisterDoubleBufferPass(PassRegistry& registry);
+void RegisterReductionDeferralPass(PassRegistry& registry);
 void RegisterAsyncConversionPass(PassRegistry& registry);
 void RegisterLatencyHidingSchedulerPass(PassRegistry& registry);
 void RegisterAutoPlanPasses(PassRegistry& registry);
@@ -28,6 +29,7 @@ const PassRegistry& GlobalPassRegistry() {
     RegisterCollectiveHoistPass(*r);
     RegisterCollectivePipelinerPass(*r);
     RegisterDoubleBufferPass(*r);
+    RegisterReductionDeferralPass(*r);
     RegisterAsyncConversionPass(*r);
     RegisterLatencyHidingSchedulerPass(*r);
     RegisterAutoPlanPasses(*r);

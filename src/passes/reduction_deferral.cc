@@ -78,7 +78,70 @@ struct Candidate {
   Instruction* collective = nullptr;
   std::vector<Instruction*> chain;  // C's user first
   std::string unsupported;          // why the chain cannot be deferred
+  // Stacked (scanned layers): the add reads element `inner_index` of the
+  // inner loop `inner`, whose body stores C's result row by row:
+  // dus(buffer, row(C(x)), index, 0, ...), row a reshape adding the
+  // leading dimension.
+  Instruction* inner = nullptr;
+  int64_t inner_index = 0;
+  Instruction* row = nullptr;
+  Instruction* dus = nullptr;
 };
+
+// Whether `x` is a constant zero scalar, or a broadcast of one.
+bool IsZero(const Instruction* x) {
+  if (x->opcode() == Opcode::kBroadcast && x->operand_count() == 1) {
+    x = x->operand(0);
+  }
+  if (x->opcode() != Opcode::kConstant || !x->shape().IsScalar() ||
+      x->literal() == nullptr || x->literal()->elided()) {
+    return false;
+  }
+  for (uint8_t b : x->literal()->data()) {
+    if (b != 0) return false;
+  }
+  return true;
+}
+
+// The stacked form (see Candidate) of an accumulation whose added value is
+// `y` = get-tuple-element of an inner while loop.
+std::optional<Candidate> FindStacked(Candidate c, Instruction* y) {
+  Instruction* inner = y->operand(0);
+  if (inner->called_computations().size() != 2) return std::nullopt;
+  Computation* ib = inner->while_body();
+  const Instruction* ir = ib->root();
+  const int64_t r = y->tuple_index();
+  if (ib->num_parameters() != 1 || ir == nullptr ||
+      ir->opcode() != Opcode::kTuple || r >= ir->operand_count()) {
+    return std::nullopt;
+  }
+  Instruction* dus = ir->operand(r);
+  if (dus->opcode() != Opcode::kDynamicUpdateSlice ||
+      dus->operand_count() < 3) {
+    return std::nullopt;
+  }
+  Instruction* row = dus->operand(1);
+  if (row->opcode() != Opcode::kReshape || row->operand_count() != 1) {
+    return std::nullopt;
+  }
+  Instruction* x = row->operand(0);
+  if (x->opcode() == Opcode::kDynamicSlice && x->operand_count() >= 1 &&
+      IsReduction(x->operand(0))) {
+    c.unsupported = absl::StrCat(
+        "is sliced per device (", x->name(),
+        ": GSPMD's all-reduce + dynamic-slice form of a reduce-scatter) "
+        "before the inner loop stores it; only a reduce-scatter or "
+        "all-reduce stored whole is deferred");
+    x = x->operand(0);
+  }
+  if (!IsReduction(x)) return std::nullopt;
+  c.collective = x;
+  c.inner = inner;
+  c.inner_index = r;
+  c.row = row;
+  c.dus = dus;
+  return c;
+}
 
 // The accumulation at element `index` of `body`'s root, if it adds a value
 // derived from an all-reduce or reduce-scatter to the element itself.
@@ -96,6 +159,11 @@ std::optional<Candidate> FindAccumulation(Computation* body, int64_t index) {
   if (first == second) return std::nullopt;
   c.acc = add->operand(first ? 0 : 1);
   Instruction* x = add->operand(first ? 1 : 0);
+  if (x->opcode() == Opcode::kGetTupleElement && x->operand_count() == 1 &&
+      x->operand(0)->opcode() == Opcode::kWhile &&
+      x->operand(0)->parent() == body) {
+    return FindStacked(std::move(c), x);
+  }
   std::vector<Instruction*> chain;
   for (int step = 0; step < kMaxChain && !IsReduction(x); ++step) {
     chain.push_back(x);
@@ -185,7 +253,123 @@ struct Why {
   std::string text;
 };
 
-Why CheckCandidate(const Candidate& c, const Instruction* w) {
+// Whether `index` (a store's row) is the same on every device: computed
+// from constants and the inner loop's state (which every device runs
+// alike) by instructions that read no device id or collective.
+bool SameOnEveryDevice(const Instruction* index, const Instruction* param,
+                       int depth = 0) {
+  if (depth > 16) return false;
+  if (index->opcode() == Opcode::kConstant) return true;
+  if (index->opcode() == Opcode::kGetTupleElement &&
+      index->operand(0) == param) {
+    return index->shape().IsScalar() &&
+           IsIntegralType(index->shape().element_type());
+  }
+  switch (index->opcode()) {
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kNegate:
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kConvert:
+    case Opcode::kClamp:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      break;
+    default:
+      return false;
+  }
+  for (const Instruction* op : index->operands()) {
+    if (!SameOnEveryDevice(op, param, depth + 1)) return false;
+  }
+  return true;
+}
+
+// The checks of the stacked form's inner loop (see Candidate).
+Why CheckStacked(const Candidate& c,
+                 const absl::flat_hash_map<const Computation*, int>& callers) {
+  const std::string kind = KindName(*c.collective);
+  const Instruction* inner = c.inner;
+  const Computation* ib = inner->while_body();
+  const Instruction* param = ib->parameter(0);
+  const int64_t r = c.inner_index;
+  if (std::string why = LoopStateProblem(inner, callers); !why.empty()) {
+    return {"OpaqueLoopState", absl::StrCat(inner->name(), ": ", why)};
+  }
+  const Instruction* dus = c.dus;
+  const Instruction* buffer = dus->operand(0);
+  int64_t in_root = 0;
+  for (const Instruction* op : ib->root()->operands()) in_root += op == dus;
+  if (dus->user_count() != 1 || in_root != 1 || HasControlDeps(dus)) {
+    return {"ReducedValueUsedInLoop",
+            absl::StrCat("the rows ", dus->name(), " stores are also read by ",
+                         inner->name(), "'s iteration")};
+  }
+  if (!IsGteOf(buffer, param, r)) {
+    return {"UnsupportedAccumulation",
+            absl::StrCat(inner->name(), " stores the ", kind,
+                         "'s rows into a value other than its own output")};
+  }
+  for (const Instruction* u : param->users()) {
+    if (u->tuple_index() == r &&
+        (u->user_count() != 1 || u->users()[0] != dus)) {
+      return {"ReducedValueUsedInLoop",
+              absl::StrCat("the stacked ", kind, " results are also read by ",
+                           inner->name(), "'s iteration")};
+    }
+  }
+  for (const Instruction* u : inner->while_condition()->parameter(0)->users()) {
+    if (u->tuple_index() == r && u->user_count() > 0) {
+      return {"ReducedValueUsedInLoop",
+              absl::StrCat(inner->name(), "'s condition reads the stacked ",
+                           kind, " results")};
+    }
+  }
+  for (const Instruction* u : inner->users()) {
+    if (u->tuple_index() == r &&
+        (u->user_count() != 1 || u->users()[0] != c.add)) {
+      return {"ReducedValueUsedInLoop",
+              absl::StrCat("the stacked ", kind, " results of ", inner->name(),
+                           " are also used other than by the accumulation")};
+    }
+  }
+  const Instruction* init = inner->operand(0);
+  if (init->opcode() != Opcode::kTuple || init->user_count() != 1 ||
+      !IsZero(init->operand(r))) {
+    return {"UnsupportedAccumulation",
+            absl::StrCat("the rows ", inner->name(),
+                         " does not write would keep an initial value that is "
+                         "not a zero constant")};
+  }
+  for (int64_t k = 2; k < dus->operand_count(); ++k) {
+    if (!SameOnEveryDevice(dus->operand(k), param)) {
+      return {"UnsupportedAccumulation",
+              absl::StrCat("the row ", dus->name(),
+                           " stores into may differ between devices")};
+    }
+  }
+  // row = reshape adding a leading 1 to C's result.
+  const Shape& rs = c.collective->shape();
+  const Shape& row = c.row->shape();
+  bool leading = row.rank() == rs.rank() + 1 && row.dimensions(0) == 1 &&
+                 buffer->shape().rank() == row.rank();
+  for (int64_t k = 0; leading && k < rs.rank(); ++k) {
+    leading = row.dimensions(k + 1) == rs.dimensions(k) &&
+              buffer->shape().dimensions(k + 1) == rs.dimensions(k);
+  }
+  if (!leading || rs.is_dynamic()) {
+    return {"UnsupportedAccumulation",
+            absl::StrCat(c.row->name(),
+                         " does more than add the leading "
+                         "dimension of the stored row")};
+  }
+  return {};
+}
+
+Why CheckCandidate(
+    const Candidate& c, const Instruction* w,
+    const absl::flat_hash_map<const Computation*, int>& callers) {
   const Instruction& coll = *c.collective;
   const std::string kind = KindName(coll);
   if (!c.unsupported.empty()) {
@@ -203,15 +387,25 @@ Why CheckCandidate(const Candidate& c, const Instruction* w) {
                          " does not reduce with an add: its sum could not be "
                          "taken once for all iterations")};
   }
+  if (coll.opcode() == Opcode::kReduceScatter &&
+      coll.dimensions().size() != 1) {
+    return {"UnsupportedAccumulation",
+            absl::StrCat("the ", kind, " has no single scatter dimension")};
+  }
+  // From the collective to the value the accumulation adds.
   std::vector<const Instruction*> path = {&coll};
-  path.insert(path.end(), c.chain.begin(), c.chain.end());
-  path.push_back(c.add);
+  if (c.inner != nullptr) {
+    path.push_back(c.row);
+  } else {
+    path.insert(path.end(), c.chain.begin(), c.chain.end());
+  }
   for (const Instruction* i : path) {
     if (HasControlDeps(i)) {
       return {"ControlDependencies",
               absl::StrCat(i->name(), " has control dependencies")};
     }
   }
+  path.push_back(c.inner != nullptr ? c.dus : c.add);
   for (size_t k = 0; k + 1 < path.size(); ++k) {
     if (path[k]->user_count() != 1) {
       return {"ReducedValueUsedInLoop",
@@ -222,6 +416,13 @@ Why CheckCandidate(const Candidate& c, const Instruction* w) {
                                : path[k]->users()[0]->name(),
                            "), not only accumulated")};
     }
+  }
+  if (HasControlDeps(c.add)) {
+    return {"ControlDependencies",
+            absl::StrCat(c.add->name(), " has control dependencies")};
+  }
+  if (c.inner != nullptr) {
+    if (Why why = CheckStacked(c, callers); !why.name.empty()) return why;
   }
   const Computation* body = w->while_body();
   const Instruction* root = body->root();
@@ -252,23 +453,44 @@ Why CheckCandidate(const Candidate& c, const Instruction* w) {
   return {};
 }
 
-// The predicted effect of deferring `c` out of a loop of `trips` iterations:
-// trips - 1 collectives fewer; the body's add works on the collective's
-// operand (for a reduce-scatter, `factor` times the accumulator) and one add
-// more runs after the loop. The accumulator is the collective's operand.
+// The shape of the local accumulator: the collective's operand, or for the
+// stacked form the inner loop's stack with full-size rows.
+Shape FullShape(const Candidate& c) {
+  if (c.inner == nullptr) return c.collective->operand(0)->shape();
+  Shape full = c.dus->operand(0)->shape();
+  if (c.collective->opcode() == Opcode::kReduceScatter) {
+    const int64_t d = c.collective->dimensions()[0];
+    full.set_dimension(d + 1, c.collective->operand(0)->shape().dimensions(d));
+  }
+  return full;
+}
+
+// The predicted effect of deferring `c` out of a loop of `trips` iterations
+// (the stacked form: each runs `inner_trips` collectives, one per row):
+// (trips - 1) x inner_trips collectives fewer, at best (the one after the
+// loop moves the rows of all of them); the accumulating add works on the
+// full size (for a reduce-scatter, `factor` times the accumulator) and one
+// add more runs after the loop. The accumulator is FullShape; the stacked
+// form's inner loop also stores full-size rows.
 CandidateEstimate Estimate(const Candidate& c, int64_t trips,
-                           const CostOracle* oracle) {
+                           int64_t inner_trips, const CostOracle* oracle) {
   CandidateEstimate e;
   const Instruction& coll = *c.collective;
-  e.extra_live_bytes = ExtraLiveBytes(coll.operand(0)->shape());
+  const Shape full = FullShape(c);
+  const Shape& acc = c.acc->shape();
+  e.extra_live_bytes = ExtraLiveBytes(full);
+  if (c.inner != nullptr) {
+    e.extra_live_bytes +=
+        std::max<int64_t>(0, ExtraLiveBytes(full) - ExtraLiveBytes(acc));
+  }
   if (oracle == nullptr) return e;
   e.predicted = true;
-  const int64_t out = std::max<int64_t>(1, coll.shape().ByteSize());
   const double factor =
-      static_cast<double>(coll.operand(0)->shape().ByteSize()) /
-      static_cast<double>(out);
+      static_cast<double>(full.ByteSize()) /
+      static_cast<double>(std::max<int64_t>(1, acc.ByteSize()));
   const double t = static_cast<double>(trips);
-  e.hidden_us = (t - 1) * oracle->CollectiveUs(coll);
+  e.hidden_us =
+      (t - 1) * static_cast<double>(inner_trips) * oracle->CollectiveUs(coll);
   e.added_compute_us =
       oracle->ComputeUs(*c.add) * (t * std::max(0.0, factor - 1) + 1);
   return e;
@@ -295,6 +517,61 @@ const Instruction* NextInOrder(const Instruction* i) {
 
 // Rewrites `c` in place (every check has passed, so nothing here can fail
 // but the final verification). Returns the collective after the loop.
+// broadcast(constant(0)) of `shape`, added to `comp` before `before`.
+Instruction* AddZeros(Computation& comp, const Shape& shape,
+                      const std::string& name, const Instruction* before) {
+  Module& m = *comp.parent();
+  auto zero = std::make_unique<Instruction>(
+      Opcode::kConstant, m.UniqueInstructionName("zero"),
+      Shape::Scalar(shape.element_type()));
+  zero->mutable_attrs().literal =
+      std::make_unique<Literal>(Shape::Scalar(shape.element_type()));
+  Instruction* z = comp.AddInstruction(std::move(zero), before);
+  auto bcast = std::make_unique<Instruction>(
+      Opcode::kBroadcast, m.UniqueInstructionName(name), shape);
+  bcast->mutable_attrs().has_dimensions = true;
+  bcast->AppendOperand(z);
+  return comp.AddInstruction(std::move(bcast), before);
+}
+
+// The stacked form's inner loop stores the collective's operand instead of
+// its result: its state element `inner_index` becomes `full` (zero rows to
+// start with, full-size rows stored), and the collective leaves it.
+absl::Status RewriteInner(const Candidate& c, const Shape& full) {
+  Instruction* inner = c.inner;
+  Computation* ib = inner->while_body();
+  Computation* ic = inner->while_condition();
+  const int64_t r = c.inner_index;
+  Instruction* init = inner->operand(0);
+  for (Instruction* i :
+       {inner, ib->parameter(0), ic->parameter(0), ib->root(), init}) {
+    i->mutable_shape().mutable_tuple_shapes()[r] = full;
+  }
+  for (Instruction* p : {ib->parameter(0), ic->parameter(0), inner}) {
+    for (Instruction* u : p->users()) {
+      if (u->tuple_index() == r) u->set_shape(full);
+    }
+  }
+  init->ReplaceOperandWith(
+      r, AddZeros(*inner->parent(), full, c.collective->name() + ".rows.init",
+                  init));
+  Instruction* x = c.collective->operand(0);
+  Shape row = c.row->shape();
+  for (int64_t k = 0; k < x->shape().rank(); ++k) {
+    row.set_dimension(k + 1, x->shape().dimensions(k));
+  }
+  auto nr = CloneInstruction(
+      *c.row,
+      ib->parent()->UniqueInstructionName(c.collective->name() + ".row"), {x});
+  nr->set_shape(row);
+  c.dus->ReplaceOperandWith(1, ib->AddInstruction(std::move(nr), c.dus));
+  c.dus->set_shape(full);
+  for (Instruction* i : {c.row, c.collective}) {
+    if (absl::Status s = ib->RemoveInstruction(i); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   Computation* parent = w->parent();
   Module& m = *parent->parent();
@@ -302,23 +579,20 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   Computation* cond = w->while_condition();
   Instruction* param = body->parameter(0);
   Instruction* root = body->root();
-  Instruction* g = c.collective->operand(0);
-  const Shape full = g->shape();
+  // What the iteration adds locally: the collective's operand, or the
+  // stacked form's inner loop result (full-size rows after RewriteInner).
+  Instruction* g = c.inner != nullptr
+                       ? c.add->operand(c.add->operand(0) == c.acc ? 1 : 0)
+                       : c.collective->operand(0);
+  const Shape full = FullShape(c);
   const int64_t n = w->shape().tuple_size();
   const std::string base = c.collective->name();
+  if (c.inner != nullptr) {
+    if (absl::Status s = RewriteInner(c, full); !s.ok()) return s;
+  }
 
   // 1. The local accumulator starts at zero.
-  auto zero = std::make_unique<Instruction>(Opcode::kConstant,
-                                            m.UniqueInstructionName("zero"),
-                                            Shape::Scalar(full.element_type()));
-  zero->mutable_attrs().literal =
-      std::make_unique<Literal>(Shape::Scalar(full.element_type()));
-  Instruction* z = parent->AddInstruction(std::move(zero), w);
-  auto bcast = std::make_unique<Instruction>(
-      Opcode::kBroadcast, m.UniqueInstructionName(base + ".acc.init"), full);
-  bcast->mutable_attrs().has_dimensions = true;
-  bcast->AppendOperand(z);
-  Instruction* zb = parent->AddInstruction(std::move(bcast), w);
+  Instruction* zb = AddZeros(*parent, full, base + ".acc.init", w);
   Instruction* init = w->operand(0);
   std::vector<Instruction*> elems;
   for (int64_t k = 0; k < n; ++k) {
@@ -368,6 +642,13 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   Instruction* local = add_after(NewGte(m, w, n, base + ".acc.final"));
   auto coll = CloneInstruction(
       *c.collective, m.UniqueInstructionName(base + ".deferred"), {local});
+  if (c.inner != nullptr) {
+    // One collective for all rows: the stack's dimension 0 leads.
+    coll->set_shape(c.acc->shape());
+    if (coll->opcode() == Opcode::kReduceScatter) {
+      coll->mutable_attrs().dimensions[0] += 1;
+    }
+  }
   if (coll->attrs().channel_id.has_value()) {
     coll->mutable_attrs().channel_id = m.NextChannelId();
   }
@@ -414,12 +695,19 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   // The body's old accumulation (read above to build the one after the
   // loop) is unused now.
   std::vector<Instruction*> dead = {c.add};
-  dead.insert(dead.end(), c.chain.rbegin(), c.chain.rend());
-  dead.push_back(c.collective);
+  if (c.inner == nullptr) {
+    dead.insert(dead.end(), c.chain.rbegin(), c.chain.rend());
+    dead.push_back(c.collective);
+  }
   for (Instruction* i : dead) {
     if (absl::Status s = body->RemoveInstruction(i); !s.ok()) return s;
   }
-  for (const Computation* comp : {body, cond, parent}) {
+  std::vector<const Computation*> check = {body, cond, parent};
+  if (c.inner != nullptr) {
+    check.push_back(c.inner->while_body());
+    check.push_back(c.inner->while_condition());
+  }
+  for (const Computation* comp : check) {
     std::vector<std::string> problems = VerifyComputationAll(*comp);
     if (!problems.empty()) {
       return absl::InternalError(problems.front());
@@ -473,7 +761,9 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       r.pass = std::string(kPassName);
       r.direction = "defer";
       DescribeInstruction(coll, module, r);
-      r.loop = node->path;
+      const LoopNode* home =
+          c.inner != nullptr ? nest.Find(c.inner) : nullptr;
+      r.loop = home != nullptr ? home->path : node->path;
       r.Metric("bytes_moved", std::max(coll.shape().ByteSize(),
                                        coll.operand(0)->shape().ByteSize()));
       auto missed = [&](std::string name, std::string why,
@@ -505,11 +795,31 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         missed("OpaqueLoopState", state_problem);
         continue;
       }
-      if (Why why = CheckCandidate(c, w); !why.name.empty()) {
+      if (Why why = CheckCandidate(c, w, callers); !why.name.empty()) {
         missed(why.name, why.text);
         continue;
       }
-      const CandidateEstimate e = Estimate(c, trips, context.cost_oracle);
+      int64_t inner_trips = 1;
+      if (c.inner != nullptr) {
+        const WhileLoopInfo inner_info = AnalyzeWhileLoop(*c.inner);
+        if (!inner_info.trip_count.has_value()) {
+          missed(
+              "UnknownTripCount",
+              absl::StrCat("the trip count of ", c.inner->name(),
+                           ", which stores the ", kind, "'s rows, is unknown"));
+          continue;
+        }
+        inner_trips = std::max<int64_t>(1, *inner_info.trip_count);
+      }
+      const int64_t runs = trips * inner_trips;
+      const std::string counts =
+          c.inner == nullptr
+              ? absl::StrCat(trips - 1, " of its ", trips, " ", kind, "s")
+              : absl::StrCat("its ", runs, " ", kind, "s, one per row of ",
+                             c.inner->name(),
+                             " and iteration, become one of the whole stack");
+      const CandidateEstimate e =
+          Estimate(c, trips, inner_trips, context.cost_oracle);
       const int64_t saved_ns =
           e.predicted ? std::llround(std::clamp(e.hidden_us, 0.0, 1e12) * 1e3)
                       : 0;
@@ -517,15 +827,16 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
           e.predicted
               ? absl::StrCat(RenderRemarkArg(
                                  {"", RemarkArg::Type::kTimeNs, "", saved_ns}),
-                             " of communication per run of the loop (",
-                             trips - 1, " of its ", trips, " ", kind, "s)")
-              : absl::StrCat(trips - 1, " of the loop's ", trips, " ", kind,
-                             "s");
-      const std::string costs =
-          absl::StrCat("a full-size accumulator of ",
-                       RenderRemarkArg({"", RemarkArg::Type::kBytes, "",
-                                        e.extra_live_bytes}),
-                       " per device, live for the whole loop");
+                             " of communication per run of the loop (", counts,
+                             ")")
+              : counts;
+      const std::string costs = absl::StrCat(
+          c.inner == nullptr ? "a full-size accumulator of "
+                             : "a full-size accumulator and full-size stored "
+                               "rows of ",
+          RenderRemarkArg(
+              {"", RemarkArg::Type::kBytes, "", e.extra_live_bytes}),
+          " per device, live for the whole loop");
       if (e.predicted && e.gain_us() <= 0) {
         AddEstimateMetrics(e, r.metrics);
         missed(

@@ -36,6 +36,30 @@
 // `--loop=SELECTOR:defer-reduce=on` or for every loop with
 // `defer-reduction{enable=true}`.
 //
+// Stacked form (scanned layers: shard_map FSDP's backward layer loop): the
+// collective is in an inner loop that stores its result as one row per
+// layer, and the accumulation loop adds the inner loop's stack:
+//
+//   inner body(i) { ...
+//     rs = bf16[128,1024] reduce-scatter(bf16[256,1024] dx), dimensions={0}
+//     buf.next = dynamic-update-slice(buf, reshape(rs), layer(i), 0, 0) }
+//   outer body { ...
+//     stack = bf16[4,128,1024] get-tuple-element(inner(..., zeros)), index=2
+//     acc.next = add(acc, stack) }
+// becomes
+//   inner body(i) { ... buf.next = dynamic-update-slice(buf, reshape(dx),
+//                       layer(i), 0, 0) }                 // bf16[4,256,1024]
+//   outer body { ... accf.next = add(accf, stack) }       // bf16[4,256,1024]
+//   after outer: acc0 + reduce-scatter(accf), dimensions={1}
+//
+// Layers x microbatches reduce-scatters become one of the whole stack (row
+// l of the stacked reduce-scatter is the reduce-scatter of row l). It needs
+// the inner loop's stack to start as zeros and its rows to be chosen alike
+// on every device; its cost is a full-size stack twice (the accumulator and
+// the inner loop's rows). GSPMD's form of a reduce-scatter (all-reduce,
+// then a dynamic-slice at the device's offset) is not deferred (a `missed`
+// remark says so).
+//
 // Between the collective and the add the value may go through reshape,
 // bitcast, copy, transpose and multiplication by a constant (JAX's pmean
 // scales the psum by 1/devices); they are applied once after the loop.

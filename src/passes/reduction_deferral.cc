@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,9 @@ struct Candidate {
   int64_t inner_index = 0;
   Instruction* row = nullptr;
   Instruction* dus = nullptr;
+  // GSPMD's form of a reduce-scatter: the stored row is
+  // dynamic-slice(all-reduce(x), device offsets...).
+  Instruction* slice = nullptr;
 };
 
 // Whether `x` is a constant zero scalar, or a broadcast of one.
@@ -126,12 +130,8 @@ std::optional<Candidate> FindStacked(Candidate c, Instruction* y) {
   }
   Instruction* x = row->operand(0);
   if (x->opcode() == Opcode::kDynamicSlice && x->operand_count() >= 1 &&
-      IsReduction(x->operand(0))) {
-    c.unsupported = absl::StrCat(
-        "is sliced per device (", x->name(),
-        ": GSPMD's all-reduce + dynamic-slice form of a reduce-scatter) "
-        "before the inner loop stores it; only a reduce-scatter or "
-        "all-reduce stored whole is deferred");
+      x->operand(0)->opcode() == Opcode::kAllReduce) {
+    c.slice = x;  // GSPMD's reduce-scatter: all-reduce, keep my part
     x = x->operand(0);
   }
   if (!IsReduction(x)) return std::nullopt;
@@ -286,6 +286,32 @@ bool SameOnEveryDevice(const Instruction* index, const Instruction* param,
   return true;
 }
 
+// Whether `offset` (a dynamic-slice index of GSPMD's reduce-scatter) is
+// computed from the device's id and constants only, so that it can be
+// computed again after the loop.
+bool IsDeviceOffset(const Instruction* offset, int depth = 0) {
+  if (depth > 8 || !offset->shape().IsScalar() || HasControlDeps(offset)) {
+    return false;
+  }
+  switch (offset->opcode()) {
+    case Opcode::kConstant:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+      return true;
+    case Opcode::kConvert:
+    case Opcode::kMultiply:
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+      break;
+    default:
+      return false;
+  }
+  for (const Instruction* op : offset->operands()) {
+    if (!IsDeviceOffset(op, depth + 1)) return false;
+  }
+  return true;
+}
+
 // The checks of the stacked form's inner loop (see Candidate).
 Why CheckStacked(const Candidate& c,
                  const absl::flat_hash_map<const Computation*, int>& callers) {
@@ -350,7 +376,20 @@ Why CheckStacked(const Candidate& c,
     }
   }
   // row = reshape adding a leading 1 to C's result.
-  const Shape& rs = c.collective->shape();
+  const Shape& rs = (c.slice != nullptr ? c.slice : c.collective)->shape();
+  if (c.slice != nullptr) {
+    bool offsets = c.slice->operand_count() == rs.rank() + 1 &&
+                   c.slice->shape().rank() == c.collective->shape().rank();
+    for (int64_t k = 1; offsets && k < c.slice->operand_count(); ++k) {
+      offsets = IsDeviceOffset(c.slice->operand(k));
+    }
+    if (!offsets) {
+      return {"UnsupportedAccumulation",
+              absl::StrCat("the part ", c.slice->name(),
+                           " keeps of the all-reduce is not chosen by the "
+                           "device's id alone")};
+    }
+  }
   const Shape& row = c.row->shape();
   bool leading = row.rank() == rs.rank() + 1 && row.dimensions(0) == 1 &&
                  buffer->shape().rank() == row.rank();
@@ -395,6 +434,7 @@ Why CheckCandidate(
   // From the collective to the value the accumulation adds.
   std::vector<const Instruction*> path = {&coll};
   if (c.inner != nullptr) {
+    if (c.slice != nullptr) path.push_back(c.slice);
     path.push_back(c.row);
   } else {
     path.insert(path.end(), c.chain.begin(), c.chain.end());
@@ -458,9 +498,9 @@ Why CheckCandidate(
 Shape FullShape(const Candidate& c) {
   if (c.inner == nullptr) return c.collective->operand(0)->shape();
   Shape full = c.dus->operand(0)->shape();
-  if (c.collective->opcode() == Opcode::kReduceScatter) {
-    const int64_t d = c.collective->dimensions()[0];
-    full.set_dimension(d + 1, c.collective->operand(0)->shape().dimensions(d));
+  const Shape& x = c.collective->operand(0)->shape();
+  for (int64_t k = 0; k < x.rank() && k + 1 < full.rank(); ++k) {
+    full.set_dimension(k + 1, x.dimensions(k));
   }
   return full;
 }
@@ -517,7 +557,8 @@ const Instruction* NextInOrder(const Instruction* i) {
 
 // Rewrites `c` in place (every check has passed, so nothing here can fail
 // but the final verification). Returns the collective after the loop.
-// broadcast(constant(0)) of `shape`, added to `comp` before `before`.
+// broadcast(constant(0)) of `shape` (a scalar: the constant), added to `comp`
+// before `before`.
 Instruction* AddZeros(Computation& comp, const Shape& shape,
                       const std::string& name, const Instruction* before) {
   Module& m = *comp.parent();
@@ -527,6 +568,7 @@ Instruction* AddZeros(Computation& comp, const Shape& shape,
   zero->mutable_attrs().literal =
       std::make_unique<Literal>(Shape::Scalar(shape.element_type()));
   Instruction* z = comp.AddInstruction(std::move(zero), before);
+  if (shape.IsScalar()) return z;
   auto bcast = std::make_unique<Instruction>(
       Opcode::kBroadcast, m.UniqueInstructionName(name), shape);
   bcast->mutable_attrs().has_dimensions = true;
@@ -536,7 +578,8 @@ Instruction* AddZeros(Computation& comp, const Shape& shape,
 
 // The stacked form's inner loop stores the collective's operand instead of
 // its result: its state element `inner_index` becomes `full` (zero rows to
-// start with, full-size rows stored), and the collective leaves it.
+// start with, full-size rows stored). The collective, its slice and the old
+// row are left unused (Rewrite reads them, then removes them).
 absl::Status RewriteInner(const Candidate& c, const Shape& full) {
   Instruction* inner = c.inner;
   Computation* ib = inner->while_body();
@@ -566,9 +609,6 @@ absl::Status RewriteInner(const Candidate& c, const Shape& full) {
   nr->set_shape(row);
   c.dus->ReplaceOperandWith(1, ib->AddInstruction(std::move(nr), c.dus));
   c.dus->set_shape(full);
-  for (Instruction* i : {c.row, c.collective}) {
-    if (absl::Status s = ib->RemoveInstruction(i); !s.ok()) return s;
-  }
   return absl::OkStatus();
 }
 
@@ -644,7 +684,7 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
       *c.collective, m.UniqueInstructionName(base + ".deferred"), {local});
   if (c.inner != nullptr) {
     // One collective for all rows: the stack's dimension 0 leads.
-    coll->set_shape(c.acc->shape());
+    coll->set_shape(c.slice != nullptr ? full : c.acc->shape());
     if (coll->opcode() == Opcode::kReduceScatter) {
       coll->mutable_attrs().dimensions[0] += 1;
     }
@@ -654,6 +694,35 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   }
   Instruction* reduced = add_after(std::move(coll));
   Instruction* cur = reduced;
+  if (c.slice != nullptr) {
+    // Each device keeps its part of every row: the same offsets, computed
+    // again here, after a 0 for the stack's dimension.
+    absl::flat_hash_map<const Instruction*, Instruction*> copies;
+    std::function<Instruction*(Instruction*)> copy =
+        [&](Instruction* x) -> Instruction* {
+      if (auto it = copies.find(x); it != copies.end()) return it->second;
+      std::vector<Instruction*> ops;
+      for (Instruction* op : x->operands()) ops.push_back(copy(op));
+      Instruction* y = add_after(CloneInstruction(
+          *x, m.UniqueInstructionName(x->name() + ".deferred"), ops));
+      copies[x] = y;
+      return y;
+    };
+    std::vector<Instruction*> ops = {cur};
+    ops.push_back(AddZeros(
+        *parent, Shape::Scalar(c.slice->operand(1)->shape().element_type()),
+        base + ".row0", after));
+    for (int64_t k = 1; k < c.slice->operand_count(); ++k) {
+      ops.push_back(copy(c.slice->operand(k)));
+    }
+    auto part = CloneInstruction(
+        *c.slice, m.UniqueInstructionName(c.slice->name() + ".deferred"), ops);
+    part->set_shape(c.acc->shape());
+    DimensionVector sizes = {c.acc->shape().dimensions(0)};
+    for (int64_t d : c.slice->attrs().dynamic_slice_sizes) sizes.push_back(d);
+    part->mutable_attrs().dynamic_slice_sizes = sizes;
+    cur = add_after(std::move(part));
+  }
   for (const Instruction* link : c.chain) {
     std::vector<Instruction*> ops;
     for (Instruction* op : link->operands()) {
@@ -695,12 +764,12 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   // The body's old accumulation (read above to build the one after the
   // loop) is unused now.
   std::vector<Instruction*> dead = {c.add};
-  if (c.inner == nullptr) {
-    dead.insert(dead.end(), c.chain.rbegin(), c.chain.rend());
-    dead.push_back(c.collective);
+  dead.insert(dead.end(), c.chain.rbegin(), c.chain.rend());
+  for (Instruction* i : {c.row, c.slice, c.collective}) {
+    if (i != nullptr) dead.push_back(i);
   }
   for (Instruction* i : dead) {
-    if (absl::Status s = body->RemoveInstruction(i); !s.ok()) return s;
+    if (absl::Status s = i->parent()->RemoveInstruction(i); !s.ok()) return s;
   }
   std::vector<const Computation*> check = {body, cond, parent};
   if (c.inner != nullptr) {
@@ -761,8 +830,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       r.pass = std::string(kPassName);
       r.direction = "defer";
       DescribeInstruction(coll, module, r);
-      const LoopNode* home =
-          c.inner != nullptr ? nest.Find(c.inner) : nullptr;
+      const LoopNode* home = c.inner != nullptr ? nest.Find(c.inner) : nullptr;
       r.loop = home != nullptr ? home->path : node->path;
       r.Metric("bytes_moved", std::max(coll.shape().ByteSize(),
                                        coll.operand(0)->shape().ByteSize()));

@@ -57,8 +57,8 @@
 // the inner loop's stack to start as zeros and its rows to be chosen alike
 // on every device; its cost is a full-size stack twice (the accumulator and
 // the inner loop's rows). GSPMD's form of a reduce-scatter (all-reduce,
-// then a dynamic-slice at the device's offset) is not deferred (a `missed`
-// remark says so).
+// then a dynamic-slice at an offset computed from the device's id) is
+// deferred as one all-reduce of the stack and one dynamic-slice.
 //
 // Between the collective and the add the value may go through reshape,
 // bitcast, copy, transpose and multiplication by a constant (JAX's pmean

@@ -254,16 +254,16 @@ struct Why {
 };
 
 // Whether `index` (a store's row) is the same on every device: computed
-// from constants and the inner loop's state (which every device runs
-// alike) by instructions that read no device id or collective.
+// from constants and the inner loop's counter (state element `iv`, which
+// starts at a constant and moves by one) by instructions that read no
+// device id or collective.
 bool SameOnEveryDevice(const Instruction* index, const Instruction* param,
-                       int depth = 0) {
+                       std::optional<int64_t> iv, int depth = 0) {
   if (depth > 16) return false;
   if (index->opcode() == Opcode::kConstant) return true;
   if (index->opcode() == Opcode::kGetTupleElement &&
       index->operand(0) == param) {
-    return index->shape().IsScalar() &&
-           IsIntegralType(index->shape().element_type());
+    return iv.has_value() && index->tuple_index() == *iv;
   }
   switch (index->opcode()) {
     case Opcode::kAdd:
@@ -281,7 +281,7 @@ bool SameOnEveryDevice(const Instruction* index, const Instruction* param,
       return false;
   }
   for (const Instruction* op : index->operands()) {
-    if (!SameOnEveryDevice(op, param, depth + 1)) return false;
+    if (!SameOnEveryDevice(op, param, iv, depth + 1)) return false;
   }
   return true;
 }
@@ -368,8 +368,12 @@ Why CheckStacked(const Candidate& c,
                          " does not write would keep an initial value that is "
                          "not a zero constant")};
   }
+  const WhileLoopInfo info = AnalyzeWhileLoop(*inner);
+  const std::optional<int64_t> iv =
+      info.start.has_value() && info.step.has_value() ? info.iv_index
+                                                      : std::nullopt;
   for (int64_t k = 2; k < dus->operand_count(); ++k) {
-    if (!SameOnEveryDevice(dus->operand(k), param)) {
+    if (!SameOnEveryDevice(dus->operand(k), param, iv)) {
       return {"UnsupportedAccumulation",
               absl::StrCat("the row ", dus->name(),
                            " stores into may differ between devices")};

@@ -44,16 +44,19 @@ const std::vector<PresetInfo>& Presets() {
       {"cleanup", "inline,tuple-simplify,dce",
        "call inlining, tuple simplification, dead-code elimination"},
       {"pipeline",
-       "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce",
-       "cleanup, the collective pipeliner, cleanup"},
-      {"hoist-pipeline",
-       "inline,tuple-simplify,dce,collective-hoist,collective-pipeliner,"
+       "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
        "tuple-simplify,dce",
+       "cleanup, the collective pipeliner, cleanup (defer-reduction only "
+       "reports loops it could defer: opt-in)"},
+      {"hoist-pipeline",
+       "inline,tuple-simplify,dce,defer-reduction,collective-hoist,"
+       "collective-pipeliner,tuple-simplify,dce",
        "the JAX bridge's default: loop-invariant all-gathers leave the "
        "accumulation loop first, then the rest is pipelined"},
       {"xla-gpu",
-       "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce,"
-       "double-buffer,async-collectives,latency-hiding-scheduler",
+       "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
+       "tuple-simplify,dce,double-buffer,async-collectives,"
+       "latency-hiding-scheduler",
        "XLA:GPU's order (reference/xla_lhs.md section 3): cleanup, collective "
        "pipeliner, double buffering, async conversion, latency-hiding "
        "scheduler"},

@@ -208,9 +208,7 @@ std::optional<Candidate> FindAccumulation(Computation* body, int64_t index) {
 }
 
 // Why the loop's state cannot be extended in place; empty when it can.
-std::string LoopStateProblem(
-    const Instruction* w,
-    const absl::flat_hash_map<const Computation*, int>& callers) {
+std::string LoopStateProblem(const Instruction* w, const CallGraph& callers) {
   const Computation* body = w->while_body();
   const Computation* cond = w->while_condition();
   if (w->operand_count() != 1 || !w->shape().IsTuple()) {
@@ -225,8 +223,7 @@ std::string LoopStateProblem(
     }
   }
   for (const Computation* comp : {body, cond}) {
-    auto it = callers.find(comp);
-    if (it == callers.end() || it->second != 1) {
+    if (callers.CallSites(comp).size() != 1) {
       return absl::StrCat(comp->name(), " is called from more than one place");
     }
     if (comp->num_parameters() != 1 || comp->root() == nullptr) {
@@ -313,8 +310,7 @@ bool IsDeviceOffset(const Instruction* offset, int depth = 0) {
 }
 
 // The checks of the stacked form's inner loop (see Candidate).
-Why CheckStacked(const Candidate& c,
-                 const absl::flat_hash_map<const Computation*, int>& callers) {
+Why CheckStacked(const Candidate& c, const CallGraph& callers) {
   const std::string kind = KindName(*c.collective);
   const Instruction* inner = c.inner;
   const Computation* ib = inner->while_body();
@@ -410,9 +406,8 @@ Why CheckStacked(const Candidate& c,
   return {};
 }
 
-Why CheckCandidate(
-    const Candidate& c, const Instruction* w,
-    const absl::flat_hash_map<const Computation*, int>& callers) {
+Why CheckCandidate(const Candidate& c, const Instruction* w,
+                   const CallGraph& callers) {
   const Instruction& coll = *c.collective;
   const std::string kind = KindName(coll);
   if (!c.unsupported.empty()) {
@@ -794,14 +789,7 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
 absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
                                                 PassContext& context) {
   LoopNest nest(module);
-  absl::flat_hash_map<const Computation*, int> callers;
-  for (const auto& comp : module.computations()) {
-    for (const auto& i : comp->instructions()) {
-      for (const Computation* called : i->called_computations()) {
-        callers[called]++;
-      }
-    }
-  }
+  const CallGraph callers(module);
   context.memory.StartIfNeeded(context.options.memory_budget_bytes);
   bool changed = false;
   for (const LoopNode* node : nest.InnermostFirst()) {

@@ -67,6 +67,9 @@ struct PassOptions {
   // when the cost oracle predicts a gain; false (the fixed presets, XLA's
   // flag): every loop the policy selects, as XLA does.
   bool double_buffer_plan = false;
+  // Reduction deferral (opt-in): in every loop, not only those whose
+  // --loop policy says defer-reduce=on.
+  bool defer_reduction = false;
   // Async conversion: collective kinds left synchronous, each with the flag
   // that said so (XLA's --xla_gpu_disable_async_collectives=...).
   std::vector<std::pair<Opcode, std::string>> synchronous_collectives;

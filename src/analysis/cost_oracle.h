@@ -41,6 +41,12 @@ class CostOracle {
   virtual double ComputeUs(const Instruction& instr) const = 0;
   // One run of collective `instr` alone on a collective stream.
   virtual double CollectiveUs(const Instruction& instr) const = 0;
+  // One run of collective `instr` over `batch` times its bytes (a sunk
+  // collective batching `batch` iterations' worth); by default `batch` runs.
+  virtual double BatchedCollectiveUs(const Instruction& instr,
+                                     int64_t batch) const {
+    return static_cast<double>(batch) * CollectiveUs(instr);
+  }
 };
 
 }  // namespace hloverlap

@@ -41,7 +41,12 @@ void Instruction::AppendOperand(Instruction* operand) {
                   : std::find(operand->users_.begin(), operand->users_.end(),
                               this) != operand->users_.end();
   operands_.push_back(operand);
-  if (!user) operand->users_.push_back(this);
+  if (!user) {
+    // Room for three users at once: glibc's smallest block holds 24 bytes
+    // anyway, and a value used two or three times is not reallocated.
+    if (operand->users_.capacity() == 0) operand->users_.reserve(3);
+    operand->users_.push_back(this);
+  }
 }
 
 void Instruction::ReplaceOperandWith(int64_t i, Instruction* new_operand) {

@@ -28,6 +28,10 @@
 #include <optional>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -88,6 +92,75 @@ template <typename V>
 using SvMap = absl::flat_hash_map<std::string_view, V, SvHash>;
 using SvSet = absl::flat_hash_set<std::string_view, SvHash>;
 
+// The first position at or after p (at most n) whose byte is not printable
+// ASCII (0x20..0x7e) or is '"' or '\\': the end of a plain string's
+// contents. SSE2 where available (bytes >= 0x80 compare below 0x20 signed).
+inline size_t SkipPlainAscii(const char* d, size_t p, size_t n) {
+#if defined(__SSE2__)
+  const __m128i k1f = _mm_set1_epi8(0x1f), k7f = _mm_set1_epi8(0x7f);
+  const __m128i kdq = _mm_set1_epi8('"'), kbs = _mm_set1_epi8('\\');
+  while (p + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    const __m128i bad = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, k7f), _mm_cmpeq_epi8(v, kdq)),
+        _mm_cmpeq_epi8(v, kbs));
+    const unsigned ok = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_andnot_si128(bad, _mm_cmpgt_epi8(v, k1f))));
+    if (ok != 0xffff) return p + __builtin_ctz(~ok);
+    p += 16;
+  }
+#endif
+  while (p < n) {
+    const unsigned char c = static_cast<unsigned char>(d[p]);
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') break;
+    ++p;
+  }
+  return p;
+}
+
+// A fixed set of keywords (opcodes, attribute names) looked up without
+// hashing the whole text: a direct-mapped table over the length and the
+// first, middle and last bytes, one compare to confirm. Slots two keywords
+// share defer to the full map, so every lookup answers as the map does.
+template <typename V, int kBits>
+class KeywordTable {
+ public:
+  explicit KeywordTable(const SvMap<V>& map) : map_(map) {
+    for (const auto& [key, value] : map) {
+      Slot& slot = slots_[Index(key)];
+      slot.state = slot.state == kEmpty ? kOne : kShared;
+      slot.key = key;
+      slot.value = value;
+    }
+  }
+  const V* Find(std::string_view s) const {
+    const Slot& slot = slots_[Index(s)];
+    if (slot.state == kOne) return slot.key == s ? &slot.value : nullptr;
+    if (slot.state == kEmpty) return nullptr;
+    auto it = map_.find(s);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  enum State : uint8_t { kEmpty, kOne, kShared };
+  struct Slot {
+    State state = kEmpty;
+    std::string_view key;
+    V value{};
+  };
+  static size_t Index(std::string_view s) {
+    if (s.empty()) return 0;
+    const uint32_t v =
+        static_cast<uint32_t>(s.size()) |
+        static_cast<uint32_t>(static_cast<uint8_t>(s[0])) << 8 |
+        static_cast<uint32_t>(static_cast<uint8_t>(s[s.size() / 2])) << 16 |
+        static_cast<uint32_t>(static_cast<uint8_t>(s.back())) << 24;
+    return (v * 0x9e3779b1u) >> (32 - kBits);
+  }
+  const SvMap<V>& map_;
+  Slot slots_[size_t{1} << kBits];
+};
+
 const SvMap<Opcode>& Opcodes() {
   static const auto* map = [] {
     auto* m = new SvMap<Opcode>();
@@ -100,10 +173,10 @@ const SvMap<Opcode>& Opcodes() {
 }
 
 std::optional<Opcode> LookupOpcode(std::string_view s) {
-  const auto& m = Opcodes();
-  auto it = m.find(s);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
+  static const auto* table = new KeywordTable<Opcode, 10>(Opcodes());
+  const Opcode* op = table->Find(s);
+  if (op == nullptr) return std::nullopt;
+  return *op;
 }
 
 // ---------------------------------------------------------------------------
@@ -613,6 +686,16 @@ class Parser {
   bool ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
                       size_t offset, AttrState* st);
   bool ParseMetadata(OpMetadata* md);
+  // The common spelling `{op_name="..." scheduling_name="..."
+  // stack_frame_id=N}` (known keys, strings of plain ASCII without escapes,
+  // spaces or commas between entries) read straight from the characters,
+  // into an empty *md. False, with *md and the position as they were, when
+  // the token path must read it.
+  bool ScanMetadataFast(OpMetadata* md);
+  // The field of *md that `key` names: a string (*str) or an integer
+  // (*num); neither for other keys.
+  static void MetadataField(std::string_view key, OpMetadata* md,
+                            std::string** str, int64_t** num);
   bool ParseFrontendAttributes(FrontendAttributes* out);
   bool ParseReplicaGroups(ReplicaGroups* rg);
   bool ParseSlice(std::vector<SliceRange>* out);
@@ -1823,13 +1906,24 @@ bool Parser::ParseInstruction() {
 }
 
 uint32_t Parser::NameSignature(std::string_view n) {
+  // The first and last 8 bytes (overlapping, or zero-padded when shorter)
+  // and the length, mixed: names that differ anywhere but deep inside a
+  // long middle part get different signatures (a weaker one made most
+  // names of a module look repeated).
   if (n.empty()) return 0;
-  const uint32_t last = static_cast<uint8_t>(n.back());
-  const uint32_t prev =
-      n.size() > 1 ? static_cast<uint8_t>(n[n.size() - 2]) : 0;
-  return (static_cast<uint32_t>(n.size()) * 0x9e37u + last * 0x85ebu +
-          prev * 0x27d4u + static_cast<uint8_t>(n[0]) * 0xc2b2u) &
-         0xffffu;
+  uint64_t head = 0;
+  uint64_t tail = 0;
+  if (n.size() >= 8) {
+    std::memcpy(&head, n.data(), 8);
+    std::memcpy(&tail, n.data() + n.size() - 8, 8);
+  } else {
+    std::memcpy(&head, n.data(), n.size());
+  }
+  uint64_t h = head * 0x9e3779b97f4a7c15ull ^ tail * 0xc2b2ae3d27d4eb4full ^
+               n.size() * 0x165667b19e3779f9ull;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return static_cast<uint32_t>(h >> 48);
 }
 
 void Parser::NoteParsedName(std::string_view name, Instruction* inst) {
@@ -2505,9 +2599,9 @@ bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
 
 bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
                             size_t offset, AttrState* st) {
-  const auto& ids = AttrIds();
-  auto it = ids.find(name);
-  AttrId id = it == ids.end() ? kAttrRaw : it->second;
+  static const auto* ids = new KeywordTable<AttrId, 8>(AttrIds());
+  const AttrId* found = ids->Find(name);
+  AttrId id = found == nullptr ? kAttrRaw : *found;
   // Attributes typed only for particular opcodes.
   if ((id == kAttrPadding && op != Opcode::kPad) ||
       ((id == kAttrDirection || id == kAttrType) && op != Opcode::kCompare) ||
@@ -2661,6 +2755,9 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
 }
 
 bool Parser::ParseMetadata(OpMetadata* md) {
+  if (tok_.kind == TK::kLbrace && md->empty() && ScanMetadataFast(md)) {
+    return true;
+  }
   if (!Expect(TK::kLbrace, "'{' to start metadata")) return false;
   while (tok_.kind != TK::kRbrace) {
     if (tok_.kind == TK::kComma) {
@@ -2672,37 +2769,7 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     Advance();
     std::string* str = nullptr;
     int64_t* num = nullptr;
-    switch (key.size()) {
-      case 7:
-        if (key == "op_name") str = &md->op_name;
-        if (key == "op_type") str = &md->op_type.mutable_value();
-        break;
-      case 11:
-        if (key == "source_file") str = &md->source_file.mutable_value();
-        if (key == "source_line") num = &md->source_line;
-        break;
-      case 14:
-        if (key == "stack_frame_id") num = &md->stack_frame_id;
-        break;
-      case 15:
-        if (key == "scheduling_name") str = &md->scheduling_name;
-        if (key == "source_end_line") num = &md->source_end_line;
-        break;
-      case 17:
-        if (key == "deduplicated_name")
-          str = &md->deduplicated_name.mutable_value();
-        if (key == "source_end_column") num = &md->source_end_column;
-        break;
-      case 13:
-        if (key == "source_column") num = &md->source_column;
-        break;
-      case 16:
-        if (key == "metadata_payload")
-          str = &md->metadata_payload.mutable_value();
-        break;
-      default:
-        break;
-    }
+    MetadataField(key, md, &str, &num);
     if (str != nullptr) {
       if (!ParseString(str)) return false;
     } else if (num != nullptr) {
@@ -2724,6 +2791,96 @@ bool Parser::ParseMetadata(OpMetadata* md) {
       }
     }
   }
+  Advance();
+  return true;
+}
+
+// key == name, as a compare of constant size (inlined, no memcmp call).
+template <size_t N>
+bool Key(std::string_view key, const char (&name)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0;
+}
+
+void Parser::MetadataField(std::string_view key, OpMetadata* md,
+                           std::string** str, int64_t** num) {
+  switch (key.size()) {
+    case 7:
+      if (Key(key, "op_name")) *str = &md->op_name;
+      if (Key(key, "op_type")) *str = &md->op_type.mutable_value();
+      break;
+    case 11:
+      if (Key(key, "source_file")) *str = &md->source_file.mutable_value();
+      if (Key(key, "source_line")) *num = &md->source_line;
+      break;
+    case 14:
+      if (Key(key, "stack_frame_id")) *num = &md->stack_frame_id;
+      break;
+    case 15:
+      if (Key(key, "scheduling_name")) *str = &md->scheduling_name;
+      if (Key(key, "source_end_line")) *num = &md->source_end_line;
+      break;
+    case 17:
+      if (Key(key, "deduplicated_name"))
+        *str = &md->deduplicated_name.mutable_value();
+      if (Key(key, "source_end_column")) *num = &md->source_end_column;
+      break;
+    case 13:
+      if (Key(key, "source_column")) *num = &md->source_column;
+      break;
+    case 16:
+      if (Key(key, "metadata_payload"))
+        *str = &md->metadata_payload.mutable_value();
+      break;
+    default:
+      break;
+  }
+}
+
+bool Parser::ScanMetadataFast(OpMetadata* md) {
+  const std::string_view in = lex_.input();
+  const char* d = in.data();
+  const size_t n = in.size();
+  OpMetadata m;
+  size_t p = tok_.offset + 1;  // after the '{'
+  auto separator = [&](size_t q) {
+    return q < n && (d[q] == ' ' || d[q] == ',' || d[q] == '}');
+  };
+  while (true) {
+    while (p < n && (d[p] == ' ' || d[p] == ',')) ++p;
+    if (p >= n) return false;
+    if (d[p] == '}') break;
+    const size_t key_start = p;
+    while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
+    if (p == key_start || p >= n || d[p] != '=') return false;
+    std::string* str = nullptr;
+    int64_t* num = nullptr;
+    MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
+                  &num);
+    ++p;
+    if (str != nullptr) {
+      if (p >= n || d[p] != '"') return false;
+      const size_t begin = ++p;
+      p = SkipPlainAscii(d, p, n);
+      if (p >= n || d[p] != '"') return false;
+      str->assign(d + begin, p - begin);
+      ++p;
+    } else if (num != nullptr) {
+      // Up to 18 digits: no overflow, the value ParseInt gives.
+      const size_t begin = p;
+      int64_t v = 0;
+      while (p < n && p - begin < 18 && d[p] >= '0' && d[p] <= '9') {
+        v = v * 10 + (d[p] - '0');
+        ++p;
+      }
+      if (p == begin) return false;
+      *num = v;
+    } else {
+      return false;
+    }
+    if (!separator(p)) return false;
+  }
+  *md = std::move(m);
+  lex_.set_pos(p + 1);
   Advance();
   return true;
 }

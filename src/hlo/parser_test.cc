@@ -410,6 +410,47 @@ TEST(Corpus, ThroughputReport) {
 // ---------------------------------------------------------------------------
 // Attributes.
 
+// Metadata read by the character scan (plain strings, spaces or commas)
+// and by the token path (escapes, line breaks, comments, unknown keys, long
+// numbers, non-ASCII) give the same fields.
+TEST(Attributes, MetadataSpellingsGiveTheSameFields) {
+  struct Case {
+    const char* metadata;
+    const char* op_name;
+    const char* scheduling_name;
+    int64_t stack_frame_id;
+  };
+  const Case cases[] = {
+      {R"m({op_name="a/b(c)" scheduling_name="s.1" stack_frame_id=7})m",
+       "a/b(c)", "s.1", 7},
+      {R"m({op_name="a/b(c)",scheduling_name="s.1",stack_frame_id=7})m",
+       "a/b(c)", "s.1", 7},
+      {R"m({ op_name="it's" , stack_frame_id=0007 })m", "it's", "", 7},
+      {R"m({op_name="a\"b" scheduling_name="s"})m", "a\"b", "s", 0},
+      {"{op_name=\"a\"\n scheduling_name=\"s\"}", "a", "s", 0},
+      {R"m({op_name="a" /* c */ stack_frame_id=3})m", "a", "", 3},
+      {R"m({op_name="a" future_key=1 stack_frame_id=3})m", "a", "", 3},
+      {R"m({stack_frame_id=123456789012345678})m", "", "", 123456789012345678},
+      {R"m({stack_frame_id=1234567890123456789})m", "", "",
+       1234567890123456789},
+      {"{op_name=\"caf\xc3\xa9\" stack_frame_id=2}", "caf\xc3\xa9", "", 2},
+      {R"m({op_name="x" op_name="y"})m", "y", "", 0},
+      {R"m({})m", "", "", 0},
+  };
+  for (const Case& c : cases) {
+    const std::string text = std::string(
+                                 "HloModule m\n\nENTRY e {\n  ROOT p = f32[4] "
+                                 "parameter(0), metadata=") +
+                             c.metadata + "\n}\n";
+    auto m = ParseOk(text);
+    ASSERT_NE(m, nullptr) << c.metadata;
+    const OpMetadata& md = Find(*m, "p")->metadata();
+    EXPECT_EQ(md.op_name, c.op_name) << c.metadata;
+    EXPECT_EQ(md.scheduling_name, c.scheduling_name) << c.metadata;
+    EXPECT_EQ(md.stack_frame_id, c.stack_frame_id) << c.metadata;
+  }
+}
+
 TEST(Attributes, TypedFields) {
   auto m = ParseOk(R"(
 HloModule attrs

@@ -33,6 +33,10 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace hloverlap {
 namespace {
 
@@ -99,6 +103,11 @@ class Out {
   }
   // False once the sink failed (later output is dropped).
   bool ok() const { return sink_ok_; }
+  // The write position and how often the buffer was handed to the sink or
+  // moved: [a, cursor()) is what was written since cursor() gave `a` while
+  // moves() stays the same.
+  const char* cursor() const { return p_; }
+  uint64_t moves() const { return moves_; }
 
  private:
   void Attach(size_t used, size_t extra) {
@@ -109,6 +118,7 @@ class Out {
   static constexpr size_t kStreamBuffer = 256 << 10;
 
   void Flush() {
+    ++moves_;
     if (sink_ok_ && p_ != s_.data()) {
       sink_ok_ = (*sink_)(std::string_view(s_.data(), p_ - s_.data()));
     }
@@ -125,6 +135,7 @@ class Out {
       return;
     }
     const size_t used = p_ - s_.data();
+    ++moves_;
     s_.resize(std::max(used + n, 2 * s_.size()));
     p_ = s_.data() + used;
     end_ = s_.data() + s_.size();
@@ -135,6 +146,7 @@ class Out {
   bool sink_ok_ = true;
   char* p_ = nullptr;
   char* end_ = nullptr;
+  uint64_t moves_ = 0;
 };
 
 template <typename Container>
@@ -202,12 +214,35 @@ inline const unsigned char* SkipPlain(const unsigned char* p,
   }
 }
 
+// The first byte of [p, end) that needs escaping (kEscape), or end. SSE2:
+// 16 bytes a time (a signed compare below 0x20 also catches bytes >= 0x80).
+inline const unsigned char* SkipUnescaped(const unsigned char* p,
+                                          const unsigned char* end) {
+#if defined(__SSE2__)
+  const __m128i k20 = _mm_set1_epi8(0x20), k7f = _mm_set1_epi8(0x7f);
+  const __m128i kdq = _mm_set1_epi8('"'), ksq = _mm_set1_epi8('\'');
+  const __m128i kbs = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmplt_epi8(v, k20), _mm_cmpeq_epi8(v, k7f)),
+        _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, kdq), _mm_cmpeq_epi8(v, ksq)),
+            _mm_cmpeq_epi8(v, kbs)));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  return SkipPlain(p, end, kEscape, NeedsEscape8);
+}
+
 void Escaped(std::string_view s, Out& out) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
   const unsigned char* end = p + s.size();
   while (p < end) {
     const unsigned char* run = p;
-    p = SkipPlain(p, end, kEscape, NeedsEscape8);
+    p = SkipUnescaped(p, end);
     if (p > run) {
       out.Put(std::string_view(reinterpret_cast<const char*>(run), p - run));
     }
@@ -256,34 +291,73 @@ constexpr std::array<bool, 256> kBlobSpecial = MakeBlobTable();
 // '}' is its last character, skipping over double-quoted strings. Such text
 // is printed raw (backend_config, frontend attribute values); anything else
 // is printed as a quoted string so the output always parses.
+// Set bits of a 16-bit mask (SWAR: the builtin is a library call without
+// -mpopcnt).
+inline int Popcount16(unsigned x) {
+  x = x - ((x >> 1) & 0x5555u);
+  x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+  x = (x + (x >> 4)) & 0x0f0fu;
+  return static_cast<int>((x + (x >> 8)) & 0x1fu);
+}
+
 bool IsBraceBlob(std::string_view s) {
   if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
-  const unsigned char* end = p + s.size();
-  auto special8 = [](uint64_t v) {
-    return (AnyByteEq(v, '"') | AnyByteEq(v, '{') | AnyByteEq(v, '}') |
-            AnyByteEq(v, '\\')) != 0;
-  };
+  const unsigned char* d = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
   int64_t depth = 0;
   bool in_string = false;
-  while (p < end) {
-    p = SkipPlain(p, end, kBlobSpecial, special8);
-    if (p == end) break;
-    const unsigned char c = *p++;
-    if (in_string) {
-      if (c == '\\') {
-        if (p < end) ++p;  // skip the escaped character
-      } else if (c == '"') {
-        in_string = false;
+  size_t p = 0;
+  while (p < n) {
+    size_t stop = n;
+#if defined(__SSE2__)
+    if (n - p >= 16) {
+      // A block without backslashes whose braces cannot close the blob:
+      // strings from a prefix XOR of the quote bits, the braces outside
+      // them counted. Any other block goes through the loop below.
+      const __m128i v =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+      auto bits = [&v](char c) {
+        return static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
+      };
+      if (bits('\\') == 0) {
+        unsigned inside = bits('"');
+        inside ^= inside << 1;
+        inside ^= inside << 2;
+        inside ^= inside << 4;
+        inside ^= inside << 8;
+        if (in_string) inside = ~inside;
+        inside &= 0xffff;
+        const int opens = Popcount16(bits('{') & ~inside);
+        const int closes = Popcount16(bits('}') & ~inside);
+        if (depth > closes) {
+          depth += opens - closes;
+          in_string = (inside >> 15) != 0;
+          p += 16;
+          continue;
+        }
       }
-      continue;
+      stop = p + 16;
     }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}') {
-      if (--depth == 0) return p == end;
+#endif
+    while (p < stop) {
+      const unsigned char c = d[p++];
+      if (!kBlobSpecial[c]) continue;
+      if (in_string) {
+        if (c == '\\') {
+          if (p < n) ++p;  // skip the escaped character
+        } else if (c == '"') {
+          in_string = false;
+        }
+        continue;
+      }
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}') {
+        if (--depth == 0) return p == n;
+      }
     }
   }
   return false;
@@ -412,6 +486,38 @@ void ShapeText(const Shape& shape, bool print_layout, Out& out) {
     LayoutText(*shape.layout(), shape.rank(), out);
   }
 }
+
+// The text of instruction shapes (layouts included) by the Shape's address,
+// for one print: instructions spelled alike share one Shape (SharedShape),
+// so a module's few hundred distinct shapes are formatted once each and
+// copied after that. Nothing is freed while a module prints, so an address
+// names one shape throughout.
+class ShapeTextCache {
+ public:
+  void Print(const Shape& shape, Out& out) {
+    auto it = spans_.find(&shape);
+    if (it != spans_.end()) {
+      out.Put(
+          std::string_view(text_.data() + it->second.first, it->second.second));
+      return;
+    }
+    const char* start = out.cursor();
+    const uint64_t moves = out.moves();
+    ShapeText(shape, /*print_layout=*/true, out);
+    if (out.moves() != moves || start == nullptr || text_.size() > kMaxText) {
+      return;  // not kept: the text is no longer in one piece (or too much)
+    }
+    const size_t size = out.cursor() - start;
+    spans_.emplace(&shape, std::make_pair(static_cast<uint32_t>(text_.size()),
+                                          static_cast<uint32_t>(size)));
+    text_.append(start, size);
+  }
+
+ private:
+  static constexpr size_t kMaxText = size_t{16} << 20;
+  absl::flat_hash_map<const Shape*, std::pair<uint32_t, uint32_t>> spans_;
+  std::string text_;
+};
 
 // ---------------------------------------------------------------------------
 // Attribute values.
@@ -815,13 +921,21 @@ uint32_t PresentTypedAttrs(const Instruction& instr) {
 class InstructionPrinter {
  public:
   InstructionPrinter(const Instruction& instr, const PrintOptions& options,
-                     Out& out)
-      : instr_(instr), attrs_(instr.attrs()), options_(options), out_(out) {}
+                     Out& out, ShapeTextCache* shapes = nullptr)
+      : instr_(instr),
+        attrs_(instr.attrs()),
+        options_(options),
+        out_(out),
+        shapes_(shapes) {}
 
   void Print() {
     Name(instr_.name(), out_);
     out_.Lit(" = ");
-    ShapeText(instr_.shape(), /*print_layout=*/true, out_);
+    if (shapes_ != nullptr) {
+      shapes_->Print(instr_.shape(), out_);
+    } else {
+      ShapeText(instr_.shape(), /*print_layout=*/true, out_);
+    }
     out_.Put(' ');
     out_.Put(OpcodeName(instr_.opcode()));
     out_.Put('(');
@@ -1188,6 +1302,7 @@ class InstructionPrinter {
   const InstructionAttributes& attrs_;
   const PrintOptions& options_;
   Out& out_;
+  ShapeTextCache* shapes_;
 };
 
 // ---------------------------------------------------------------------------
@@ -1198,6 +1313,7 @@ struct OrderScratch {
   std::vector<int32_t> table;  // unique id - base -> stored position, or -1
   absl::flat_hash_map<const Instruction*, int32_t> map;
   std::vector<const Instruction*> order;
+  ShapeTextCache shapes;
 };
 
 // Maps instructions of one computation to their stored positions: a dense
@@ -1381,7 +1497,7 @@ void ComputationText(const Computation& computation,
     } else {
       out.Lit("  ");
     }
-    InstructionPrinter(*instr, options, out).Print();
+    InstructionPrinter(*instr, options, out, &scratch.shapes).Print();
     out.Put('\n');
   }
   out.Put('}');

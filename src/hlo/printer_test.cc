@@ -704,13 +704,15 @@ TEST(PrinterTest, FastPathsMatchReferenceOnRandomStrings) {
   Instruction* n = b.Op(Opcode::kNegate, "n", S32(), {p});
   for (int iter = 0; iter < 20000; ++iter) {
     std::string s;
-    const int len = rng() % 40;
+    // Up to 100 bytes: the 16-byte SSE2 blocks, nested braces included.
+    const int len = rng() % 100;
     for (int i = 0; i < len; ++i) {
       // Mostly plain letters so that 8-byte runs occur.
       s += (rng() % 3 == 0) ? alphabet[rng() % alphabet.size()]
                             : static_cast<char>('a' + rng() % 26);
     }
     if (rng() % 2) s = "{" + s + "}";
+    if (rng() % 4 == 0) s = "{{" + s + "}}";
     std::string quoted;
     AppendQuotedString(s, quoted);
     ASSERT_EQ(quoted, ReferenceQuoted(s));

@@ -31,9 +31,14 @@ absl::string_view TypeName(PrimitiveType t) {
   return AsAbsl(PrimitiveTypeName(t));
 }
 
-absl::Status ExpectArray(const Shape& shape, absl::string_view what) {
+// OK for an array shape, else "WHAT must be an array"; `what` comes in
+// pieces, joined only for the message.
+template <typename A, typename... More>
+absl::Status ExpectArray(const Shape& shape, const A& what,
+                         const More&... more) {
   if (!shape.IsArray()) {
-    return Error(what, " must be an array, found ", ShapeString(shape));
+    return Error(what, more..., " must be an array, found ",
+                 ShapeString(shape));
   }
   return absl::OkStatus();
 }
@@ -48,8 +53,19 @@ bool SameDimensions(const Shape& a, const Shape& b) {
   return true;
 }
 
+// StripLayouts(shape) without copying the layout first: an array (no tuple
+// elements) is rebuilt from its type, dimensions and dimension kinds.
+Shape WithoutLayouts(const Shape& shape) {
+  if (!shape.IsArray() || !shape.tuple_shapes().empty()) {
+    return StripLayouts(shape);
+  }
+  Shape s(shape.element_type(), shape.dimensions());
+  if (!shape.dim_kinds().empty()) s.mutable_dim_kinds() = shape.dim_kinds();
+  return s;
+}
+
 Shape ArrayLike(PrimitiveType type, const Shape& dims_from) {
-  Shape s = StripLayouts(dims_from);
+  Shape s = WithoutLayouts(dims_from);
   s.set_element_type(type);
   return s;
 }
@@ -62,7 +78,8 @@ Shape WithDims(PrimitiveType type, absl::Span<const int64_t> dims) {
 // duplicates. `what` names the list in messages.
 absl::Status CheckDimensionList(absl::Span<const int64_t> dims, int64_t rank,
                                 absl::string_view what, const Shape& shape) {
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)));
+  absl::InlinedVector<bool, 16> seen(
+      static_cast<size_t>(std::max<int64_t>(rank, 0)));
   for (int64_t d : dims) {
     if (d < 0 || d >= rank) {
       return Error(what, " ", DimsString(dims), ": dimension ", d,
@@ -210,8 +227,7 @@ absl::StatusOr<ProgramShape> GetProgramShape(const Computation& computation) {
 absl::StatusOr<Shape> InferUnaryElementwiseShape(Opcode opcode,
                                                  const Shape& operand) {
   const absl::string_view name = AsAbsl(OpcodeName(opcode));
-  if (absl::Status s = ExpectArray(operand, absl::StrCat(name, " operand"));
-      !s.ok()) {
+  if (absl::Status s = ExpectArray(operand, name, " operand"); !s.ok()) {
     return s;
   }
   const PrimitiveType type = operand.element_type();
@@ -234,16 +250,16 @@ absl::StatusOr<Shape> InferUnaryElementwiseShape(Opcode opcode,
         return Error("not operand must be pred or integral, found ",
                      ShapeString(operand));
       }
-      return StripLayouts(operand);
+      return WithoutLayouts(operand);
     case Opcode::kPopcnt:
     case Opcode::kCountLeadingZeros:
       if (!IsIntegralType(type)) {
         return Error(name, " operand must be integral, found ",
                      ShapeString(operand));
       }
-      return StripLayouts(operand);
+      return WithoutLayouts(operand);
     default:
-      return StripLayouts(operand);
+      return WithoutLayouts(operand);
   }
 }
 
@@ -251,10 +267,10 @@ absl::StatusOr<Shape> InferBinaryElementwiseShape(Opcode opcode,
                                                   const Shape& lhs,
                                                   const Shape& rhs) {
   const absl::string_view name = AsAbsl(OpcodeName(opcode));
-  if (absl::Status s = ExpectArray(lhs, absl::StrCat(name, " lhs")); !s.ok()) {
+  if (absl::Status s = ExpectArray(lhs, name, " lhs"); !s.ok()) {
     return s;
   }
-  if (absl::Status s = ExpectArray(rhs, absl::StrCat(name, " rhs")); !s.ok()) {
+  if (absl::Status s = ExpectArray(rhs, name, " rhs"); !s.ok()) {
     return s;
   }
   if (!SameDimensions(lhs, rhs)) {
@@ -270,7 +286,7 @@ absl::StatusOr<Shape> InferBinaryElementwiseShape(Opcode opcode,
           "operand's bit width, found operand ",
           ShapeString(lhs), " and random bits ", ShapeString(rhs));
     }
-    return StripLayouts(lhs);
+    return WithoutLayouts(lhs);
   }
   if (lhs.element_type() != rhs.element_type()) {
     return Error(name, ": operands must have the same element type, found lhs ",
@@ -289,7 +305,7 @@ absl::StatusOr<Shape> InferBinaryElementwiseShape(Opcode opcode,
     return Error("complex: operands must be f32 or f64, found ",
                  ShapeString(lhs));
   }
-  return StripLayouts(lhs);
+  return WithoutLayouts(lhs);
 }
 
 absl::StatusOr<Shape> InferCompareShape(const Shape& lhs, const Shape& rhs) {
@@ -312,7 +328,7 @@ absl::StatusOr<Shape> InferSelectShape(const Shape& pred, const Shape& on_true,
                    " must be a scalar or have the dimensions of the values ",
                    ShapeString(on_true));
     }
-    return StripLayouts(on_true);
+    return WithoutLayouts(on_true);
   }
   // Legacy tuple select: scalar predicate.
   if (!pred.IsScalar()) {
@@ -337,7 +353,7 @@ absl::StatusOr<Shape> InferClampShape(const Shape& min, const Shape& operand,
                    ShapeString(operand));
     }
   }
-  return StripLayouts(operand);
+  return WithoutLayouts(operand);
 }
 
 absl::StatusOr<Shape> InferConvertShape(const Shape& operand,
@@ -410,7 +426,7 @@ absl::StatusOr<Shape> InferBroadcastShape(
     }
   }
   const int64_t result_rank = result_dims.size();
-  std::vector<bool> seen(result_rank);
+  absl::InlinedVector<bool, 16> seen(result_rank);
   for (int64_t i = 0; i < operand.rank(); ++i) {
     const int64_t d = dimensions[i];
     if (d < 0 || d >= result_rank) {
@@ -485,7 +501,7 @@ absl::StatusOr<Shape> InferReverseShape(const Shape& operand,
       !s.ok()) {
     return s;
   }
-  return StripLayouts(operand);
+  return WithoutLayouts(operand);
 }
 
 absl::StatusOr<Shape> InferSliceShape(const Shape& operand,
@@ -580,7 +596,7 @@ absl::StatusOr<Shape> InferDynamicUpdateSliceShape(
                    ShapeString(operand));
     }
   }
-  return StripLayouts(operand);
+  return WithoutLayouts(operand);
 }
 
 absl::StatusOr<Shape> InferConcatenateShape(
@@ -600,9 +616,7 @@ absl::StatusOr<Shape> InferConcatenateShape(
   Dims dims(first.dimensions().begin(), first.dimensions().end());
   for (size_t k = 1; k < operands.size(); ++k) {
     const Shape& s = *operands[k];
-    if (absl::Status st =
-            ExpectArray(s, absl::StrCat("concatenate operand ", k));
-        !st.ok()) {
+    if (absl::Status st = ExpectArray(s, "concatenate operand ", k); !st.ok()) {
       return st;
     }
     if (s.element_type() != first.element_type() || s.rank() != first.rank()) {
@@ -676,7 +690,7 @@ absl::StatusOr<Shape> InferIotaShape(const Shape& shape,
                  " is out of range for ", ShapeString(shape), " (rank ",
                  shape.rank(), ")");
   }
-  return StripLayouts(shape);
+  return WithoutLayouts(shape);
 }
 
 // --- Contractions and reductions --------------------------------------------
@@ -813,8 +827,7 @@ absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
   std::vector<PrimitiveType> init_types;
   for (size_t i = 0; i < k; ++i) {
     const Shape& in = *operands[i];
-    if (absl::Status s = ExpectArray(in, absl::StrCat("reduce input ", i));
-        !s.ok()) {
+    if (absl::Status s = ExpectArray(in, "reduce input ", i); !s.ok()) {
       return s;
     }
     if (!SameDimensions(in, first)) {
@@ -982,15 +995,14 @@ absl::StatusOr<Shape> ScaleDimension(absl::Span<const Shape* const> operands,
   std::vector<Shape> results;
   for (size_t k = 0; k < operands.size(); ++k) {
     const Shape& s = *operands[k];
-    if (absl::Status st = ExpectArray(s, absl::StrCat(op, " operand ", k));
-        !st.ok()) {
+    if (absl::Status st = ExpectArray(s, op, " operand ", k); !st.ok()) {
       return st;
     }
     if (dimension < 0 || dimension >= s.rank()) {
       return Error(op, ": dimension ", dimension, " is out of range for ",
                    "operand ", ShapeString(s), " (rank ", s.rank(), ")");
     }
-    Shape r = StripLayouts(s);
+    Shape r = WithoutLayouts(s);
     const int64_t d = s.dimensions(dimension);
     if (gather) {
       int64_t out = 0;
@@ -1014,7 +1026,7 @@ absl::StatusOr<Shape> ScaleDimension(absl::Span<const Shape* const> operands,
 std::vector<Shape> StrippedOperands(absl::Span<const Shape* const> operands) {
   std::vector<Shape> out;
   out.reserve(operands.size());
-  for (const Shape* s : operands) out.push_back(StripLayouts(*s));
+  for (const Shape* s : operands) out.push_back(WithoutLayouts(*s));
   return out;
 }
 
@@ -1038,8 +1050,7 @@ absl::StatusOr<Shape> InferAllReduceShape(
     absl::Span<const Shape* const> operands) {
   if (operands.empty()) return Error("all-reduce needs at least one operand");
   for (size_t k = 0; k < operands.size(); ++k) {
-    if (absl::Status s =
-            ExpectArray(*operands[k], absl::StrCat("all-reduce operand ", k));
+    if (absl::Status s = ExpectArray(*operands[k], "all-reduce operand ", k);
         !s.ok()) {
       return s;
     }
@@ -1052,8 +1063,7 @@ absl::StatusOr<Shape> InferAllToAllShape(
     std::optional<int64_t> split_dimension, std::optional<int64_t> group_size) {
   if (operands.empty()) return Error("all-to-all needs at least one operand");
   for (size_t k = 0; k < operands.size(); ++k) {
-    if (absl::Status s =
-            ExpectArray(*operands[k], absl::StrCat("all-to-all operand ", k));
+    if (absl::Status s = ExpectArray(*operands[k], "all-to-all operand ", k);
         !s.ok()) {
       return s;
     }
@@ -1075,7 +1085,7 @@ absl::StatusOr<Shape> InferAllToAllShape(
     }
   }
   if (operands.size() == 1 && split_dimension.has_value()) {
-    return StripLayouts(*operands[0]);
+    return WithoutLayouts(*operands[0]);
   }
   return Shape::Tuple(StrippedOperands(operands));
 }
@@ -1092,7 +1102,7 @@ absl::StatusOr<Shape> InferCollectivePermuteShape(
           "input offsets, output offsets), found ",
           operands.size());
     }
-    return StripLayouts(*operands[1]);
+    return WithoutLayouts(*operands[1]);
   }
   return MaybeTuple(StrippedOperands(operands));
 }
@@ -1115,13 +1125,13 @@ absl::StatusOr<Shape> InferCollectivePermuteStartShape(
   absl::StatusOr<Shape> result =
       InferCollectivePermuteShape(operands, in_place);
   if (!result.ok()) return result.status();
-  Shape ops = in_place ? StripLayouts(*operands[0])
+  Shape ops = in_place ? WithoutLayouts(*operands[0])
                        : MaybeTuple(StrippedOperands(operands));
   return Shape::Tuple({std::move(ops), *std::move(result)});
 }
 
 absl::StatusOr<Shape> InferCopyStartShape(const Shape& operand) {
-  Shape s = StripLayouts(operand);
+  Shape s = WithoutLayouts(operand);
   return Shape::Tuple({s, s, Shape::Scalar(PrimitiveType::kU32)});
 }
 
@@ -1139,8 +1149,8 @@ absl::StatusOr<Shape> InferAsyncStartShape(
                    ShapeString(wrapped.parameters[i]));
     }
   }
-  return Shape::Tuple(
-      {Shape::Tuple(StrippedOperands(operands)), StripLayouts(wrapped.result)});
+  return Shape::Tuple({Shape::Tuple(StrippedOperands(operands)),
+                       WithoutLayouts(wrapped.result)});
 }
 
 absl::StatusOr<Shape> InferAsyncUpdateShape(const Shape& start) {

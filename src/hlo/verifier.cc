@@ -245,12 +245,12 @@ class Verifier {
     }
     size_t count = 0;
     for (const Computation* c : indexed) count += c->instructions().size();
-    position_.reserve(count);
+    position_.Reserve(count);
     for (const Computation* c : indexed) {
       int32_t position = 0;
       for (const auto& inst : c->instructions()) {
         if (inst == nullptr) continue;
-        position_.emplace(inst.get(), Position{c, position++});
+        position_.Insert(inst.get(), Position{c, position++});
         // Long lists get a set; short ones are scanned (HasEdge).
         if (inst->users().size() > kScanLimit) {
           for (const Instruction* u : inst->users()) {
@@ -361,7 +361,9 @@ class Verifier {
   const Computation* only_;
   // Lists up to this long are scanned rather than indexed.
   static constexpr size_t kScanLimit = 16;
-  bool Indexed(const Instruction* i) const { return position_.contains(i); }
+  bool Indexed(const Instruction* i) const {
+    return position_.Find(i) != nullptr;
+  }
   // Whether `to` is in `from`'s list (users or control successors), which
   // `index` holds as pairs when the list is longer than kScanLimit.
   static bool HasEdge(
@@ -379,7 +381,58 @@ class Verifier {
     const Computation* computation;
     int32_t index;
   };
-  absl::flat_hash_map<const Instruction*, Position> position_;
+  // Instruction -> Position: open addressing on the pointer's bits, which
+  // are never dereferenced (an operand may be anything), half full at most.
+  // Cheaper than a general hash map for the few lookups per instruction.
+  class PositionIndex {
+   public:
+    void Reserve(size_t n) {
+      size_t capacity = 16;
+      while (capacity < 2 * n) capacity *= 2;
+      Rehash(capacity);
+    }
+    // Keeps the first position of an instruction listed twice.
+    void Insert(const Instruction* key, Position position) {
+      if (2 * (size_ + 1) > slots_.size()) Rehash(2 * slots_.size());
+      size_t k = Home(key);
+      while (slots_[k].key != nullptr) {
+        if (slots_[k].key == key) return;
+        k = (k + 1) & (slots_.size() - 1);
+      }
+      slots_[k] = Slot{key, position};
+      ++size_;
+    }
+    const Position* Find(const Instruction* key) const {
+      if (key == nullptr || slots_.empty()) return nullptr;
+      for (size_t k = Home(key);; k = (k + 1) & (slots_.size() - 1)) {
+        if (slots_[k].key == key) return &slots_[k].position;
+        if (slots_[k].key == nullptr) return nullptr;
+      }
+    }
+
+   private:
+    struct Slot {
+      const Instruction* key = nullptr;
+      Position position{};
+    };
+    size_t Home(const Instruction* key) const {
+      return (reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ull) >>
+             shift_;
+    }
+    void Rehash(size_t capacity) {
+      std::vector<Slot> old = std::move(slots_);
+      slots_.assign(capacity, Slot{});
+      shift_ = 64 - __builtin_ctzll(capacity);
+      size_ = 0;
+      for (const Slot& slot : old) {
+        if (slot.key != nullptr) Insert(slot.key, slot.position);
+      }
+    }
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
+    int shift_ = 64;
+  };
+  PositionIndex position_;
   // (operand, user) pairs of the users() lists longer than kScanLimit.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       user_edges_;
@@ -428,6 +481,14 @@ void Verifier::VerifyModuleWide() {
   absl::flat_hash_map<std::string_view,
                       std::pair<const Computation*, const Instruction*>>
       inst_names;
+  {
+    size_t count = 0;
+    for (const auto& c : module_->computations()) {
+      if (c != nullptr) count += c->instructions().size();
+    }
+    comp_names.reserve(module_->computations().size());
+    inst_names.reserve(count);
+  }
   for (const auto& c : module_->computations()) {
     if (c == nullptr) {
       ReportModule("has a null computation");
@@ -593,22 +654,22 @@ void Verifier::VerifyAcyclic(const Computation& c) {
   // every edge inside c points backwards, so there is no cycle.
   auto earlier = [&](const Instruction* from, int32_t index) {
     if (from == nullptr || from->parent() != &c) return true;
-    auto it = position_.find(from);
-    if (it == position_.end()) return true;
+    const Position* at = position_.Find(from);
+    if (at == nullptr) return true;
     // Listed in another computation (reported elsewhere): let the search
     // below decide.
-    return it->second.computation == &c && it->second.index < index;
+    return at->computation == &c && at->index < index;
   };
   bool ordered = true;
   for (const auto& inst : c.instructions()) {
     if (inst == nullptr || inst->parent() != &c) continue;
-    auto it = position_.find(inst.get());
-    if (it == position_.end()) continue;
-    if (it->second.computation != &c) {
+    const Position* at = position_.Find(inst.get());
+    if (at == nullptr) continue;
+    if (at->computation != &c) {
       ordered = false;  // Listed twice: the search below decides.
       break;
     }
-    const int32_t index = it->second.index;
+    const int32_t index = at->index;
     for (const Instruction* o : inst->operands()) {
       ordered = ordered && earlier(o, index);
     }
@@ -956,12 +1017,6 @@ std::optional<int64_t> Verifier::GroupSize(const Instruction& i) const {
 void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
   const Opcode op = i.opcode();
   const Shape& shape = i.shape();
-  // Rules that only relate whole shapes run on dynamic shapes too; the
-  // arithmetic ones do not.
-  bool dynamic = AnyDynamic(shape);
-  for (const Instruction* o : i.operands()) {
-    dynamic = dynamic || AnyDynamic(o->shape());
-  }
   auto operand_shape = [&](int64_t k) -> const Shape& {
     return i.operand(k)->shape();
   };
@@ -1049,7 +1104,12 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     default:
       break;
   }
-  if (dynamic) return;
+  // Rules that only relate whole shapes (above) run on dynamic shapes too;
+  // the arithmetic ones (below) do not.
+  if (AnyDynamic(shape)) return;
+  for (const Instruction* o : i.operands()) {
+    if (AnyDynamic(o->shape())) return;
+  }
 
   switch (op) {
     case Opcode::kConvert:
@@ -1365,20 +1425,26 @@ void Verifier::VerifyConditional(const Computation& c, const Instruction& i) {
 }
 
 void Verifier::VerifyFusion(const Computation& c, const Instruction& i) {
-  // No rule for the result (as XLA); operands must match the parameters.
-  const ProgramShape* fused = Program(c, i, i.to_apply());
-  if (fused == nullptr) return;
-  if (static_cast<size_t>(i.operand_count()) != fused->parameters.size()) {
-    Report(c, i, "expected ", fused->parameters.size(),
-           " operands (the parameters of fused computation ",
-           i.to_apply()->name(), "), found ", i.operand_count());
+  // No rule for the result (as XLA); operands must match the parameters,
+  // read in place: a fused computation has one caller, so its program
+  // shape (Program) would be copied for one use. Like Program, a callee
+  // without a signature (missing parameter or root) stops the check.
+  const Computation* fused = i.to_apply();
+  if (!KnownComputation(fused) || fused->root() == nullptr) return;
+  const std::vector<Instruction*>& params = fused->parameters();
+  if (std::find(params.begin(), params.end(), nullptr) != params.end()) return;
+  if (static_cast<size_t>(i.operand_count()) != params.size()) {
+    Report(c, i, "expected ", params.size(),
+           " operands (the parameters of fused computation ", fused->name(),
+           "), found ", i.operand_count());
     return;
   }
   for (int64_t k = 0; k < i.operand_count(); ++k) {
-    if (!i.operand(k)->shape().Compatible(fused->parameters[k])) {
+    const Shape& param = params[k]->shape();
+    if (!i.operand(k)->shape().Compatible(param)) {
       Report(c, i, "operand ", k, " ", Str(i.operand(k)->shape()),
-             " does not match parameter ", k, " ", Str(fused->parameters[k]),
-             " of fused computation ", i.to_apply()->name());
+             " does not match parameter ", k, " ", Str(param),
+             " of fused computation ", fused->name());
     }
   }
 }

@@ -1,7 +1,5 @@
 #include "passes/auto_plan.h"
 
-#include "passes/pass_registry.h"
-
 #include <cmath>
 #include <optional>
 
@@ -9,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
+#include "passes/pass_registry.h"
 
 namespace hloverlap {
 namespace {
@@ -53,10 +52,15 @@ const std::vector<AutoPlanCandidate>& AutoPlanCandidates(bool rewrites_only) {
       {"hoist-pipeline-async",
        Spec({"collective-hoist,collective-pipeliner,tuple-simplify,dce",
              kTail})},
+      // Double buffering planned (double_buffering.h): only the loops
+      // whose unrolling the cost model predicts to hide communication.
+      {"pipeline-double-buffer-async",
+       Spec({"collective-pipeliner,tuple-simplify,dce,double-buffer{plan=true}",
+             kTail})},
       {"xla-gpu", ""},
       {"hoist-xla-gpu",
        Spec({"collective-hoist,collective-pipeliner,tuple-simplify,dce,"
-             "double-buffer",
+             "double-buffer{plan=true}",
              kTail})},
   };
   return *candidates;

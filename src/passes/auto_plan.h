@@ -7,7 +7,9 @@
 // so remarks, --verify-each and --dump-after are those of a real run of that
 // pipeline. Ties go to the earlier candidate (fewer rewrites). Every fixed
 // preset is a candidate, so the predicted step of `auto` is never above the
-// best fixed preset's.
+// best fixed preset's. The candidates with double buffering other than the
+// fixed xla-gpu plan it (double-buffer{plan=true}: a loop is unrolled only
+// when the cost model predicts a gain).
 //
 //   hloverlap opt m.hlo --preset=auto --remarks=-
 //   analysis: auto-plan: chose hoist-async: predicted step 9.84 ms

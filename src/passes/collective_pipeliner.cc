@@ -468,6 +468,27 @@ bool IsFormattingOp(Opcode op) {
   }
 }
 
+// How an elementwise operation combines a result with another value, for a
+// reason in the user's terms ("added to", "multiplied by").
+std::string_view CombinedVerb(Opcode op) {
+  switch (op) {
+    case Opcode::kAdd:
+      return "added to";
+    case Opcode::kSubtract:
+      return "subtracted from (or by)";
+    case Opcode::kMultiply:
+      return "multiplied by";
+    case Opcode::kDivide:
+      return "divided by (or into)";
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return "compared with";
+    default:
+      break;
+  }
+  return "combined with";
+}
+
 bool AnalyzeForward(Instruction* coll, const LoopState& ls,
                     const absl::flat_hash_set<const Instruction*>& invariant,
                     ForwardCandidate* out, Why* why, std::string* suggestion) {
@@ -540,19 +561,25 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
     }
     if (!IsFormattingOp(user->opcode())) {
       *why = {"NonFormattingUser",
-              absl::StrCat("its result goes through ", user->name(), " (",
+              absl::StrCat("its result is used by ", user->name(), " (",
                            AsAbsl(OpcodeName(user->opcode())),
-                           "), which is not a formatting operation")};
+                           ") before it is stored, not only reshaped, "
+                           "converted or scaled")};
+      *suggestion =
+          "delaying a reduction needs its result stored as it is (or "
+          "reshaped, converted, scaled by a constant) into a loop output; "
+          "compute on it after the loop";
       return false;
     }
     for (Instruction* op : user->operands()) {
       if (op != cur && !invariant.contains(op)) {
-        *why = {"CombinedWithLoopVariant",
-                absl::StrCat("its result is combined (", user->name(), ", ",
-                             AsAbsl(OpcodeName(user->opcode())), ") with ",
-                             op->name(),
-                             ", a value that changes every iteration, before "
-                             "it is stored")};
+        *why = {
+            "CombinedWithLoopVariant",
+            absl::StrCat("this ", AsAbsl(OpcodeName(coll->opcode())),
+                         "'s result is ", AsAbsl(CombinedVerb(user->opcode())),
+                         " a value that changes every iteration (", op->name(),
+                         ", by ", user->name(),
+                         ") before it is stored: an accumulation")};
         *suggestion =
             "only a result stored as it is (or reshaped, converted) into a "
             "loop output can be reduced one iteration later; an "
@@ -573,19 +600,48 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
   Instruction* buffer = dus->operand(0);
   if (buffer->opcode() != Opcode::kGetTupleElement ||
       buffer->operand(0) != ls.body_param) {
+    // Name what computes the buffer in the user's terms: an inner loop's
+    // output (the epilogue of a loop already pipelined), else the value.
+    const Instruction* from = buffer;
+    for (int hops = 0; hops < 8 && from->opcode() != Opcode::kWhile; ++hops) {
+      if (from->opcode() != Opcode::kGetTupleElement) break;
+      const Instruction* t = from->operand(0);
+      from = t->opcode() == Opcode::kTuple &&
+                     from->tuple_index() < t->operand_count()
+                 ? t->operand(from->tuple_index())
+                 : t;
+    }
+    if (from->opcode() != Opcode::kWhile) from = nullptr;
+    // One text for every such store (the summary counts them together);
+    // the suggestion says when it is an inner loop's output.
     *why = {"StoreNotLoopOutput",
-            absl::StrCat("it is stored into ", buffer->name(),
-                         ", which is not a loop state element")};
+            absl::StrCat("its result is written into a buffer this iteration "
+                         "computes (",
+                         from != nullptr ? from->name() : buffer->name(),
+                         "), not into an output this loop carries from one "
+                         "iteration to the next")};
+    *suggestion =
+        from != nullptr
+            ? "the buffer is the inner loop's output: this is its last "
+              "iteration, left after it when its other iterations were "
+              "delayed; only a result written into an output this loop "
+              "carries (a scan's stacked outputs) can be reduced one "
+              "iteration later"
+            : "only a result written into an output the loop carries (a "
+              "scan's stacked outputs) can be reduced one iteration later";
     return false;
   }
   int64_t b = buffer->tuple_index();
   if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
-    *why = {"StoreNotLoopOutput", "it is stored into the induction variable"};
+    *why = {"StoreNotLoopOutput",
+            "its result is written into the loop counter"};
     return false;
   }
   if (dus->user_count() != 1 || dus->users()[0] != root) {
-    *why = {"StoredBufferRead", absl::StrCat("the stored buffer ", dus->name(),
-                                             " is read inside the iteration")};
+    *why = {"StoredBufferRead",
+            absl::StrCat("the iteration reads the output it stores into (",
+                         dus->name(),
+                         "), so it needs this iteration's result now")};
     return false;
   }
   if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
@@ -1534,6 +1590,19 @@ class LoopPipeliner {
   CandidateEstimate EstimatePrefetch(
       const Instruction& ag, const LoopState& ls, int depth,
       const std::vector<const Instruction*>& dup);
+  // The predicted effect of delaying reduce-scatter/all-reduce `c` to the
+  // next iteration: it overlaps an iteration's compute in every iteration
+  // but the last (whose collective the epilogue runs); the peeled first
+  // iteration and the epilogue split one iteration's work, so nothing is
+  // added.
+  CandidateEstimate EstimateDelay(const Instruction& c, const LoopState& ls);
+  // The predicted effect of sinking `c`: its `trips` runs leave the loop
+  // (hidden), one batched collective of trips x its bytes runs after the
+  // loop with nothing to overlap (added communication).
+  CandidateEstimate EstimateSink(const Instruction& c, const LoopState& ls);
+  // The compute of one iteration (collectives left out): what a
+  // collective moved across iterations can overlap.
+  double IterationComputeUs(const LoopState& ls) const;
   // A missed remark for a candidate the ledger cannot hold.
   void MissOverBudget(const Instruction& c, const std::string& path,
                       std::string direction, std::string what,
@@ -1556,6 +1625,9 @@ class LoopPipeliner {
   Module& module_;
   PassContext& context_;
   std::vector<const Instruction*> removed_whiles_;
+  // The estimates of the candidates the last plan took (for the passed
+  // remarks).
+  absl::flat_hash_map<const Instruction*, CandidateEstimate> planned_;
 };
 
 // The PassOptions field that enables pipelining a reduce-scatter or
@@ -1598,6 +1670,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
   std::vector<ForwardCandidate> chosen;
   absl::flat_hash_set<const Instruction*> used_dus;
   int64_t extra = 0;
+  planned_.clear();
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
     bool enabled = c->opcode() == Opcode::kReduceScatter
@@ -1618,10 +1691,13 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
       // reason set
     } else {
-      CandidateEstimate e;
-      e.extra_live_bytes = ExtraLiveBytes(c->operand(0)->shape(), trips);
+      // The policy asked for the sink: the prediction is reported, not a
+      // condition (a batched collective after the loop may take longer
+      // than the loop's runs of it when nothing else overlapped them).
+      CandidateEstimate e = EstimateSink(*c, ls);
       if (context_.memory.Allows(e.extra_live_bytes, extra)) {
         extra += e.extra_live_bytes;
+        planned_[c] = e;
         used_dus.insert(fc.dus);
         chosen.push_back(std::move(fc));
         continue;
@@ -1651,6 +1727,10 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
+    if (auto it = planned_.find(c);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
+    }
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
@@ -1776,8 +1856,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   if (d < depth && !ags.empty()) {
     // Say so: the user asked for more than the loop has.
     Remark r = MakeRemark(
-        RemarkKind::kWarning, "PrefetchDepthClamped", *ls.while_instr, path,
-        "",
+        RemarkKind::kWarning, "PrefetchDepthClamped", *ls.while_instr, path, "",
         absl::StrCat(
             "prefetch depth ", depth, " (",
             policy.pipeline_depth.has_value()
@@ -1869,15 +1948,47 @@ CandidateEstimate LoopPipeliner::EstimatePrefetch(
   const double trips = static_cast<double>(*ls.info.trip_count);
   // The collective overlaps the rest of an iteration (what the scheduler
   // can hide it behind), in every iteration but the peeled ones.
+  e.hidden_us = std::max(0.0, trips - depth) *
+                std::min(oracle->CollectiveUs(ag), IterationComputeUs(ls));
+  double dup_us = 0;
+  for (const Instruction* x : dup) dup_us += oracle->ComputeUs(*x);
+  e.added_compute_us = trips * dup_us;
+  return e;
+}
+
+double LoopPipeliner::IterationComputeUs(const LoopState& ls) const {
+  const CostOracle* oracle = context_.cost_oracle;
+  if (oracle == nullptr) return 0;
   double iteration_us = 0;
   for (const Instruction* x : ls.body->MakeInstructionPostOrder()) {
     if (!IsCollective(x->opcode())) iteration_us += oracle->ComputeUs(*x);
   }
-  e.hidden_us = std::max(0.0, trips - depth) *
-                std::min(oracle->CollectiveUs(ag), iteration_us);
-  double dup_us = 0;
-  for (const Instruction* x : dup) dup_us += oracle->ComputeUs(*x);
-  e.added_compute_us = trips * dup_us;
+  return iteration_us;
+}
+
+CandidateEstimate LoopPipeliner::EstimateDelay(const Instruction& c,
+                                               const LoopState& ls) {
+  CandidateEstimate e;
+  e.extra_live_bytes = ExtraLiveBytes(c.operand(0)->shape());
+  const CostOracle* oracle = context_.cost_oracle;
+  if (oracle == nullptr) return e;
+  e.predicted = true;
+  const double trips = static_cast<double>(*ls.info.trip_count);
+  e.hidden_us = std::max(0.0, trips - 1) *
+                std::min(oracle->CollectiveUs(c), IterationComputeUs(ls));
+  return e;
+}
+
+CandidateEstimate LoopPipeliner::EstimateSink(const Instruction& c,
+                                              const LoopState& ls) {
+  const int64_t trips = *ls.info.trip_count;
+  CandidateEstimate e;
+  e.extra_live_bytes = ExtraLiveBytes(c.operand(0)->shape(), trips);
+  const CostOracle* oracle = context_.cost_oracle;
+  if (oracle == nullptr) return e;
+  e.predicted = true;
+  e.hidden_us = static_cast<double>(trips) * oracle->CollectiveUs(c);
+  e.added_communication_us = oracle->BatchedCollectiveUs(c, trips);
   return e;
 }
 
@@ -1899,6 +2010,7 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
   std::vector<Instruction*> chosen;
   for (bool dropped = true; dropped;) {
     dropped = false;
+    planned_.clear();
     absl::flat_hash_set<const Instruction*> needed = still_needed(legal);
     absl::flat_hash_set<const Instruction*> carried(legal.begin(), legal.end());
     chosen.clear();
@@ -1960,6 +2072,7 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         break;
       }
       *extra += e.extra_live_bytes;
+      planned_[ag] = e;
       chosen.push_back(ag);
     }
     if (dropped) continue;
@@ -1990,8 +2103,8 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   // Remarks describe the collectives before the rewrite deletes them.
   std::vector<Remark> remarks;
   for (Instruction* ag : chosen) {
-    Remark r = MakeRemark(RemarkKind::kPassed, "PrefetchedAllGather", *ag,
-                          path, "backward", "");
+    Remark r = MakeRemark(RemarkKind::kPassed, "PrefetchedAllGather", *ag, path,
+                          "backward", "");
     r.format = absl::StrCat("prefetched all-gather {depth} ",
                             d > 1 ? "iterations" : "iteration", " ahead");
     r.Instr("collective", ag->name()).Int("depth", d);
@@ -1999,6 +2112,12 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
+    // The prediction as typed arguments (JSON, explain); the text's
+    // metrics stay as they were.
+    if (auto it = planned_.find(ag);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
+    }
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -2040,11 +2159,13 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
             "also prefetches all-gathers");
     return false;
   }
-  // Analyze and plan: legal stores, then the ledger. Delaying adds no
-  // compute (the peeled first iteration and the epilogue split one
-  // iteration's work), so every legal candidate hides its collective.
+  // Analyze and plan: legal stores, the predicted gain, then the ledger.
+  // Delaying adds no compute (the peeled first iteration and the epilogue
+  // split one iteration's work): a legal candidate gains unless the
+  // iteration has no compute to overlap (EstimateDelay).
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
+  planned_.clear();
   std::vector<ForwardCandidate> chosen;
   int64_t extra = 0;
   absl::flat_hash_set<const Instruction*> used_dus;
@@ -2079,8 +2200,20 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
       context_.remarks.Emit(std::move(r));
       continue;
     }
-    CandidateEstimate e;
-    e.extra_live_bytes = ExtraLiveBytes(c->operand(0)->shape());
+    CandidateEstimate e = EstimateDelay(*c, ls);
+    if (e.predicted && e.gain_us() <= 0) {
+      Remark r = MakeRemark(
+          RemarkKind::kMissed, std::string(kNotProfitable), *c, path, "forward",
+          absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
+                       " not pipelined: the iteration has no compute for it "
+                       "to overlap (",
+                       DescribeEstimate(e), ")"));
+      r.Metric("bytes_moved", BytesMoved(*c));
+      AddEstimateMetrics(e, r.metrics);
+      AddEstimateArgs(e, r);
+      context_.remarks.Emit(std::move(r));
+      continue;
+    }
     if (!context_.memory.Allows(e.extra_live_bytes, extra)) {
       MissOverBudget(
           *c, path, "forward",
@@ -2089,6 +2222,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
       continue;
     }
     extra += e.extra_live_bytes;
+    planned_[c] = e;
     used_dus.insert(fc.dus);
     chosen.push_back(std::move(fc));
   }
@@ -2105,6 +2239,10 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", BytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
+    if (auto it = planned_.find(c);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
+    }
     remarks.push_back(std::move(r));
   }
   // The body three times at most: the new body, the peeled first

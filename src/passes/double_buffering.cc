@@ -1,5 +1,6 @@
 #include "passes/double_buffering.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "passes/dce.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
+#include "passes/planning.h"
 
 namespace hloverlap {
 namespace {
@@ -98,6 +100,164 @@ absl::Status AdvanceBy2(Computation& body_ref, const WhileLoopInfo& info,
   return absl::OkStatus();
 }
 
+// The predicted effect of unrolling (planning.h). In the unrolled body the
+// scheduler may overlap a collective of one copy with the other copy's
+// compute that does not wait for it:
+//  - the second copy's collective with the first copy's compute that does
+//    not produce its operand (all of it when the operand reads only
+//    loop-invariant values and the counter: a weight slice's all-gather);
+//  - the first copy's collective with the second copy's compute that does
+//    not read what it writes (all of it but the store when its result only
+//    goes into a loop output: a gradient's reduce-scatter).
+// A collective whose operand comes from the previous iteration's compute
+// and whose result the next iteration's compute reads overlaps nothing
+// more. Per unrolled pair the hidden time is at most one copy's compute;
+// the peeled iteration (odd trip counts) hides nothing. Unrolling copies no
+// compute (the peeled iteration is one of the loop's own), so the gain is
+// the hidden time; each overlapped collective keeps one more result live.
+struct DoubleBufferEstimate {
+  CandidateEstimate estimate;
+  int64_t collectives = 0;
+  int64_t overlapped = 0;
+  // A collective that overlaps nothing more (for the refusal's reason).
+  const Instruction* blocked = nullptr;
+};
+
+bool IsBodyCollective(const Instruction& x) {
+  const Opcode op = x.opcode();
+  return IsCollective(op) || (IsAsyncStart(op) && op != Opcode::kCopyStart &&
+                              op != Opcode::kAsyncStart);
+}
+
+DoubleBufferEstimate EstimateDoubleBuffer(const Instruction& w,
+                                          const WhileLoopInfo& info,
+                                          const CostOracle* oracle) {
+  DoubleBufferEstimate out;
+  const Computation& body = *w.while_body();
+  const Instruction* param = body.parameter(0);
+  const Instruction* root = body.root();
+  const std::vector<Instruction*> post = body.MakeInstructionPostOrder();
+  // Compute a collective can hide behind: not scalars (the counter's
+  // update, index arithmetic) and not loop-invariant values (the same every
+  // iteration; compilers hoist them).
+  const absl::flat_hash_set<const Instruction*> invariant =
+      FindLoopInvariantInstructions(body, info.invariant_index);
+  absl::flat_hash_map<const Instruction*, double> us;
+  double iteration_us = 0;
+  for (const Instruction* x : post) {
+    const bool counts = oracle != nullptr && !IsBodyCollective(*x) &&
+                        !invariant.contains(x) && !x->shape().IsTuple() &&
+                        x->shape().rank() > 0;
+    const double t = counts ? std::max(0.0, oracle->ComputeUs(*x)) : 0;
+    us[x] = t;
+    iteration_us += t;
+  }
+  // State elements the next iteration reads from this one's compute (not
+  // invariant, not the counter, whose update is one add).
+  auto varying = [&](int64_t j) {
+    if (info.iv_index.has_value() && j == *info.iv_index) return false;
+    return j < 0 || static_cast<size_t>(j) >= info.invariant_index.size() ||
+           !info.invariant_index[j];
+  };
+  // Reachability within the body, from `seeds` along operands or users.
+  auto reach = [](std::vector<const Instruction*> seeds, bool up) {
+    absl::flat_hash_set<const Instruction*> seen(seeds.begin(), seeds.end());
+    while (!seeds.empty()) {
+      const Instruction* x = seeds.back();
+      seeds.pop_back();
+      if (up) {
+        for (const Instruction* o : x->operands()) {
+          if (seen.insert(o).second) seeds.push_back(o);
+        }
+      } else {
+        for (const Instruction* u : x->users()) {
+          if (seen.insert(u).second) seeds.push_back(u);
+        }
+      }
+    }
+    return seen;
+  };
+  // The compute of the instructions outside `set` (exactly 0 when the set
+  // holds every instruction that has any).
+  auto outside = [&](const absl::flat_hash_set<const Instruction*>& set) {
+    double t = 0;
+    for (const Instruction* x : post) {
+      if (!set.contains(x)) t += us[x];
+    }
+    return t;
+  };
+  const bool tuple_root = root != nullptr && root->opcode() == Opcode::kTuple;
+  double hideable_us = 0;
+  for (const Instruction* c : post) {
+    if (!IsBodyCollective(*c)) continue;
+    ++out.collectives;
+    const absl::flat_hash_set<const Instruction*> up =
+        reach({c->operands().begin(), c->operands().end()}, true);
+    // Ahead: the first copy's compute that does not produce the varying
+    // state this collective's operand reads.
+    std::vector<const Instruction*> producers;
+    bool opaque = false;
+    for (const Instruction* x : up) {
+      if (x == param) {
+        for (const Instruction* u : param->users()) {
+          if (u->opcode() != Opcode::kGetTupleElement && up.contains(u)) {
+            opaque = true;
+          }
+        }
+      }
+      if (x->opcode() != Opcode::kGetTupleElement || x->operand(0) != param ||
+          !varying(x->tuple_index())) {
+        continue;
+      }
+      if (!tuple_root || x->tuple_index() >= root->operand_count()) {
+        opaque = true;
+        continue;
+      }
+      producers.push_back(root->operand(x->tuple_index()));
+    }
+    const double ahead_us = opaque ? 0 : outside(reach(producers, true));
+    // Behind: the second copy's compute that does not read the state this
+    // collective's result is written into.
+    const absl::flat_hash_set<const Instruction*> down = reach({c}, false);
+    std::vector<const Instruction*> readers;
+    bool escapes = !tuple_root;
+    if (tuple_root) {
+      for (int64_t j = 0; j < root->operand_count(); ++j) {
+        if (!down.contains(root->operand(j))) continue;
+        for (const Instruction* u : param->users()) {
+          if (u->opcode() != Opcode::kGetTupleElement) escapes = true;
+          if (u->opcode() == Opcode::kGetTupleElement &&
+              u->tuple_index() == j) {
+            readers.push_back(u);
+          }
+        }
+      }
+    }
+    const double behind_us = escapes ? 0 : outside(reach(readers, false));
+    const double coll_us = oracle == nullptr ? 0 : oracle->CollectiveUs(*c);
+    const double hidden =
+        std::min(coll_us, ahead_us) + std::min(coll_us, behind_us);
+    // Without an oracle nothing is predicted: every collective counts.
+    if (oracle != nullptr && hidden <= 0) {
+      if (out.blocked == nullptr) out.blocked = c;
+      continue;
+    }
+    ++out.overlapped;
+    hideable_us += hidden;
+    // One more result in flight (saturating, as ExtraLiveBytes).
+    int64_t& live = out.estimate.extra_live_bytes;
+    const int64_t more = ExtraLiveBytes(c->shape());
+    live = more > (int64_t{1} << 62) - live ? int64_t{1} << 62 : live + more;
+  }
+  if (oracle != nullptr) {
+    const int64_t pairs = info.trip_count.value_or(0) / 2;
+    out.estimate.predicted = true;
+    out.estimate.hidden_us =
+        static_cast<double>(pairs) * std::min(hideable_us, iteration_us);
+  }
+  return out;
+}
+
 class DoubleBufferer {
  public:
   DoubleBufferer(Module& module, PassContext& context)
@@ -109,7 +269,8 @@ class DoubleBufferer {
   // Why the loop is (not) unrolled; empty `why_not` means unroll.
   struct Decision {
     bool unroll = false;
-    std::string name;  // the remark's (docs/REMARKS.md)
+    bool forced = false;  // a --loop rule or attribute turned it on
+    std::string name;     // the remark's (docs/REMARKS.md)
     std::string reason;
     std::string suggestion;
   };
@@ -166,6 +327,7 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
                    : "frontend attribute _xla_loop_unroll_strategy";
     }
     d.unroll = *policy.double_buffer;
+    d.forced = d.unroll;
     d.name = d.unroll ? "DoubleBuffered" : "DoubleBufferingOff";
     d.reason = absl::StrCat("double buffering is ", d.unroll ? "on" : "off",
                             " for this loop (", source, ")");
@@ -406,19 +568,78 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
     return false;
   }
   const int64_t trips = *info.trip_count;
-  // Remarks describe the loop before the rewrite deletes it.
-  Remark passed = MakeRemark(
-      RemarkKind::kPassed, "DoubleBuffered", node,
-      absl::StrCat(
-          "double-buffered (", d.reason, "): unrolled by 2, trip count ", trips,
-          info.trip_count_source == TripCountSource::kKnownTripCount
-              ? " (from known_trip_count)"
-              : "",
-          " -> ", trips / 2,
-          trips % 2 ? ", first iteration peeled before the loop" : ""));
+  // Plan: the predicted gain (when planning and not forced) and the ledger.
+  const bool plan = context_.options.double_buffer_plan;
+  const DoubleBufferEstimate de =
+      EstimateDoubleBuffer(*w, info, context_.cost_oracle);
+  const CandidateEstimate& e = de.estimate;
+  // A plan's refusal carries the predicted numbers (args and metrics).
+  auto refuse = [&](Remark r, std::string suggestion) {
+    AddEstimateArgs(e, r);
+    r.suggestion = std::move(suggestion);
+    AddEstimateMetrics(e, r.metrics);
+    r.Metric("trip_count", trips);
+    context_.remarks.Emit(std::move(r));
+    return false;
+  };
+  if (plan && !d.forced && e.predicted && e.gain_us() <= 0) {
+    Remark r =
+        MakeRemark(RemarkKind::kMissed, std::string(kNotProfitable), node, "");
+    if (de.blocked != nullptr) {
+      r.format =
+          "not double-buffered: unrolling would hide no communication: "
+          "{collective} reads what the previous iteration computes and the "
+          "next iteration's compute needs its result (predicted gain {gain}: "
+          "{hidden} hidden, {added_compute} of compute added)";
+      r.Instr("collective", de.blocked->name());
+    } else {
+      r.format =
+          "not double-buffered: the predicted gain is not positive ({gain}: "
+          "{hidden} of communication hidden, {added_compute} of compute "
+          "added)";
+    }
+    return refuse(std::move(r),
+                  "unrolling helps a collective whose operand is "
+                  "loop-invariant (a weight slice) or whose result only goes "
+                  "into a loop output; force it with "
+                  "--loop=SELECTOR:double-buffer=on");
+  }
+  if (!context_.memory.Allows(e.extra_live_bytes)) {
+    Remark r = MakeRemark(
+        RemarkKind::kMissed, std::string(kOverMemoryBudget), node,
+        absl::StrCat("not double-buffered",
+                     d.forced ? " (asked for, but over the budget)" : "", ": ",
+                     context_.memory.Describe(), " leaves no room for ",
+                     e.extra_live_bytes,
+                     " extra live bytes (the second copy's collective "
+                     "results, in flight with the first's)"));
+    return refuse(std::move(r),
+                  "raise --memory-budget, or keep double buffering off this "
+                  "loop (--loop=SELECTOR:double-buffer=off)");
+  }
+  // Remarks describe the loop before the rewrite deletes it. A planned run
+  // says what the plan predicted (forced: also when it predicts no gain).
+  std::string planned;
+  if (plan) {
+    planned = absl::StrCat(d.forced ? "; forced, " : "; ", DescribeEstimate(e));
+  }
+  Remark passed = MakeRemark(RemarkKind::kPassed, "DoubleBuffered", node, "");
+  passed.format = absl::StrCat(
+      "double-buffered ({reason}): unrolled by 2, trip count {trip_count}",
+      info.trip_count_source == TripCountSource::kKnownTripCount
+          ? " (from known_trip_count)"
+          : "",
+      " -> {new_trip_count}",
+      trips % 2 ? ", first iteration peeled before the loop" : "", planned);
+  passed.Text("reason", d.reason)
+      .Loop("loop", node.path)
+      .Int("trip_count", trips)
+      .Int("new_trip_count", trips / 2);
   passed.Metric("trip_count", trips);
   passed.Metric("new_trip_count", trips / 2);
   passed.Metric("peeled", trips % 2);
+  // The prediction as typed arguments (JSON, explain), planned or not.
+  if (e.predicted) AddEstimateArgs(e, passed);
   Remark failed =
       MakeRemark(RemarkKind::kFailure, "RewriteDiscarded", node, "");
   // Module-size guard: Rewrite copies the condition and the body twice
@@ -444,11 +665,13 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
     context_.remarks.Emit(std::move(failed));
     return false;
   }
+  context_.memory.Spend(e.extra_live_bytes);
   context_.remarks.Emit(std::move(passed));
   return true;
 }
 
 absl::StatusOr<bool> DoubleBufferer::Run() {
+  context_.memory.StartIfNeeded(context_.options.memory_budget_bytes);
   LoopNest nest(module_);
   absl::flat_hash_set<const Instruction*> alive;
   auto refresh = [&] {
@@ -510,7 +733,13 @@ void RegisterDoubleBufferPass(PassRegistry& registry) {
       {PassOptionInfo::Bool("default", &PassOptions::double_buffer_default,
                             "double-buffer innermost loops with collectives "
                             "when no --loop rule or attribute decides")
-           .SetSourceKey("double_buffer_default")});
+           .SetSourceKey("double_buffer_default"),
+       PassOptionInfo::Bool("plan", &PassOptions::double_buffer_plan,
+                            "unroll a loop only when the cost model predicts "
+                            "a gain and --memory-budget allows it (a --loop "
+                            "rule or attribute that turns it on still forces "
+                            "it); off: every selected loop, as XLA")
+           .SetSourceKey("double_buffer_plan")});
 }
 
 }  // namespace hloverlap

@@ -34,6 +34,28 @@
 // gradient-accumulation loop) is unrolled only when asked: it doubles the
 // code of everything nested in it (reference/peers.md, MaxText #4316).
 //
+// Planned (`double-buffer{plan=true}`, what --preset=auto's candidates run;
+// planning.h): analyze (the policy, the trip count), plan, apply. The cost
+// oracle predicts what unrolling hides: per unrolled pair, each collective
+// overlaps the other copy's compute that neither produces its operand nor
+// reads its result, at most one copy's compute; the peeled iteration hides
+// nothing and unrolling adds no compute. A loop is unrolled only when that
+// gain is positive and --memory-budget (one ledger per pipeline run) holds
+// the second copy's collective results; otherwise a missed NotProfitable or
+// OverMemoryBudget remark carries the predicted numbers. A loop whose only
+// collective is on its loop-carried chain is refused:
+//
+//   body(p) { x = gte(p, 1); ar = all-reduce(dot(x, w)); ROOT (i+1, tanh(ar)) }
+//   missed: double-buffer: not double-buffered: unrolling would hide no
+//     communication: ar reads what the previous iteration computes and the
+//     next iteration's compute needs its result (predicted gain 0.0 us ...)
+//     [NotProfitable]
+//
+// A --loop rule or attribute that turns it on forces it ("forced, predicted
+// gain ..." in the remark); the budget still applies. Unplanned (plan=false,
+// the default: the xla-gpu preset and XLA's flag, as XLA) every selected
+// loop is unrolled; the remark's arguments still carry the prediction.
+//
 // The rewrite is transactional: the new loop is built beside the old one,
 // verified, and only then swapped in; otherwise it is discarded with a
 // `failure` remark. The trip count comes from analysis/while_loop_analysis.h:

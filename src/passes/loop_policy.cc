@@ -69,9 +69,17 @@ absl::Status ApplyPolicyItem(std::string_view item, LoopPolicy& policy) {
     }
     return absl::OkStatus();
   }
+  if (key == "defer-reduce" || key == "defer_reduce") {
+    if (value != "off" && value != "on") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "defer-reduce policy '", AsAbsl(value), "' must be off or on"));
+    }
+    policy.defer_reduce = value == "on";
+    return absl::OkStatus();
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown loop policy '", AsAbsl(key),
-                   "' (known: pipeline, double-buffer)"));
+                   "' (known: pipeline, double-buffer, defer-reduce)"));
 }
 
 }  // namespace
@@ -121,6 +129,9 @@ over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
                                 into one collective after the loop
             double-buffer=off|on  unroll by 2 (default: innermost loops with
                                 collectives)
+            defer-reduce=off|on accumulate gradients locally and reduce once
+                                after the loop (pass defer-reduction; opt-in:
+                                a full-size accumulator per device)
   A selector that matches no loop is a warning listing the loops.
   `hloverlap explain IN.hlo` lists the loops with names, depths and op_names.
   e.g. --loop=innermost:pipeline=depth=2
@@ -297,6 +308,9 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
     }
     if (rule.policy.double_buffer.has_value()) {
       policy.double_buffer = rule.policy.double_buffer;
+    }
+    if (rule.policy.defer_reduce.has_value()) {
+      policy.defer_reduce = rule.policy.defer_reduce;
     }
   }
   return policy;

@@ -40,6 +40,7 @@ struct LoopPolicy {
   std::optional<int> pipeline_depth;  // iterations ahead for prefetch
   std::optional<bool> sink;           // forward-sink instead of forward
   std::optional<bool> double_buffer;  // on/off
+  std::optional<bool> defer_reduce;   // reduction deferral on/off (opt-in)
   std::string source;  // where the deciding setting came from (for remarks)
 };
 

@@ -63,6 +63,13 @@ struct PassOptions {
   std::vector<LoopRule> loop_rules;
   // Double buffering: by default only innermost loops containing collectives.
   bool double_buffer_default = true;
+  // Double buffering planned (double_buffering.h): a loop is unrolled only
+  // when the cost oracle predicts a gain; false (the fixed presets, XLA's
+  // flag): every loop the policy selects, as XLA does.
+  bool double_buffer_plan = false;
+  // Reduction deferral (opt-in): in every loop, not only those whose
+  // --loop policy says defer-reduce=on.
+  bool defer_reduction = false;
   // Async conversion: collective kinds left synchronous, each with the flag
   // that said so (XLA's --xla_gpu_disable_async_collectives=...).
   std::vector<std::pair<Opcode, std::string>> synchronous_collectives;

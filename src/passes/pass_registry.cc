@@ -15,6 +15,7 @@ void RegisterTupleSimplifierPass(PassRegistry& registry);
 void RegisterCollectiveHoistPass(PassRegistry& registry);
 void RegisterCollectivePipelinerPass(PassRegistry& registry);
 void RegisterDoubleBufferPass(PassRegistry& registry);
+void RegisterReductionDeferralPass(PassRegistry& registry);
 void RegisterAsyncConversionPass(PassRegistry& registry);
 void RegisterLatencyHidingSchedulerPass(PassRegistry& registry);
 void RegisterAutoPlanPasses(PassRegistry& registry);
@@ -28,6 +29,7 @@ const PassRegistry& GlobalPassRegistry() {
     RegisterCollectiveHoistPass(*r);
     RegisterCollectivePipelinerPass(*r);
     RegisterDoubleBufferPass(*r);
+    RegisterReductionDeferralPass(*r);
     RegisterAsyncConversionPass(*r);
     RegisterLatencyHidingSchedulerPass(*r);
     RegisterAutoPlanPasses(*r);
@@ -42,16 +44,19 @@ const std::vector<PresetInfo>& Presets() {
       {"cleanup", "inline,tuple-simplify,dce",
        "call inlining, tuple simplification, dead-code elimination"},
       {"pipeline",
-       "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce",
-       "cleanup, the collective pipeliner, cleanup"},
-      {"hoist-pipeline",
-       "inline,tuple-simplify,dce,collective-hoist,collective-pipeliner,"
+       "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
        "tuple-simplify,dce",
+       "cleanup, the collective pipeliner, cleanup (defer-reduction only "
+       "reports loops it could defer: opt-in)"},
+      {"hoist-pipeline",
+       "inline,tuple-simplify,dce,defer-reduction,collective-hoist,"
+       "collective-pipeliner,tuple-simplify,dce",
        "the JAX bridge's default: loop-invariant all-gathers leave the "
        "accumulation loop first, then the rest is pipelined"},
       {"xla-gpu",
-       "inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,dce,"
-       "double-buffer,async-collectives,latency-hiding-scheduler",
+       "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
+       "tuple-simplify,dce,double-buffer,async-collectives,"
+       "latency-hiding-scheduler",
        "XLA:GPU's order (reference/xla_lhs.md section 3): cleanup, collective "
        "pipeliner, double buffering, async conversion, latency-hiding "
        "scheduler"},

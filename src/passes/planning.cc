@@ -1,11 +1,11 @@
 #include "passes/planning.h"
 
-#include "hlo/buffer_semantics.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "hlo/buffer_semantics.h"
 
 namespace hloverlap {
 
@@ -15,18 +15,67 @@ std::string MemoryLedger::Describe(int64_t pending) const {
                       " spent)");
 }
 
+namespace {
+
+// Microseconds rounded, finite and far from int64's limits.
+int64_t RoundUs(double v) {
+  if (!std::isfinite(v)) return 0;
+  return static_cast<int64_t>(std::llround(std::clamp(v, -1e15, 1e15)));
+}
+
+int64_t RoundNs(double us) {
+  if (!std::isfinite(us)) return 0;
+  return static_cast<int64_t>(std::llround(std::clamp(us, -1e12, 1e12) * 1e3));
+}
+
+std::string Ms(double us) {
+  return absl::StrFormat("%.3f ms", std::isfinite(us) ? us / 1e3 : 0.0);
+}
+
+}  // namespace
+
+void AddPredictedMetrics(
+    const CandidateEstimate& e,
+    std::vector<std::pair<std::string, int64_t>>& metrics) {
+  if (!e.predicted) return;
+  metrics.emplace_back("hidden_us", RoundUs(e.hidden_us));
+  metrics.emplace_back("added_compute_us", RoundUs(e.added_compute_us));
+  if (e.added_communication_us != 0) {
+    metrics.emplace_back("added_communication_us",
+                         RoundUs(e.added_communication_us));
+  }
+  metrics.emplace_back("gain_us", RoundUs(e.gain_us()));
+}
+
 void AddEstimateMetrics(const CandidateEstimate& e,
                         std::vector<std::pair<std::string, int64_t>>& metrics) {
-  if (e.predicted) {
-    auto us = [](double v) {
-      if (!std::isfinite(v)) return int64_t{0};
-      return static_cast<int64_t>(std::llround(std::clamp(v, -1e15, 1e15)));
-    };
-    metrics.emplace_back("hidden_us", us(e.hidden_us));
-    metrics.emplace_back("added_compute_us", us(e.added_compute_us));
-    metrics.emplace_back("gain_us", us(e.gain_us()));
-  }
+  AddPredictedMetrics(e, metrics);
   metrics.emplace_back("extra_live_bytes", e.extra_live_bytes);
+}
+
+void AddEstimateArgs(const CandidateEstimate& e, Remark& remark) {
+  if (e.predicted) {
+    remark.TimeNs("hidden", RoundNs(e.hidden_us))
+        .TimeNs("added_compute", RoundNs(e.added_compute_us));
+    if (e.added_communication_us != 0) {
+      remark.TimeNs("added_communication", RoundNs(e.added_communication_us));
+    }
+    remark.TimeNs("gain", RoundNs(e.gain_us()));
+  }
+  remark.Bytes("extra_live", e.extra_live_bytes);
+}
+
+std::string DescribeEstimate(const CandidateEstimate& e) {
+  if (!e.predicted) return "no cost model: times not predicted";
+  std::string out = absl::StrCat("predicted gain ", Ms(e.gain_us()), " (",
+                                 Ms(e.hidden_us), " of communication hidden, ",
+                                 Ms(e.added_compute_us), " of compute added");
+  if (e.added_communication_us != 0) {
+    absl::StrAppend(&out, ", ", Ms(e.added_communication_us),
+                    " of communication added where nothing overlaps it");
+  }
+  out += ")";
+  return out;
 }
 
 int64_t ExtraLiveBytes(const Shape& value, int64_t copies) {

@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "analysis/cost_oracle.h"
 #include "hlo/module.h"
+#include "passes/remarks.h"
 
 namespace hloverlap {
 
@@ -75,9 +76,14 @@ class MemoryLedger {
 struct CandidateEstimate {
   double hidden_us = 0;         // exposed communication the rewrite hides
   double added_compute_us = 0;  // compute and copies the rewrite adds
+  // Communication the rewrite adds where nothing overlaps it (a sink's
+  // batched collective after the loop).
+  double added_communication_us = 0;
   int64_t extra_live_bytes = 0;
   bool predicted = false;  // false: no oracle, times unknown
-  double gain_us() const { return hidden_us - added_compute_us; }
+  double gain_us() const {
+    return hidden_us - added_compute_us - added_communication_us;
+  }
 };
 
 // Remark names of plan refusals (Remark::name).
@@ -89,6 +95,23 @@ inline constexpr std::string_view kOverMemoryBudget = "OverMemoryBudget";
 // extra_live_bytes always).
 void AddEstimateMetrics(const CandidateEstimate& e,
                         std::vector<std::pair<std::string, int64_t>>& metrics);
+
+// Appends the predicted times only (hidden_us, added_compute_us,
+// added_communication_us when not 0, gain_us; nothing when not predicted):
+// for remarks that already carry extra_live_bytes.
+void AddPredictedMetrics(const CandidateEstimate& e,
+                         std::vector<std::pair<std::string, int64_t>>& metrics);
+
+// The estimate as typed remark arguments (remarks.h): time_ns `hidden`,
+// `added_compute`, `added_communication` (when not 0) and `gain` when
+// predicted; bytes `extra_live` always. A format may name them
+// ("{gain} predicted").
+void AddEstimateArgs(const CandidateEstimate& e, Remark& remark);
+
+// The estimate in words for a remark's message: "predicted gain 1.2 ms
+// (1.3 ms of communication hidden, 0.1 ms of compute added)", or
+// "no cost model: times not predicted".
+std::string DescribeEstimate(const CandidateEstimate& e);
 
 // The extra live bytes of keeping `copies` more values of `value`'s shape
 // live across a loop iteration (prefetched or delayed collectives, hoisted

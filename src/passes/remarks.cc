@@ -123,7 +123,7 @@ std::string RemarkNamesMarkdown() {
       "and of `explain --json`). Tools and tests match\nthese names, never "
       "the message text, which may be reworded. Names are never renamed; new "
       "ones\nare added to `src/passes/remark_names.inc`, from which this "
-      "file is generated\n(`HLOVERLAP_UPDATE_DOCS=1 ./build/remarks_test`; "
+      "file is generated\n(`HLOVERLAP_UPDATE_DOCS=1 ./build/unit_tests --gtest_filter=RemarkNames.*`; "
       "the test fails when the two differ).\n\n"
       "A remark's `args` are typed values (`instruction`, `loop`, `int`, "
       "`bytes`, `time_ns`, `text`)\nthat its message is rendered from; "

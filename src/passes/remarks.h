@@ -109,7 +109,7 @@ struct Remark {
 };
 
 // Every remark name a pass may emit (passes/remark_names.inc), in the
-// table's order; docs/REMARKS.md is RemarkNamesMarkdown() (remarks_test
+// table's order; docs/REMARKS.md is RemarkNamesMarkdown() (RemarkNames.DocsTableIsGenerated
 // checks it; the corpus test checks that emitted names are in it).
 struct RemarkNameInfo {
   std::string_view name;

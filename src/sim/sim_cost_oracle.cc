@@ -37,4 +37,13 @@ double SimCostOracle::CollectiveUs(const Instruction& instr) const {
   return GpuCostModel(options_.spec, options_.table).CollectiveTimeUs(*info);
 }
 
+double SimCostOracle::BatchedCollectiveUs(const Instruction& instr,
+                                          int64_t batch) const {
+  std::optional<CollectiveInfo> info = GpuCostModel::GetCollectiveInfo(instr);
+  if (!info.has_value() || batch <= 0) return 0;
+  constexpr int64_t kMax = int64_t{1} << 62;
+  info->bytes = info->bytes > kMax / batch ? kMax : info->bytes * batch;
+  return GpuCostModel(options_.spec, options_.table).CollectiveTimeUs(*info);
+}
+
 }  // namespace hloverlap

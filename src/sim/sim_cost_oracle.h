@@ -23,6 +23,8 @@ class SimCostOracle : public CostOracle {
       const Module& module) const override;
   double ComputeUs(const Instruction& instr) const override;
   double CollectiveUs(const Instruction& instr) const override;
+  double BatchedCollectiveUs(const Instruction& instr,
+                             int64_t batch) const override;
 
  private:
   SimOptions options_;

@@ -362,6 +362,107 @@ std::string FormatDecisionCounts(const std::vector<Remark>& remarks) {
 
 namespace {
 
+// A planned decision's prediction, from its typed arguments (planning.h's
+// AddEstimateArgs) or, for remarks that carry only metrics, from those.
+struct PlanRow {
+  const Remark* remark;
+  double gain_ms = 0, hidden_ms = 0, added_compute_ms = 0,
+         added_communication_ms = 0;
+  int64_t extra_live_bytes = 0;
+};
+
+std::vector<PlanRow> PlanRows(const std::vector<Remark>& remarks) {
+  std::vector<PlanRow> rows;
+  for (const Remark& r : remarks) {
+    auto arg_ms = [&](std::string_view key) -> std::optional<double> {
+      const RemarkArg* a = r.FindArg(key);
+      if (a == nullptr || a->type != RemarkArg::Type::kTimeNs) {
+        return std::nullopt;
+      }
+      return static_cast<double>(a->value) / 1e6;
+    };
+    auto metric = [&](std::string_view key) -> std::optional<int64_t> {
+      for (const auto& [k, v] : r.metrics) {
+        if (k == key) return v;
+      }
+      return std::nullopt;
+    };
+    PlanRow row{&r};
+    if (std::optional<double> gain = arg_ms("gain")) {
+      row.gain_ms = *gain;
+      row.hidden_ms = arg_ms("hidden").value_or(0);
+      row.added_compute_ms = arg_ms("added_compute").value_or(0);
+      row.added_communication_ms = arg_ms("added_communication").value_or(0);
+      const RemarkArg* live = r.FindArg("extra_live");
+      row.extra_live_bytes = live != nullptr ? live->value : 0;
+    } else if (std::optional<int64_t> gain_us = metric("gain_us")) {
+      auto ms = [&](std::string_view key) {
+        return static_cast<double>(metric(key).value_or(0)) / 1e3;
+      };
+      row.gain_ms = static_cast<double>(*gain_us) / 1e3;
+      row.hidden_ms = ms("hidden_us");
+      row.added_compute_ms = ms("added_compute_us");
+      row.added_communication_ms = ms("added_communication_us");
+      row.extra_live_bytes = metric("extra_live_bytes").value_or(0);
+    } else {
+      continue;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+constexpr size_t kMaxPlanLines = 64;
+
+// "predicted effect of each planned decision" lines.
+std::string FormatPlanRows(const std::vector<PlanRow>& rows) {
+  if (rows.empty()) return "";
+  std::string out =
+      "predicted effect of each planned decision (cost model, per step):\n";
+  for (size_t i = 0; i < rows.size() && i < kMaxPlanLines; ++i) {
+    const PlanRow& p = rows[i];
+    const Remark& r = *p.remark;
+    absl::StrAppend(&out, "  ", r.loop.empty() ? "(outside loops)" : r.loop,
+                    ": ", r.pass, " ", AsAbsl(RemarkKindName(r.kind)), " ",
+                    r.name.empty() ? "(unnamed)" : r.name);
+    if (!r.instruction.empty() && r.opcode != "while") {
+      absl::StrAppend(&out, " ", r.instruction);
+    }
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(": gain %.3f ms (hidden %.3f ms, added compute %.3f ms",
+                        p.gain_ms, p.hidden_ms, p.added_compute_ms));
+    if (p.added_communication_ms != 0) {
+      absl::StrAppend(&out, absl::StrFormat(", added communication %.3f ms",
+                                            p.added_communication_ms));
+    }
+    absl::StrAppend(&out, "), memory +", BytesText(p.extra_live_bytes), "\n");
+  }
+  if (rows.size() > kMaxPlanLines) {
+    absl::StrAppend(&out, "  ... and ", rows.size() - kMaxPlanLines,
+                    " more (--json lists every one, \"plan\")\n");
+  }
+  return out;
+}
+
+nlohmann::json PlanJson(const std::vector<PlanRow>& rows) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const PlanRow& p : rows) {
+    const Remark& r = *p.remark;
+    list.push_back({{"pass", r.pass},
+                    {"kind", std::string(RemarkKindName(r.kind))},
+                    {"name", r.name},
+                    {"instruction", r.instruction},
+                    {"loop", r.loop},
+                    {"predicted_gain_ms", p.gain_ms},
+                    {"hidden_ms", p.hidden_ms},
+                    {"added_compute_ms", p.added_compute_ms},
+                    {"added_communication_ms", p.added_communication_ms},
+                    {"extra_live_bytes", p.extra_live_bytes}});
+  }
+  return list;
+}
+
 // The remarks of `sink` as a JSON array of the objects of ToJsonLines.
 nlohmann::json RemarksJson(const RemarkSink& sink) {
   nlohmann::json list = nlohmann::json::array();
@@ -481,6 +582,7 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
       }
       j["pipelining"] = std::move(pipelining);
       j["remarks"] = std::move(all);
+      j["plan"] = PlanJson(PlanRows(run.remarks.remarks()));
     }
     text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -506,6 +608,9 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
       text.insert(
           first_line == std::string::npos ? text.size() : first_line + 1,
           decisions);
+      // The predictions, one line per planned decision, after the module.
+      const std::string plan = FormatPlanRows(PlanRows(run.remarks.remarks()));
+      if (!plan.empty()) absl::StrAppend(&text, "\n", plan);
     }
   }
   return ReportStatus(WriteOutputFile("-", text + list));

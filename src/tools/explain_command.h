@@ -19,7 +19,12 @@
 // counts per pass, kind and remark name; `--remarks=FILE` writes every
 // remark (`-`: after the report). JSON adds "pipeline" (the pass names),
 // "remarks" (every remark, as opt's --remarks-format=json objects) and keeps
-// "pipelining" (the collective pipeliner's remarks, as before).
+// "pipelining" (the collective pipeliner's remarks, as before). Each planned
+// decision's prediction (the cost oracle's gain, communication hidden,
+// compute and communication added, extra live bytes; planning.h) ends
+// the text ("predicted effect of each planned decision") and
+// is "plan" in JSON (predicted_gain_ms, hidden_ms, added_compute_ms,
+// added_communication_ms, extra_live_bytes per decision).
 #ifndef HLOVERLAP_TOOLS_EXPLAIN_COMMAND_H_
 #define HLOVERLAP_TOOLS_EXPLAIN_COMMAND_H_
 

@@ -3,7 +3,9 @@
 #   1. Release build, ctest (GoogleTest units + lit text tests);
 #   2. ASan+UBSan build with clang-14 (-DHLOVERLAP_SANITIZE=ON), ctest
 #      without tests labelled `slow`; the same build has libFuzzer's
-#      coverage instrumentation (-DHLOVERLAP_FUZZ=ON), so it also makes
+#      coverage instrumentation in the parser's library (-DHLOVERLAP_FUZZ=ON;
+#      only there, so the other layers' sanitized tests run at plain ASan
+#      speed), so it also makes
 #   3. the libFuzzer parser target, run for FUZZ_SECONDS (default 30)
 #      seeded with the corpus and tests/ files;
 #   1b. on the Release build of 1: a bounded never-crash sweep of every

@@ -121,6 +121,7 @@ struct Group {
 struct Line {
   std::string label;  // "pipeliner refused"
   std::vector<Group> groups;
+  bool missed = false;  // its groups name an example instruction
 };
 
 struct Bucket {
@@ -149,8 +150,11 @@ void AddToBucket(const Remark& r, Bucket& b) {
   if (std::optional<int64_t> t = MetricOf(r, "trip_count")) {
     b.trip_count = std::max(b.trip_count.value_or(0), *t);
   }
+  // A rewrite the user has to ask for is an opportunity, not a refusal.
   const std::string label =
-      absl::StrCat(PassLabel(r.pass), AsAbsl(KindSuffix(r.kind)));
+      r.name == "ReductionDeferralNotEnabled"
+          ? absl::StrCat(PassLabel(r.pass), " possible (opt-in, off)")
+          : absl::StrCat(PassLabel(r.pass), AsAbsl(KindSuffix(r.kind)));
   std::string text = r.kind == RemarkKind::kPassed
                          ? WithoutNames(WithoutInstructionArgs(r))
                          : WithoutNames(Reason(r.message));
@@ -161,7 +165,7 @@ void AddToBucket(const Remark& r, Bucket& b) {
   auto line = std::find_if(b.lines.begin(), b.lines.end(),
                            [&](const Line& l) { return l.label == label; });
   if (line == b.lines.end()) {
-    b.lines.push_back({label, {}});
+    b.lines.push_back({label, {}, r.kind == RemarkKind::kMissed});
     line = b.lines.end() - 1;
   }
   auto g = std::find_if(line->groups.begin(), line->groups.end(),
@@ -199,8 +203,7 @@ void AppendBucket(const Bucket& b, std::string& out) {
       absl::StrAppend(&out,
                       i == 0 ? absl::StrCat("    ", line.label, ": ") : indent,
                       g.count, "x ", g.text);
-      if (line.label.find(" refused") != std::string::npos &&
-          !g.example.empty()) {
+      if (line.missed && !g.example.empty()) {
         absl::StrAppend(&out, " (e.g. ", g.example, ")");
       }
       out += "\n";

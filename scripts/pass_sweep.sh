@@ -44,7 +44,9 @@ variants=(
   "--preset=xla-gpu --loop=outermost:double-buffer=on"
   "--passes=collective-pipeliner,collective-pipeliner,double-buffer,double-buffer"
   "--preset=pipeline --memory-budget=1"
-  "--passes=async-collectives,latency-hiding-scheduler,collective-pipeliner")
+  "--passes=async-collectives,latency-hiding-scheduler,collective-pipeliner"
+  "--passes=defer-reduction --loop=all:defer-reduce=on"
+  "--preset=xla-gpu --loop=all:defer-reduce=on")
 start=$SECONDS
 runs=0
 bad=0

@@ -76,7 +76,7 @@ struct InstructionAttributes {
   BoxedList<FrontendAttributes> frontend_attributes;
   // raw text: JSON blob or unescaped string. A while's JSON object is
   // decoded into while_config instead (and this stays empty).
-  std::string backend_config;
+  ConfigText backend_config;
   bool backend_config_is_raw = true;       // printed as {...} blob vs "string"
   Boxed<WhileBackendConfig> while_config;  // while (while_backend_config.h)
   BoxedString sharding;  // raw text of sharding={...}, braces included

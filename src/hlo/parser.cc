@@ -692,10 +692,13 @@ class Parser {
   // into an empty *md. False, with *md and the position as they were, when
   // the token path must read it.
   bool ScanMetadataFast(OpMetadata* md);
-  // The field of *md that `key` names: a string (*str) or an integer
-  // (*num); neither for other keys.
+  // The field of *md that `key` names: a string (*str), a shared string
+  // (*shared) or an integer (*num); none for other keys.
   static void MetadataField(std::string_view key, OpMetadata* md,
-                            std::string** str, int64_t** num);
+                            std::string** str, SharedString** shared,
+                            int64_t** num);
+  // The module's one SharedString of `text` (made on first use).
+  const SharedString& Interned(std::string_view text);
   bool ParseFrontendAttributes(FrontendAttributes* out);
   bool ParseReplicaGroups(ReplicaGroups* rg);
   bool ParseSlice(std::vector<SliceRange>* out);
@@ -746,6 +749,9 @@ class Parser {
   // Wrapped computations synthesized for async sugar in comp_.
   std::vector<std::unique_ptr<Computation>> pending_wrapped_;
   SvMap<Instruction*> names_;
+  // Metadata texts many instructions repeat, one value each (keys view the
+  // values' own text).
+  SvMap<SharedString> interned_;
   absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
       gte_cache_;
   Instruction* root_ = nullptr;
@@ -2710,12 +2716,15 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
             return true;
           }
         }
-        a.backend_config.assign(blob.data(), blob.size());
+        a.backend_config.SetCheckedBlob(blob);
         return true;
       }
       if (tok_.kind == TK::kString) {
         a.backend_config_is_raw = false;
-        return ParseString(&a.backend_config);
+        std::string text;
+        if (!ParseString(&text)) return false;
+        a.backend_config = std::move(text);
+        return true;
       }
       return Unexpected("'{' or string for backend_config");
     case kAttrSharding: {
@@ -2768,10 +2777,15 @@ bool Parser::ParseMetadata(OpMetadata* md) {
     const std::string_view key = tok_.text;
     Advance();
     std::string* str = nullptr;
+    SharedString* shared = nullptr;
     int64_t* num = nullptr;
-    MetadataField(key, md, &str, &num);
+    MetadataField(key, md, &str, &shared, &num);
     if (str != nullptr) {
       if (!ParseString(str)) return false;
+    } else if (shared != nullptr) {
+      std::string text;
+      if (!ParseString(&text)) return false;
+      *shared = Interned(text);
     } else if (num != nullptr) {
       if (!ParseInt(num, "integer")) return false;
     } else if (key == "profile_type") {
@@ -2802,14 +2816,15 @@ bool Key(std::string_view key, const char (&name)[N]) {
 }
 
 void Parser::MetadataField(std::string_view key, OpMetadata* md,
-                           std::string** str, int64_t** num) {
+                           std::string** str, SharedString** shared,
+                           int64_t** num) {
   switch (key.size()) {
     case 7:
-      if (Key(key, "op_name")) *str = &md->op_name;
-      if (Key(key, "op_type")) *str = &md->op_type.mutable_value();
+      if (Key(key, "op_name")) *shared = &md->op_name;
+      if (Key(key, "op_type")) *shared = &md->op_type;
       break;
     case 11:
-      if (Key(key, "source_file")) *str = &md->source_file.mutable_value();
+      if (Key(key, "source_file")) *shared = &md->source_file;
       if (Key(key, "source_line")) *num = &md->source_line;
       break;
     case 14:
@@ -2836,6 +2851,14 @@ void Parser::MetadataField(std::string_view key, OpMetadata* md,
   }
 }
 
+const SharedString& Parser::Interned(std::string_view text) {
+  auto it = interned_.find(text);
+  if (it != interned_.end()) return it->second;
+  SharedString value{std::string(text)};
+  const std::string_view key = value.value();
+  return interned_.emplace(key, std::move(value)).first->second;
+}
+
 bool Parser::ScanMetadataFast(OpMetadata* md) {
   const std::string_view in = lex_.input();
   const char* d = in.data();
@@ -2860,16 +2883,21 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
     while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
     if (p == key_start || p >= n || d[p] != '=') return give_up();
     std::string* str = nullptr;
+    SharedString* shared = nullptr;
     int64_t* num = nullptr;
     MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
-                  &num);
+                  &shared, &num);
     ++p;
-    if (str != nullptr) {
+    if (str != nullptr || shared != nullptr) {
       if (p >= n || d[p] != '"') return give_up();
       const size_t begin = ++p;
       p = SkipPlainAscii(d, p, n);
       if (p >= n || d[p] != '"') return give_up();
-      str->assign(d + begin, p - begin);
+      if (shared != nullptr) {
+        *shared = Interned(std::string_view(d + begin, p - begin));
+      } else {
+        str->assign(d + begin, p - begin);
+      }
       ++p;
     } else if (num != nullptr) {
       // Up to 18 digits: no overflow, the value ParseInt gives.

@@ -1290,7 +1290,9 @@ class InstructionPrinter {
     } else if (options_.print_backend_config &&
                !attrs_.backend_config.empty()) {
       out_.Lit(", backend_config=");
-      if (attrs_.backend_config_is_raw && IsBraceBlob(attrs_.backend_config)) {
+      if (attrs_.backend_config_is_raw &&
+          (attrs_.backend_config.checked_blob() ||
+           IsBraceBlob(attrs_.backend_config))) {
         out_.Put(attrs_.backend_config);
       } else {
         Quoted(attrs_.backend_config, out_);

@@ -99,7 +99,8 @@ bool LoopSelectorMatches(const LoopSelector& s, const LoopNode& loop) {
     case LoopSelector::Kind::kOpNameRegex: {
       try {
         std::regex re(s.text);
-        return std::regex_search(loop.while_instr->metadata().op_name, re);
+        return std::regex_search(loop.while_instr->metadata().op_name.value(),
+                                 re);
       } catch (...) {
         return false;  // validated in ParseLoopRule
       }

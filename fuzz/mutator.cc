@@ -663,7 +663,7 @@ std::optional<std::string> MutateCounterType(Ctx& c) {
   // `from`, except the compare, the update and the body root's counter slot.
   Instruction* const body_root = v.body->root();
   auto convert_other_users = [&](Instruction* x) {
-    std::vector<Instruction*> users = x->users();
+    std::vector<Instruction*> users(x->users().begin(), x->users().end());
     for (Instruction* u : users) {
       if (u == v.cmp || u == v.update) continue;
       for (int64_t i = 0; i < u->operand_count(); ++i) {
@@ -710,7 +710,8 @@ std::optional<std::string> MutateCounterType(Ctx& c) {
   body_root->set_shape(state_shape(body_root->shape()));
   // Counter reads in the condition and the body.
   for (Instruction* param : {v.cond_param, v.body_param}) {
-    std::vector<Instruction*> gtes = param->users();
+    std::vector<Instruction*> gtes(param->users().begin(),
+                                   param->users().end());
     for (Instruction* g : gtes) {
       if (g->tuple_index() == v.k) set_type(g);
     }
@@ -741,7 +742,8 @@ std::optional<std::string> MutateCounterType(Ctx& c) {
   retype_slot(init, v.k, nullptr, "start");
   v.loop->ReplaceOperandWith(0, init);
   // Results: the counter's get-tuple-elements read through a convert.
-  std::vector<Instruction*> results = v.loop->users();
+  std::vector<Instruction*> results(v.loop->users().begin(),
+                                    v.loop->users().end());
   for (Instruction* g : results) {
     if (g->tuple_index() != v.k) continue;
     set_type(g);
@@ -853,7 +855,8 @@ std::optional<std::string> MutateShareBody(Ctx& c) {
   if (pv == nullptr) return std::nullopt;
   const LoopView v = *pv;
   Computation* comp = v.loop->parent();
-  std::vector<Instruction*> users = v.loop->users();
+  std::vector<Instruction*> users(v.loop->users().begin(),
+                                  v.loop->users().end());
   const bool was_root = comp->root() == v.loop;
   const Instruction* before = nullptr;  // after the loop: at the end
   if (comp->parent()->is_scheduled()) {

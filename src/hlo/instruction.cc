@@ -41,12 +41,7 @@ void Instruction::AppendOperand(Instruction* operand) {
                   : std::find(operand->users_.begin(), operand->users_.end(),
                               this) != operand->users_.end();
   operands_.push_back(operand);
-  if (!user) {
-    // Room for three users at once: glibc's smallest block holds 24 bytes
-    // anyway, and a value used two or three times is not reallocated.
-    if (operand->users_.capacity() == 0) operand->users_.reserve(3);
-    operand->users_.push_back(this);
-  }
+  if (!user) operand->users_.push_back(this);
 }
 
 void Instruction::ReplaceOperandWith(int64_t i, Instruction* new_operand) {
@@ -81,7 +76,7 @@ absl::Status Instruction::ReplaceAllUsesWith(Instruction* other) {
                      shape().ToString(), " but replacement ", other->name(),
                      " has shape ", other->shape().ToString()));
   }
-  std::vector<Instruction*> users = users_;
+  UserList users = users_;
   for (Instruction* user : users) {
     if (user == other) continue;  // other may use this (e.g. a wrapper)
     user->ReplaceOperandsWith(this, other);

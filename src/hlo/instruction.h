@@ -96,6 +96,10 @@ struct SourcePosition {
   bool known() const { return line != 0; }
 };
 
+// An instruction's users: most have one or two, held inline (the same 24
+// bytes as a std::vector, without an allocation per instruction).
+using UserList = absl::InlinedVector<Instruction*, 2>;
+
 class Instruction {
  public:
   Instruction(Opcode opcode, std::string name, Shape shape);
@@ -125,7 +129,7 @@ class Instruction {
   Instruction* operand(int64_t i) const { return operands_[i]; }
   int64_t operand_count() const { return operands_.size(); }
   // Users, each once, in the order they started using this instruction.
-  const std::vector<Instruction*>& users() const { return users_; }
+  const UserList& users() const { return users_; }
   int64_t user_count() const { return users_.size(); }
   bool IsUserOf(const Instruction* operand) const;
 
@@ -203,7 +207,7 @@ class Instruction {
   Computation* parent_ = nullptr;
   int64_t unique_id_ = -1;
   absl::InlinedVector<Instruction*, 3> operands_;
-  std::vector<Instruction*> users_;
+  UserList users_;
   // Few instructions have control edges: out of line (8 bytes each).
   BoxedList<std::vector<Instruction*>> control_predecessors_;
   BoxedList<std::vector<Instruction*>> control_successors_;

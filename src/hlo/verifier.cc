@@ -368,7 +368,7 @@ class Verifier {
   // Whether `to` is in `from`'s list (users or control successors), which
   // `index` holds as pairs when the list is longer than kScanLimit.
   static bool HasEdge(
-      const std::vector<Instruction*>& list, const Instruction* from,
+      absl::Span<Instruction* const> list, const Instruction* from,
       const Instruction* to,
       const absl::flat_hash_set<
           std::pair<const Instruction*, const Instruction*>>& index) {
@@ -776,7 +776,7 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
              o->name(), "'s user list");
     }
   }
-  const std::vector<Instruction*>& users = i.users();
+  const UserList& users = i.users();
   absl::flat_hash_set<const Instruction*> seen_users;  // long lists only
   for (size_t k = 0; k < users.size(); ++k) {
     const Instruction* u = users[k];

@@ -270,7 +270,7 @@ absl::Status LoopRewrite::Replace(const Replacement& r) {
   Instruction* old = r.old_loop;
   Computation* parent = old->parent();
   MoveControlEdges(old, r.new_loop, r.new_loop);
-  std::vector<Instruction*> users = old->users();
+  std::vector<Instruction*> users(old->users().begin(), old->users().end());
   for (Instruction* u : users) {
     u->ReplaceOperandsWith(
         old, u->opcode() == Opcode::kGetTupleElement || r.bridge == nullptr

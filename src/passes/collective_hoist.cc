@@ -10,6 +10,7 @@
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/ir_util.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -18,23 +19,6 @@ namespace hloverlap {
 namespace {
 
 constexpr std::string_view kPassName = "collective-hoist";
-
-bool IsGteOf(const Instruction* i, const Instruction* tuple, int64_t index) {
-  return i != nullptr && i->opcode() == Opcode::kGetTupleElement &&
-         i->operand_count() == 1 && i->operand(0) == tuple &&
-         i->tuple_index() == index;
-}
-
-bool OnlyGteUsers(const Instruction* i) {
-  for (const Instruction* u : i->users()) {
-    if (u->opcode() != Opcode::kGetTupleElement) return false;
-  }
-  return true;
-}
-
-bool HasControlDeps(const Instruction* i) {
-  return !i->control_predecessors().empty() || !i->control_successors().empty();
-}
 
 // The loop-state element index `index` of `loop` is passed through unchanged
 // by its body: root(index) == get-tuple-element(param, index).
@@ -499,11 +483,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       moved.merge(h->inner.map);
       moved[outer] = h->outer.loop;
       moved[inner] = h->inner.loop;
-      for (LoopNode* n : nest.InnermostFirst()) {
-        if (auto it = moved.find(n->while_instr); it != moved.end()) {
-          n->while_instr = it->second;
-        }
-      }
+      nest.Remap(moved);
       for (Instruction*& other : ags) {
         if (auto it = moved.find(other); it != moved.end()) other = it->second;
       }

@@ -11,6 +11,7 @@
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
+#include "hlo/ir_util.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
 #include "passes/loop_rewrite.h"
@@ -63,8 +64,7 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
   // Reads of the loop parameter are leaves: never descend into the
   // parameter itself.
   auto is_leaf = [&](const Instruction* i) {
-    return leaf_param != nullptr && i->opcode() == Opcode::kGetTupleElement &&
-           i->operand_count() == 1 && i->operand(0) == leaf_param;
+    return leaf_param != nullptr && IsGteOf(i, leaf_param);
   };
   std::vector<Instruction*> order;
   absl::flat_hash_set<const Instruction*> visited;
@@ -331,10 +331,6 @@ absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
 
 // ---------------------------------------------------------------------------
 // Candidate analysis.
-
-bool HasControlDeps(const Instruction* i) {
-  return !i->control_predecessors().empty() || !i->control_successors().empty();
-}
 
 // Data movement and scalar arithmetic: a prefetch chain may duplicate it.
 bool IsCheapToDuplicate(const Instruction& x) {

@@ -39,6 +39,25 @@ std::unique_ptr<Instruction> NewGetTupleElement(Module& module,
   return gte;
 }
 
+std::unique_ptr<Instruction> NewConstant(Module& module, std::string_view base,
+                                         Literal literal) {
+  auto c = std::make_unique<Instruction>(
+      Opcode::kConstant, module.UniqueInstructionName(base), literal.shape());
+  c->mutable_attrs().literal = std::make_unique<Literal>(std::move(literal));
+  return c;
+}
+
+std::unique_ptr<Instruction> NewScalarBroadcast(Module& module,
+                                                std::string_view base,
+                                                Instruction* scalar,
+                                                const Shape& shape) {
+  auto b = std::make_unique<Instruction>(
+      Opcode::kBroadcast, module.UniqueInstructionName(base), shape);
+  b->mutable_attrs().has_dimensions = true;
+  b->AppendOperand(scalar);
+  return b;
+}
+
 std::unique_ptr<Instruction> NewTuple(std::string name,
                                       absl::Span<Instruction* const> elements) {
   Shape shape = Shape::Tuple({});

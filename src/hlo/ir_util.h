@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "absl/types/span.h"
+#include "hlo/literal.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
@@ -37,6 +38,16 @@ std::unique_ptr<Instruction> NewGetTupleElement(Module& module,
                                                 std::string_view base,
                                                 Instruction* tuple,
                                                 int64_t index);
+
+// constant(`literal`) named after `base`, of the literal's shape.
+std::unique_ptr<Instruction> NewConstant(Module& module, std::string_view base,
+                                         Literal literal);
+
+// broadcast(`scalar`) to `shape` (dimensions={}), named after `base`.
+std::unique_ptr<Instruction> NewScalarBroadcast(Module& module,
+                                                std::string_view base,
+                                                Instruction* scalar,
+                                                const Shape& shape);
 
 // tuple(`elements`) named `name` (taken as it is), with their shapes.
 std::unique_ptr<Instruction> NewTuple(std::string name,

@@ -532,18 +532,12 @@ CandidateEstimate Estimate(const Candidate& c, int64_t trips,
 Instruction* AddZeros(LoopRewrite& txn, Computation& comp, const Shape& shape,
                       const std::string& name, const Instruction* before) {
   Module& m = txn.module();
-  auto zero = std::make_unique<Instruction>(
-      Opcode::kConstant, m.UniqueInstructionName("zero"),
-      Shape::Scalar(shape.element_type()));
-  zero->mutable_attrs().literal =
-      std::make_unique<Literal>(Shape::Scalar(shape.element_type()));
-  Instruction* z = txn.Add(comp, std::move(zero), before);
+  Instruction* z = txn.Add(
+      comp,
+      NewConstant(m, "zero", Literal(Shape::Scalar(shape.element_type()))),
+      before);
   if (shape.IsScalar()) return z;
-  auto bcast = std::make_unique<Instruction>(
-      Opcode::kBroadcast, m.UniqueInstructionName(name), shape);
-  bcast->mutable_attrs().has_dimensions = true;
-  bcast->AppendOperand(z);
-  return txn.Add(comp, std::move(bcast), before);
+  return txn.Add(comp, NewScalarBroadcast(m, name, z, shape), before);
 }
 
 // Old instruction -> its copy, for the instructions of the loops a deferral

@@ -1425,6 +1425,14 @@ class LoopPipeliner {
   absl::StatusOr<bool> Run();
 
  private:
+  // The prediction the last plan made for `coll`, as typed arguments of
+  // its passed remark `r` (JSON, explain; the text's metrics stay).
+  void AddPlannedArgs(const Instruction* coll, Remark& r) const {
+    if (auto it = planned_.find(coll);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
+    }
+  }
   Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
                     const std::string& loop, std::string direction,
                     std::string message) {
@@ -1663,10 +1671,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
-    if (auto it = planned_.find(c);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
-    }
+    AddPlannedArgs(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
@@ -2048,12 +2053,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
-    // The prediction as typed arguments (JSON, explain); the text's
-    // metrics stay as they were.
-    if (auto it = planned_.find(ag);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
-    }
+    AddPlannedArgs(ag, r);
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -2175,10 +2175,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", BytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
-    if (auto it = planned_.find(c);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
-    }
+    AddPlannedArgs(c, r);
     remarks.push_back(std::move(r));
   }
   // The body three times at most: the new body, the peeled first

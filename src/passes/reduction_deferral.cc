@@ -555,8 +555,15 @@ Instruction* CopyOf(const Moved& moved, const Instruction* i) {
 // `full` (zero rows to start with, full-size rows stored). The copies of
 // the collective, its slice and the old row are left unused (Rewrite
 // removes them).
-void RewriteInner(LoopRewrite& txn, const Candidate& c, const AppendedState& in,
-                  const Moved& moved, const Shape& full) {
+absl::Status RewriteInner(LoopRewrite& txn, const Candidate& c,
+                          const AppendedState& in, const Moved& moved,
+                          const Shape& full) {
+  Instruction* coll = CopyOf(moved, c.collective);
+  Instruction* dus = CopyOf(moved, c.dus);
+  if (coll == nullptr || dus == nullptr) {
+    return absl::InternalError(absl::StrCat(c.collective->name(), " is not in ",
+                                            c.inner->while_body()->name()));
+  }
   Instruction* inner = in.loop;
   Computation* ib = in.body;
   Computation* ic = in.condition;
@@ -574,7 +581,7 @@ void RewriteInner(LoopRewrite& txn, const Candidate& c, const AppendedState& in,
   init->ReplaceOperandWith(r,
                            AddZeros(txn, *inner->parent(), full,
                                     c.collective->name() + ".rows.init", init));
-  Instruction* x = CopyOf(moved, c.collective)->operand(0);
+  Instruction* x = coll->operand(0);
   Shape row = c.row->shape();
   for (int64_t k = 0; k < x->shape().rank(); ++k) {
     row.set_dimension(k + 1, x->shape().dimensions(k));
@@ -583,9 +590,9 @@ void RewriteInner(LoopRewrite& txn, const Candidate& c, const AppendedState& in,
       *c.row, txn.module().UniqueInstructionName(c.collective->name() + ".row"),
       {x});
   nr->set_shape(row);
-  Instruction* dus = CopyOf(moved, c.dus);
   dus->ReplaceOperandWith(1, ib->AddInstruction(std::move(nr), dus));
   dus->set_shape(full);
+  return absl::OkStatus();
 }
 
 // `c` with its instructions in the copies (those not copied stay).
@@ -631,7 +638,10 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
     if (!in.ok()) return in.status();
     for (const auto& [old, copy] : in->map) d.moved[old] = copy;
     d.moved[c.inner] = in->loop;
-    RewriteInner(txn, c, *in, d.moved, FullShape(c));
+    if (absl::Status s = RewriteInner(txn, c, *in, d.moved, FullShape(c));
+        !s.ok()) {
+      return s;
+    }
   }
   Instruction* nw = o->loop;
   Computation* body = o->body;

@@ -313,14 +313,17 @@ size_t Lexer::ScanWordTail(size_t p) const {
   return p;
 }
 
-Token Lexer::LexString(size_t start) {
+void Lexer::LexString(size_t start, Token* out) {
   const size_t n = input_.size();
   const char quote = input_[start];
   size_t p = start + 1;
   bool has_escape = false;
   while (true) {
     p = SkipStringChars(input_.data(), p, n);
-    if (p >= n) return MakeError(start, "unterminated string");
+    if (p >= n) {
+      *out = MakeError(start, "unterminated string");
+      return;
+    }
     unsigned char c = static_cast<unsigned char>(input_[p]);
     if (c == static_cast<unsigned char>(quote)) break;
     if (c == '\\') {
@@ -328,28 +331,33 @@ Token Lexer::LexString(size_t start) {
       p += 2;
       continue;
     }
-    if (c == 0) return MakeError(p, "unexpected NUL byte in string");
+    if (c == 0) {
+      *out = MakeError(p, "unexpected NUL byte in string");
+      return;
+    }
     if (c >= 0x80) {
       size_t len = Utf8SequenceLength(p);
-      if (len == 0) return MakeError(p, "invalid UTF-8 byte sequence");
+      if (len == 0) {
+        *out = MakeError(p, "invalid UTF-8 byte sequence");
+        return;
+      }
       p += len;
       continue;
     }
     ++p;
   }
-  Token t;
-  t.kind = TokenKind::kString;
-  t.has_escape = has_escape;
-  t.offset = start;
-  t.text = std::string_view(input_.data() + start, p + 1 - start);
+  out->kind = TokenKind::kString;
+  out->has_escape = has_escape;
+  out->offset = start;
+  out->text = std::string_view(input_.data() + start, p + 1 - start);
   pos_ = p + 1;
-  return t;
 }
 
-Token Lexer::LexNumberOrWord(size_t start) {
+void Lexer::LexNumberOrWord(size_t start, Token* out) {
   const size_t n = input_.size();
   size_t p = start;
-  Token t;
+  Token& t = *out;
+  t.has_escape = false;
   t.offset = start;
   if (input_[p] == '-') {
     for (std::string_view special : {"inf", "nan"}) {
@@ -358,13 +366,14 @@ Token Lexer::LexNumberOrWord(size_t start) {
         t.kind = TokenKind::kDecimal;
         t.text = input_.substr(start, 4);
         pos_ = p + 4;
-        return t;
+        return;
       }
     }
     ++p;
     if (p >= n || !(Is(input_[p], kDigit) || (input_[p] == '.' && p + 1 < n &&
                                               Is(input_[p + 1], kDigit)))) {
-      return MakeError(start, "unexpected character '-'");
+      t = MakeError(start, "unexpected character '-'");
+      return;
     }
   }
   while (p < n && Is(input_[p], kDigit)) ++p;
@@ -392,10 +401,9 @@ Token Lexer::LexNumberOrWord(size_t start) {
   }
   t.text = input_.substr(start, p - start);
   pos_ = p;
-  return t;
 }
 
-[[gnu::always_inline]] inline Token Lexer::NextSlowImpl() {
+void Lexer::NextSlow(Token* out) {
   size_t error_at = 0;
   {
     const size_t n = input_.size();
@@ -404,19 +412,23 @@ Token Lexer::LexNumberOrWord(size_t start) {
     pos_ = p;
   }
   if (pos_ < input_.size() && input_[pos_] == '/' && !SkipSpace(&error_at)) {
-    Token t;
-    t.kind = TokenKind::kError;
-    t.offset = error_offset_;
+    *out = Token();
+    out->kind = TokenKind::kError;
+    out->offset = error_offset_;
     pos_ = input_.size();
-    return t;
+    return;
   }
   const size_t n = input_.size();
-  Token t;
+  // Fields are stored into *out one by one, never through a Token
+  // temporary: copying a Token just built field by field would be a 16-byte
+  // load over narrower stores, a store-to-load forwarding stall per token.
+  Token& t = *out;
+  t.has_escape = false;
   t.offset = pos_;
   if (pos_ >= n) {
     t.kind = TokenKind::kEof;
     t.text = input_.substr(n, 0);
-    return t;
+    return;
   }
   const size_t start = pos_;
   const char c = input_[start];
@@ -424,7 +436,6 @@ Token Lexer::LexNumberOrWord(size_t start) {
     t.kind = kind;
     t.text = std::string_view(input_.data() + start, len);
     pos_ = start + len;
-    return t;
   };
   if (Is(c, kIdStart)) {
     size_t p = start + 1;
@@ -435,7 +446,7 @@ Token Lexer::LexNumberOrWord(size_t start) {
       t.kind = TokenKind::kWord;
       t.text = std::string_view(input_.data() + start, p - start);
       pos_ = p;
-      return t;
+      return;
     }
     t.text = std::string_view(input_.data() + start, p - start);
     if (p < n && input_[p] == '=') {
@@ -445,20 +456,20 @@ Token Lexer::LexNumberOrWord(size_t start) {
       t.kind = TokenKind::kIdent;
       pos_ = p;
     }
-    return t;
+    return;
   }
-  if (Is(c, kDigit)) return LexNumberOrWord(start);
+  if (Is(c, kDigit)) return LexNumberOrWord(start, out);
   switch (c) {
     case '%': {
       size_t p = start + 1;
       if (p >= n || !(Is(input_[p], kIdStart) || Is(input_[p], kDigit))) {
-        return MakeError(start, "expected a name after '%'");
+        return SetError(out, start, "expected a name after '%'");
       }
       p = SkipIdChars(input_.data(), p, n);
       t.kind = TokenKind::kName;
       t.text = std::string_view(input_.data() + start + 1, p - start - 1);
       pos_ = p;
-      return t;
+      return;
     }
     case '=':
       return punct(TokenKind::kEqual, 1);
@@ -490,40 +501,40 @@ Token Lexer::LexNumberOrWord(size_t start) {
       return punct(TokenKind::kRparen, 1);
     case '"':
     case '\'':
-      return LexString(start);
+      return LexString(start, out);
     case '-':
       if (start + 1 < n && input_[start + 1] == '>') {
         return punct(TokenKind::kArrow, 2);
       }
-      return LexNumberOrWord(start);
+      return LexNumberOrWord(start, out);
     case '.':
       if (input_.substr(start, 3) == "...") return punct(TokenKind::kDots, 3);
       if (start + 1 < n && Is(input_[start + 1], kDigit)) {
-        return LexNumberOrWord(start);
+        return LexNumberOrWord(start, out);
       }
-      return MakeError(start, "unexpected character '.'");
+      return SetError(out, start, "unexpected character '.'");
     case '<':
       if (start + 1 < n && input_[start + 1] == '=') {
         return punct(TokenKind::kLeq, 2);
       }
-      return MakeError(start, "unexpected character '<'");
+      return SetError(out, start, "unexpected character '<'");
     case '\0':
-      return MakeError(start, "unexpected NUL byte");
+      return SetError(out, start, "unexpected NUL byte");
     default:
       break;
   }
   unsigned char uc = static_cast<unsigned char>(c);
   if (uc >= 0x80) {
     size_t len = Utf8SequenceLength(start);
-    if (len == 0) return MakeError(start, "invalid UTF-8 byte sequence");
-    return MakeError(
-        start, StrCatSv("unexpected character '",
-                        std::string_view(input_.data() + start, len), "'"));
+    if (len == 0) return SetError(out, start, "invalid UTF-8 byte sequence");
+    return SetError(
+        out, start,
+        StrCatSv("unexpected character '",
+                 std::string_view(input_.data() + start, len), "'"));
   }
-  return MakeError(start, StrCatSv("unexpected character ", DescribeByte(uc)));
+  return SetError(out, start,
+                  StrCatSv("unexpected character ", DescribeByte(uc)));
 }
-
-void Lexer::NextSlow(Token* out) { *out = NextSlowImpl(); }
 
 bool Lexer::ScanRawValue(size_t start, int max_depth, std::string_view* out,
                          size_t* end) {

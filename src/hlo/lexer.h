@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace hloverlap {
 
@@ -166,10 +167,13 @@ class Lexer {
 
  private:
   void NextSlow(Token* out);
-  Token NextSlowImpl();
   Token MakeError(size_t offset, std::string message);
-  Token LexNumberOrWord(size_t start);
-  Token LexString(size_t start);
+  void SetError(Token* out, size_t offset, std::string message) {
+    *out = MakeError(offset, std::move(message));
+  }
+  // Lex the token at `start` into *out, field by field (see NextSlow).
+  void LexNumberOrWord(size_t start, Token* out);
+  void LexString(size_t start, Token* out);
   // Skips whitespace and comments. Returns false (with error set) on an
   // unterminated or malformed comment.
   bool SkipSpace(size_t* error_at);

@@ -2840,28 +2840,35 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
   const std::string_view in = lex_.input();
   const char* d = in.data();
   const size_t n = in.size();
-  OpMetadata m;
+  // Written into *md in place (it is empty): no temporary to build, move
+  // and destroy per instruction. A text this scan does not take leaves *md
+  // as it was (default) for ParseMetadata's general path.
+  OpMetadata& m = *md;
+  auto give_up = [md] {
+    *md = OpMetadata();
+    return false;
+  };
   size_t p = tok_.offset + 1;  // after the '{'
   auto separator = [&](size_t q) {
     return q < n && (d[q] == ' ' || d[q] == ',' || d[q] == '}');
   };
   while (true) {
     while (p < n && (d[p] == ' ' || d[p] == ',')) ++p;
-    if (p >= n) return false;
+    if (p >= n) return give_up();
     if (d[p] == '}') break;
     const size_t key_start = p;
     while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
-    if (p == key_start || p >= n || d[p] != '=') return false;
+    if (p == key_start || p >= n || d[p] != '=') return give_up();
     std::string* str = nullptr;
     int64_t* num = nullptr;
     MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
                   &num);
     ++p;
     if (str != nullptr) {
-      if (p >= n || d[p] != '"') return false;
+      if (p >= n || d[p] != '"') return give_up();
       const size_t begin = ++p;
       p = SkipPlainAscii(d, p, n);
-      if (p >= n || d[p] != '"') return false;
+      if (p >= n || d[p] != '"') return give_up();
       str->assign(d + begin, p - begin);
       ++p;
     } else if (num != nullptr) {
@@ -2872,14 +2879,13 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
         v = v * 10 + (d[p] - '0');
         ++p;
       }
-      if (p == begin) return false;
+      if (p == begin) return give_up();
       *num = v;
     } else {
-      return false;
+      return give_up();
     }
-    if (!separator(p)) return false;
+    if (!separator(p)) return give_up();
   }
-  *md = std::move(m);
   lex_.set_pos(p + 1);
   Advance();
   return true;

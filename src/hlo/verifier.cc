@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
@@ -457,9 +458,11 @@ std::string OperandShapes(const Instruction& i) {
   return out;
 }
 
-std::vector<const Shape*> OperandShapeList(const Instruction& i,
-                                           int64_t from = 0) {
-  std::vector<const Shape*> out;
+// Inline for the common operand counts: no allocation per instruction.
+using ShapeList = absl::InlinedVector<const Shape*, 8>;
+
+ShapeList OperandShapeList(const Instruction& i, int64_t from = 0) {
+  ShapeList out;
   for (int64_t k = from; k < i.operand_count(); ++k) {
     out.push_back(&i.operand(k)->shape());
   }
@@ -1224,7 +1227,7 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       return;
     }
     case Opcode::kDynamicSlice: {
-      std::vector<const Shape*> indices = OperandShapeList(i, 1);
+      ShapeList indices = OperandShapeList(i, 1);
       CheckResult(c, i,
                   InferDynamicSliceShape(operand_shape(0), indices,
                                          i.attrs().dynamic_slice_sizes),
@@ -1237,7 +1240,7 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       return;
     }
     case Opcode::kDynamicUpdateSlice: {
-      std::vector<const Shape*> indices = OperandShapeList(i, 2);
+      ShapeList indices = OperandShapeList(i, 2);
       CheckResult(c, i,
                   InferDynamicUpdateSliceShape(operand_shape(0),
                                                operand_shape(1), indices),
@@ -1396,7 +1399,7 @@ void Verifier::VerifyWhile(const Computation& c, const Instruction& i) {
 void Verifier::VerifyCall(const Computation& c, const Instruction& i) {
   const ProgramShape* callee = Program(c, i, i.to_apply());
   if (callee == nullptr) return;
-  std::vector<const Shape*> args = OperandShapeList(i);
+  ShapeList args = OperandShapeList(i);
   if (options_.check_layouts) {
     for (size_t k = 0; k < args.size() && k < callee->parameters.size(); ++k) {
       if (!Matches(callee->parameters[k], *args[k])) {
@@ -1460,7 +1463,7 @@ void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
     return;
   }
   const int64_t dim = i.dimensions()[0];
-  std::vector<const Shape*> ops = OperandShapeList(i);
+  ShapeList ops = OperandShapeList(i);
   std::optional<int64_t> size = GroupSize(i);
   std::string size_text;
   if (size.has_value()) {
@@ -1574,7 +1577,7 @@ void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
 void Verifier::VerifyCollectivePermute(const Computation& c,
                                        const Instruction& i, bool start) {
   const bool in_place = i.FindRawAttribute("slice_sizes") != nullptr;
-  std::vector<const Shape*> ops = OperandShapeList(i);
+  ShapeList ops = OperandShapeList(i);
   auto explanation = [&] {
     return absl::StrCat("operands ", OperandShapes(i),
                         in_place ? ", in place" : "");

@@ -4,6 +4,9 @@
 // in its own *_command.{h,cc} and add one Register line below. cli_util.h
 // describes the exit codes (0 ok, 1 different/failed check, 2 user error,
 // 3 internal error).
+#include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "CLI/CLI.hpp"
@@ -15,15 +18,55 @@
 #include "tools/run_command.h"
 #include "tools/sim_command.h"
 
+namespace {
+
+using RegisterFn = void (*)(CLI::App&, hloverlap::CommandContext&);
+
+// Each subcommand name with the function that registers it (run and verify
+// come from one).
+struct CommandEntry {
+  const char* name;
+  RegisterFn register_command;
+};
+constexpr CommandEntry kCommands[] = {
+    {"opt", hloverlap::RegisterOptCommand},
+    {"explain", hloverlap::RegisterExplainCommand},
+    {"run", hloverlap::RegisterRunCommand},
+    {"verify", hloverlap::RegisterRunCommand},
+    {"sim", hloverlap::RegisterSimCommand},
+};
+
+// Registers the subcommand argv[1] names, or every subcommand when it names
+// none (help, --version, a typo: those list or check them all). Building one
+// command's options instead of all of them is a tenth of a millisecond of
+// every cold command (docs/BENCHMARKS.md, "Cold opt").
+void RegisterCommands(CLI::App& app, hloverlap::CommandContext& ctx, int argc,
+                      char** argv) {
+  if (argc > 1 && argv[1] != nullptr) {
+    for (const CommandEntry& c : kCommands) {
+      if (std::strcmp(argv[1], c.name) == 0) {
+        c.register_command(app, ctx);
+        return;
+      }
+    }
+  }
+  RegisterFn done[std::size(kCommands)] = {};
+  size_t n = 0;
+  for (const CommandEntry& c : kCommands) {
+    if (std::find(done, done + n, c.register_command) != done + n) continue;
+    c.register_command(app, ctx);
+    done[n++] = c.register_command;
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   hloverlap::StartPhaseReport();
   hloverlap::TuneMallocForCompilerWorkload();
   std::unique_ptr<CLI::App> app = hloverlap::MakeApp();
   hloverlap::CommandContext ctx;
-  hloverlap::RegisterOptCommand(*app, ctx);
-  hloverlap::RegisterExplainCommand(*app, ctx);
-  hloverlap::RegisterRunCommand(*app, ctx);  // run, verify
-  hloverlap::RegisterSimCommand(*app, ctx);
+  RegisterCommands(*app, ctx, argc, argv);
   const int code = hloverlap::RunApp(*app, ctx, argc, argv);
   hloverlap::FinishPhaseReport();
   return code;

@@ -122,4 +122,18 @@ const LoopNode* LoopNest::Find(const Instruction* while_instr) const {
   return it == by_instr_.end() ? nullptr : it->second;
 }
 
+void LoopNest::Remap(
+    const absl::flat_hash_map<const Instruction*, Instruction*>& moved) {
+  for (const auto& node : nodes_) {
+    auto it = moved.find(node->while_instr);
+    if (it == moved.end()) continue;
+    auto found = by_instr_.find(node->while_instr);
+    if (found != by_instr_.end() && found->second == node.get()) {
+      by_instr_.erase(found);
+      by_instr_[it->second] = node.get();
+    }
+    node->while_instr = it->second;
+  }
+}
+
 }  // namespace hloverlap

@@ -61,6 +61,10 @@ class LoopNest {
   // Every loop, innermost first (children before parents).
   const std::vector<LoopNode*>& InnermostFirst() const { return post_order_; }
   const LoopNode* Find(const Instruction* while_instr) const;
+  // After a rewrite replaced loops by copies (passes/loop_rewrite.h): each
+  // node whose while is a key of `moved` names its copy.
+  void Remap(
+      const absl::flat_hash_map<const Instruction*, Instruction*>& moved);
   int64_t size() const { return nodes_.size(); }
 
  private:

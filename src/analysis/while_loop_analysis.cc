@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
+#include "hlo/ir_util.h"
 
 namespace hloverlap {
 namespace {
@@ -253,14 +254,6 @@ std::optional<Affine> Evaluator::VisitBinary(const Instruction& instr,
   }
 }
 
-bool IsGteOf(const Instruction* instr, const Instruction* tuple,
-             int64_t* index) {
-  if (instr->opcode() != Opcode::kGetTupleElement) return false;
-  if (instr->operand_count() != 1 || instr->operand(0) != tuple) return false;
-  *index = instr->tuple_index();
-  return true;
-}
-
 ComparisonDirection Flip(ComparisonDirection d) {
   switch (d) {
     case ComparisonDirection::kLt:
@@ -486,9 +479,7 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
     return fail("the body root is not a tuple of the loop state");
   }
   for (int64_t i = 0; i < info.tuple_size; ++i) {
-    int64_t idx;
-    info.invariant_index[i] =
-        IsGteOf(root->operand(i), body_param, &idx) && idx == i;
+    info.invariant_index[i] = IsGteOf(root->operand(i), body_param, i);
   }
   const Instruction* init = while_instr.operand(0);
 
@@ -575,12 +566,11 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   Evaluator body_eval(body_param, init, &info.invariant_index);
   std::optional<Affine> next = body_eval.Eval(*update);
   if (!next.has_value() || next->var != k || next->offset.type() != iv_type) {
-    int64_t idx;
     if ((update->opcode() == Opcode::kAdd ||
          update->opcode() == Opcode::kSubtract) &&
         update->operand_count() == 2) {
       for (int side = 0; side < 2; ++side) {
-        if (IsGteOf(update->operand(side), body_param, &idx) && idx == k &&
+        if (IsGteOf(update->operand(side), body_param, k) &&
             (side == 0 || update->opcode() == Opcode::kAdd)) {
           return fail(absl::StrCat("the step of the induction variable (",
                                    update->operand(1 - side)->name(),

@@ -10,6 +10,7 @@
 #include "analysis/call_graph.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
+#include "hlo/ir_util.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -18,23 +19,6 @@ namespace hloverlap {
 namespace {
 
 constexpr std::string_view kPassName = "collective-hoist";
-
-bool IsGteOf(const Instruction* i, const Instruction* tuple, int64_t index) {
-  return i != nullptr && i->opcode() == Opcode::kGetTupleElement &&
-         i->operand_count() == 1 && i->operand(0) == tuple &&
-         i->tuple_index() == index;
-}
-
-bool OnlyGteUsers(const Instruction* i) {
-  for (const Instruction* u : i->users()) {
-    if (u->opcode() != Opcode::kGetTupleElement) return false;
-  }
-  return true;
-}
-
-bool HasControlDeps(const Instruction* i) {
-  return !i->control_predecessors().empty() || !i->control_successors().empty();
-}
 
 // The loop-state element index `index` of `loop` is passed through unchanged
 // by its body: root(index) == get-tuple-element(param, index).
@@ -51,9 +35,7 @@ bool PassedThrough(const Instruction* loop, int64_t index) {
 // Structural facts both loops must have so that a state element can be
 // appended (LoopRewrite::AppendLoopState) and the loop's callers still see
 // the same values. Empty string = fine, else the reason.
-std::string CanAppendState(
-    const Instruction* loop,
-    const absl::flat_hash_map<const Computation*, int>& callers) {
+std::string CanAppendState(const Instruction* loop, const CallGraph& callers) {
   const Computation* body = loop->while_body();
   const Computation* cond = loop->while_condition();
   if (loop->operand_count() != 1 ||
@@ -75,8 +57,7 @@ std::string CanAppendState(
                         " (its state is the computation's result)");
   }
   for (const Computation* c : {body, cond}) {
-    auto it = callers.find(c);
-    if (it == callers.end() || it->second != 1) {
+    if (callers.CallSites(c).size() != 1) {
       return absl::StrCat(c->name(), " is called from more than one place");
     }
     if (c->num_parameters() != 1 || c->parameter(0) == nullptr ||
@@ -301,14 +282,8 @@ CandidateEstimate EstimateHoist(const Instruction& ag, const Instruction& ds,
 absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
                                               PassContext& context) {
   LoopNest nest(module);
-  absl::flat_hash_map<const Computation*, int> callers;
-  for (const auto& c : module.computations()) {
-    for (const auto& i : c->instructions()) {
-      for (const Computation* called : i->called_computations()) {
-        callers[called]++;
-      }
-    }
-  }
+  // Rebuilt after each hoist (the loops it rewrote have new computations).
+  auto callers = std::make_unique<CallGraph>(module);
   context.memory.StartIfNeeded(context.options.memory_budget_bytes);
   bool changed = false;
   for (LoopNode* node : nest.InnermostFirst()) {
@@ -444,8 +419,8 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
         continue;
       }
       c.outer_index = v1->tuple_index();
-      std::string why = CanAppendState(outer, callers);
-      if (why.empty()) why = CanAppendState(inner, callers);
+      std::string why = CanAppendState(outer, *callers);
+      if (why.empty()) why = CanAppendState(inner, *callers);
       if (!why.empty()) {
         missed("OpaqueLoopState", why);
         continue;
@@ -499,18 +474,11 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       moved.merge(h->inner.map);
       moved[outer] = h->outer.loop;
       moved[inner] = h->inner.loop;
-      for (LoopNode* n : nest.InnermostFirst()) {
-        if (auto it = moved.find(n->while_instr); it != moved.end()) {
-          n->while_instr = it->second;
-        }
-      }
+      nest.Remap(moved);
       for (Instruction*& other : ags) {
         if (auto it = moved.find(other); it != moved.end()) other = it->second;
       }
-      for (const AppendedState* st : {&h->outer, &h->inner}) {
-        callers[st->condition] = 1;
-        callers[st->body] = 1;
-      }
+      callers = std::make_unique<CallGraph>(module);
       inner = h->inner.loop;
       outer = h->outer.loop;
       body = inner->while_body();

@@ -45,18 +45,18 @@
 #ifndef HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 #define HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 
-#include <functional>
 #include <utility>
 
+#include "passes/loop_rewrite.h"
 #include "passes/pass.h"
 
 namespace hloverlap {
 
 class CollectiveHoistPass : public Pass {
  public:
-  // Test hook: runs on each hoist's new inner body just before the commit.
-  // An error, or a body left malformed, makes the hoist fail and roll back.
-  using BeforeCommitHook = std::function<absl::Status(Computation& body)>;
+  // Test hook (passes/loop_rewrite.h): runs on each hoist's new inner body
+  // just before the commit.
+  using BeforeCommitHook = LoopRewriteHook;
   CollectiveHoistPass() = default;
   explicit CollectiveHoistPass(BeforeCommitHook before_commit)
       : before_commit_(std::move(before_commit)) {}

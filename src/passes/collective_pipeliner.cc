@@ -11,6 +11,7 @@
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
+#include "hlo/ir_util.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
 #include "passes/loop_rewrite.h"
@@ -63,8 +64,7 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
   // Reads of the loop parameter are leaves: never descend into the
   // parameter itself.
   auto is_leaf = [&](const Instruction* i) {
-    return leaf_param != nullptr && i->opcode() == Opcode::kGetTupleElement &&
-           i->operand_count() == 1 && i->operand(0) == leaf_param;
+    return leaf_param != nullptr && IsGteOf(i, leaf_param);
   };
   std::vector<Instruction*> order;
   absl::flat_hash_set<const Instruction*> visited;
@@ -172,42 +172,25 @@ Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
   if (tuple->opcode() == Opcode::kTuple && index < tuple->operand_count()) {
     return tuple->operand(index);
   }
-  auto gte = std::make_unique<Instruction>(
-      Opcode::kGetTupleElement,
-      comp.parent()->UniqueInstructionName(
-          absl::StrCat(tuple->name(), ".gte", index)),
-      tuple->shape().tuple_shapes(index));
-  gte->mutable_attrs().tuple_index = index;
-  gte->AppendOperand(tuple);
-  return txn.Add(comp, std::move(gte), before);
+  return txn.Add(comp,
+                 NewGetTupleElement(*comp.parent(),
+                                    absl::StrCat(tuple->name(), ".gte", index),
+                                    tuple, index),
+                 before);
 }
 
 Instruction* MakeTuple(Computation& comp, std::vector<Instruction*> elements,
                        std::string_view base, LoopRewrite& txn,
                        const Instruction* before) {
-  std::vector<Shape> shapes;
-  shapes.reserve(elements.size());
-  for (Instruction* e : elements) shapes.push_back(e->shape());
-  auto t = std::make_unique<Instruction>(
-      Opcode::kTuple, comp.parent()->UniqueInstructionName(base),
-      Shape::Tuple(std::move(shapes)));
-  for (Instruction* e : elements) t->AppendOperand(e);
-  return txn.Add(comp, std::move(t), before);
-}
-
-// A scalar constant holding `value` (of its type).
-std::unique_ptr<Instruction> NewConstant(Module& module, std::string_view base,
-                                         const IntValue& value) {
-  auto c = std::make_unique<Instruction>(Opcode::kConstant,
-                                         module.UniqueInstructionName(base),
-                                         Shape::Scalar(value.type()));
-  c->mutable_attrs().literal = std::make_unique<Literal>(value.ToLiteral());
-  return c;
+  return txn.Add(comp,
+                 NewTuple(comp.parent()->UniqueInstructionName(base), elements),
+                 before);
 }
 
 Instruction* MakeConstant(Computation& comp, const IntValue& value,
                           LoopRewrite& txn, const Instruction* before) {
-  return txn.Add(comp, NewConstant(*comp.parent(), "constant", value), before);
+  return txn.Add(
+      comp, NewConstant(*comp.parent(), "constant", value.ToLiteral()), before);
 }
 
 int64_t CountOccurrences(const Instruction* root, const Instruction* value) {
@@ -329,12 +312,31 @@ absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
   return absl::OkStatus();
 }
 
+// Ends a new body: a root tuple of `elems` (shape `state`, named after the
+// old root), then its dead code (collectives included) removed.
+absl::Status SetBodyRoot(LoopState& ls, Computation* body, const Shape& state,
+                         absl::Span<Instruction* const> elems) {
+  std::unique_ptr<Instruction> root = NewTuple(
+      ls.module->UniqueInstructionName(ls.body->root()->name()), elems);
+  root->mutable_shape() = state;
+  body->set_root(body->AddInstruction(std::move(root)));
+  return DcePass::RunOnComputation(*body, /*remove_dead_collectives=*/true)
+      .status();
+}
+
+// The new loop's result, a tuple of `elems` after it, replaces the old
+// loop (Commit).
+absl::Status CommitResult(LoopState& ls, absl::Span<Instruction* const> elems,
+                          Computation* cond, Computation* body,
+                          LoopRewrite& txn) {
+  Instruction* result = MakeTuple(
+      *ls.parent, std::vector<Instruction*>(elems.begin(), elems.end()),
+      absl::StrCat(ls.while_instr->name(), ".result"), txn, ls.while_instr);
+  return Commit(ls, result, cond, body, txn);
+}
+
 // ---------------------------------------------------------------------------
 // Candidate analysis.
-
-bool HasControlDeps(const Instruction* i) {
-  return !i->control_predecessors().empty() || !i->control_successors().empty();
-}
 
 // Data movement and scalar arithmetic: a prefetch chain may duplicate it.
 bool IsCheapToDuplicate(const Instruction& x) {
@@ -727,10 +729,7 @@ absl::StatusOr<Instruction*> RewriteBackward(
   std::vector<Instruction*> new_init = init_elems;
   new_init.insert(new_init.end(), prefetched.begin(), prefetched.end());
 
-  std::vector<Shape> shapes;
-  for (int64_t i = 0; i < n; ++i) {
-    shapes.push_back(ls.while_instr->shape().tuple_shapes(i));
-  }
+  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
   for (int64_t d = 0; d < depth; ++d) {
     for (int64_t j = 0; j < m; ++j) shapes.push_back(cands[j]->shape());
   }
@@ -746,14 +745,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
   InstrMap map;
   map[ls.body_param] = p;
   for (int64_t j = 0; j < m; ++j) {
-    auto gte =
-        std::make_unique<Instruction>(Opcode::kGetTupleElement,
-                                      module.UniqueInstructionName(absl::StrCat(
-                                          cands[j]->name(), ".carried")),
-                                      cands[j]->shape());
-    gte->mutable_attrs().tuple_index = slot(0, j);
-    gte->AppendOperand(p);
-    map[cands[j]] = body->AddInstruction(std::move(gte));
+    map[cands[j]] = body->AddInstruction(NewGetTupleElement(
+        module, absl::StrCat(cands[j]->name(), ".carried"), p, slot(0, j)));
   }
   {
     std::vector<Instruction*> rest;
@@ -773,14 +766,10 @@ absl::StatusOr<Instruction*> RewriteBackward(
   // Next prefetch: the chain again with iv + depth*step.
   std::vector<Instruction*> next(m);
   {
-    auto iv_gte = std::make_unique<Instruction>(
-        Opcode::kGetTupleElement, module.UniqueInstructionName("iv"),
-        Shape::Scalar(iv_type));
-    iv_gte->mutable_attrs().tuple_index = k;
-    iv_gte->AppendOperand(p);
-    Instruction* iv_cur = body->AddInstruction(std::move(iv_gte));
-    Instruction* delta_constant =
-        body->AddInstruction(NewConstant(module, "constant", *delta));
+    Instruction* iv_cur =
+        body->AddInstruction(NewGetTupleElement(module, "iv", p, k));
+    Instruction* delta_constant = body->AddInstruction(
+        NewConstant(module, "constant", delta->ToLiteral()));
     Instruction* iv_next = body->AddInstruction(
         Opcode::kAdd, module.UniqueInstructionName("iv.next"),
         Shape::Scalar(iv_type), {iv_cur, delta_constant});
@@ -788,13 +777,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
     StateProvider provider = [&](int64_t index) -> Instruction* {
       if (index == k) return iv_next;
       // Invariant elements: reuse the body's own reads.
-      auto gte = std::make_unique<Instruction>(
-          Opcode::kGetTupleElement,
-          module.UniqueInstructionName(absl::StrCat("state.", index)),
-          shapes[index]);
-      gte->mutable_attrs().tuple_index = index;
-      gte->AppendOperand(p);
-      return body->AddInstruction(std::move(gte));
+      return body->AddInstruction(
+          NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
     };
     LoopRewrite inner(module);  // instructions in the new body die with it
     absl::Status s =
@@ -817,28 +801,17 @@ absl::StatusOr<Instruction*> RewriteBackward(
       elems.push_back(map.at(old_root->operand(i)));
     for (int64_t d = 0; d + 1 < depth; ++d) {
       for (int64_t j = 0; j < m; ++j) {
-        auto gte = std::make_unique<Instruction>(
-            Opcode::kGetTupleElement,
-            module.UniqueInstructionName(
-                absl::StrCat(cands[j]->name(), ".ahead")),
-            cands[j]->shape());
-        gte->mutable_attrs().tuple_index = slot(d + 1, j);
-        gte->AppendOperand(p);
-        elems.push_back(body->AddInstruction(std::move(gte)));
+        elems.push_back(body->AddInstruction(
+            NewGetTupleElement(module, absl::StrCat(cands[j]->name(), ".ahead"),
+                               p, slot(d + 1, j))));
       }
     }
     for (int64_t j = 0; j < m; ++j) elems.push_back(next[j]);
     std::vector<Shape> es;
     for (Instruction* e : elems) es.push_back(e->shape());
-    Instruction* root = body->AddInstruction(
-        Opcode::kTuple, module.UniqueInstructionName(old_root->name()),
-        Shape::Tuple(es), elems);
-    body->set_root(root);
-    auto dce =
-        DcePass::RunOnComputation(*body, /*remove_dead_collectives=*/true);
-    if (!dce.ok()) {
-      txn.Rollback();
-      return dce.status();
+    if (absl::Status s = SetBodyRoot(ls, body, Shape::Tuple(es), elems);
+        !s.ok()) {
+      return s;
     }
   }
 
@@ -847,14 +820,10 @@ absl::StatusOr<Instruction*> RewriteBackward(
   Computation* cond = txn.NewComputation(
       absl::StrCat(ls.cond->name(), ".pipelined"), new_state, ls.cond, &cp);
   {
-    auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement,
-                                             module.UniqueInstructionName("iv"),
-                                             Shape::Scalar(iv_type));
-    gte->mutable_attrs().tuple_index = k;
-    gte->AppendOperand(cp);
-    Instruction* iv = cond->AddInstruction(std::move(gte));
-    Instruction* bound =
-        cond->AddInstruction(NewConstant(module, "bound", *last_bound));
+    Instruction* iv =
+        cond->AddInstruction(NewGetTupleElement(module, "iv", cp, k));
+    Instruction* bound = cond->AddInstruction(
+        NewConstant(module, "bound", last_bound->ToLiteral()));
     Instruction* cmp = cond->AddInstruction(
         Opcode::kCompare, module.UniqueInstructionName("continue"),
         Shape::Scalar(PrimitiveType::kPred), {iv, bound});
@@ -958,16 +927,17 @@ absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
   return cond;
 }
 
-// get-tuple-element(p, index) of shape `shape`, appended to `comp`.
-Instruction* AppendStateGte(Computation& comp, Instruction* p,
-                            const Shape& shape, int64_t index) {
-  auto gte = std::make_unique<Instruction>(
-      Opcode::kGetTupleElement,
-      comp.parent()->UniqueInstructionName(absl::StrCat("state.", index)),
-      shape);
-  gte->mutable_attrs().tuple_index = index;
-  gte->AppendOperand(p);
-  return comp.AddInstruction(std::move(gte));
+// The new loop of the forward and sink rewrites: `body`, the old condition
+// over `new_state` (named with `suffix`, returned in `cond`), `trips`
+// iterations counted from iteration `first`.
+absl::StatusOr<Instruction*> BuildLoopWithOldCondition(
+    LoopState& ls, Instruction* init, const Shape& new_state,
+    std::string_view suffix, Computation* body, int64_t trips, int64_t first,
+    LoopRewrite& txn, Computation** cond) {
+  absl::StatusOr<Computation*> c = CloneCondition(ls, new_state, suffix, txn);
+  if (!c.ok()) return c.status();
+  *cond = *c;
+  return BuildWhile(ls, init, *c, body, trips, first, txn);
 }
 
 // Forward: the collectives of iteration i run in iteration i+1.
@@ -982,10 +952,7 @@ absl::StatusOr<Instruction*> RewriteForward(
   // Layout of the extra state: per candidate the raw operand, then the
   // store's indices.
   std::vector<int64_t> raw_slot, idx_slot;
-  std::vector<Shape> shapes;
-  for (int64_t i = 0; i < n; ++i) {
-    shapes.push_back(ls.while_instr->shape().tuple_shapes(i));
-  }
+  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
   absl::flat_hash_set<int64_t> stored;
   for (const ForwardCandidate& c : cands) {
     raw_slot.push_back(shapes.size());
@@ -1105,7 +1072,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   }
   {
     auto slot = [&](int64_t index) -> Instruction* {
-      return AppendStateGte(*body, p, shapes[index], index);
+      return body->AddInstruction(
+          NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
     };
     absl::flat_hash_map<int64_t, Instruction*> stores;
     for (size_t ci = 0; ci < cands.size(); ++ci) {
@@ -1116,27 +1084,18 @@ absl::StatusOr<Instruction*> RewriteForward(
     }
     StateProvider buffers = [&](int64_t i) { return stores.at(i); };
     std::vector<Instruction*> elems = iteration_outputs(map, buffers);
-    Instruction* root = body->AddInstruction(
-        Opcode::kTuple, module.UniqueInstructionName(old_root->name()),
-        new_state, elems);
-    body->set_root(root);
-    auto dce = DcePass::RunOnComputation(*body, true);
-    if (!dce.ok()) {
-      txn.Rollback();
-      return dce.status();
+    if (absl::Status s = SetBodyRoot(ls, body, new_state, elems); !s.ok()) {
+      return s;
     }
   }
 
-  // 3. Condition: the old one, reading the wider state.
-  absl::StatusOr<Computation*> cond =
-      CloneCondition(ls, new_state, ".pipelined", txn);
-  if (!cond.ok()) {
-    txn.Rollback();
-    return cond.status();
-  }
-
-  // 4. The loop runs the remaining trips - 1 iterations.
-  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips - 1, 1, txn);
+  // 3. Condition: the old one, reading the wider state. 4. The loop runs
+  // the remaining trips - 1 iterations.
+  Computation* cond = nullptr;
+  absl::StatusOr<Instruction*> built = BuildLoopWithOldCondition(
+      ls, init_tuple, new_state, ".pipelined", body, trips - 1, 1, txn, &cond);
+  if (!built.ok()) return built.status();
+  Instruction* w = *built;
 
   // 5. Epilogue: the last iteration's collectives and stores.
   auto slot_after = [&](int64_t index) {
@@ -1175,10 +1134,7 @@ absl::StatusOr<Instruction*> RewriteForward(
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)
                                              : slot_after(i));
   }
-  Instruction* result = MakeTuple(
-      *ls.parent, final_elems, absl::StrCat(ls.while_instr->name(), ".result"),
-      txn, ls.while_instr);
-  s = Commit(ls, result, *cond, body, txn);
+  s = CommitResult(ls, final_elems, cond, body, txn);
   if (!s.ok()) return s;
   return w;
 }
@@ -1313,10 +1269,7 @@ absl::StatusOr<Instruction*> RewriteSink(
   const int64_t trips = *ls.info.trip_count;
   const Instruction* old_root = ls.body->root();
 
-  std::vector<Shape> shapes;
-  for (int64_t i = 0; i < n; ++i) {
-    shapes.push_back(ls.while_instr->shape().tuple_shapes(i));
-  }
+  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
   std::vector<int64_t> raw_slot;
   absl::flat_hash_set<int64_t> sunk;
   for (const ForwardCandidate& c : cands) {
@@ -1332,20 +1285,17 @@ absl::StatusOr<Instruction*> RewriteSink(
   for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const Shape& rows = shapes[raw_slot[ci]];
-    auto zero = std::make_unique<Instruction>(
-        Opcode::kConstant, module.UniqueInstructionName("zero"),
-        Shape::Scalar(rows.element_type()));
-    zero->mutable_attrs().literal =
-        std::make_unique<Literal>(Shape::Scalar(rows.element_type()));
-    Instruction* z = txn.Add(*ls.parent, std::move(zero), ls.while_instr);
-    auto bcast = std::make_unique<Instruction>(
-        Opcode::kBroadcast,
-        module.UniqueInstructionName(
-            absl::StrCat(cands[ci].collective->name(), ".rows.init")),
-        rows);
-    bcast->mutable_attrs().has_dimensions = true;
-    bcast->AppendOperand(z);
-    init_elems.push_back(txn.Add(*ls.parent, std::move(bcast), ls.while_instr));
+    Instruction* z =
+        txn.Add(*ls.parent,
+                NewConstant(module, "zero",
+                            Literal(Shape::Scalar(rows.element_type()))),
+                ls.while_instr);
+    init_elems.push_back(txn.Add(
+        *ls.parent,
+        NewScalarBroadcast(
+            module, absl::StrCat(cands[ci].collective->name(), ".rows.init"), z,
+            rows),
+        ls.while_instr));
   }
   Instruction* init_tuple =
       MakeTuple(*ls.parent, init_elems, absl::StrCat(ls.init->name(), ".sunk"),
@@ -1366,7 +1316,8 @@ absl::StatusOr<Instruction*> RewriteSink(
     body = *b;
   }
   auto state_gte = [&](int64_t index) {
-    return AppendStateGte(*body, p, shapes[index], index);
+    return body->AddInstruction(
+        NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
   };
   std::vector<Instruction*> elems;
   for (int64_t i = 0; i < n; ++i) {
@@ -1385,12 +1336,9 @@ absl::StatusOr<Instruction*> RewriteSink(
     Instruction* index = map.at(c.dus->operand(2));
     std::vector<Instruction*> ops = {state_gte(raw_slot[ci]), row, index};
     for (int64_t d = 0; d < x->shape().rank(); ++d) {
-      auto zero = std::make_unique<Instruction>(
-          Opcode::kConstant, module.UniqueInstructionName("zero"),
-          Shape::Scalar(index->shape().element_type()));
-      zero->mutable_attrs().literal = std::make_unique<Literal>(
-          Shape::Scalar(index->shape().element_type()));
-      ops.push_back(body->AddInstruction(std::move(zero)));
+      ops.push_back(body->AddInstruction(
+          NewConstant(module, "zero",
+                      Literal(Shape::Scalar(index->shape().element_type())))));
     }
     elems.push_back(
         body->AddInstruction(Opcode::kDynamicUpdateSlice,
@@ -1398,28 +1346,17 @@ absl::StatusOr<Instruction*> RewriteSink(
                                  absl::StrCat(c.collective->name(), ".rows")),
                              rows, ops));
   }
-  Instruction* root = body->AddInstruction(
-      Opcode::kTuple, module.UniqueInstructionName(old_root->name()), new_state,
-      elems);
-  body->set_root(root);
-  {
-    auto dce = DcePass::RunOnComputation(*body, true);
-    if (!dce.ok()) {
-      txn.Rollback();
-      return dce.status();
-    }
+  if (absl::Status s = SetBodyRoot(ls, body, new_state, elems); !s.ok()) {
+    return s;
   }
 
-  // 3. Condition: the old one, reading the wider state.
-  absl::StatusOr<Computation*> cond =
-      CloneCondition(ls, new_state, ".sunk", txn);
-  if (!cond.ok()) {
-    txn.Rollback();
-    return cond.status();
-  }
-
-  // 4. The loop keeps its trip count.
-  Instruction* w = BuildWhile(ls, init_tuple, *cond, body, trips, 0, txn);
+  // 3. Condition: the old one, reading the wider state. 4. The loop keeps
+  // its trip count.
+  Computation* cond = nullptr;
+  absl::StatusOr<Instruction*> built = BuildLoopWithOldCondition(
+      ls, init_tuple, new_state, ".sunk", body, trips, 0, txn, &cond);
+  if (!built.ok()) return built.status();
+  Instruction* w = *built;
 
   // 5. After the loop: one batched collective per candidate, its formatting
   // with a leading dimension, reshaped into the output buffer.
@@ -1470,11 +1407,10 @@ absl::StatusOr<Instruction*> RewriteSink(
             ? finals.at(i)
             : TupleElement(w, i, *ls.parent, txn, ls.while_instr));
   }
-  Instruction* result = MakeTuple(
-      *ls.parent, final_elems, absl::StrCat(ls.while_instr->name(), ".result"),
-      txn, ls.while_instr);
-  absl::Status s = Commit(ls, result, *cond, body, txn);
-  if (!s.ok()) return s;
+  if (absl::Status s = CommitResult(ls, final_elems, cond, body, txn);
+      !s.ok()) {
+    return s;
+  }
   return w;
 }
 
@@ -1489,6 +1425,14 @@ class LoopPipeliner {
   absl::StatusOr<bool> Run();
 
  private:
+  // The prediction the last plan made for `coll`, as typed arguments of
+  // its passed remark `r` (JSON, explain; the text's metrics stay).
+  void AddPlannedArgs(const Instruction* coll, Remark& r) const {
+    if (auto it = planned_.find(coll);
+        it != planned_.end() && it->second.predicted) {
+      AddEstimateArgs(it->second, r);
+    }
+  }
   Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
                     const std::string& loop, std::string direction,
                     std::string message) {
@@ -1727,10 +1671,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
-    if (auto it = planned_.find(c);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
-    }
+    AddPlannedArgs(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
@@ -2112,12 +2053,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
-    // The prediction as typed arguments (JSON, explain); the text's
-    // metrics stay as they were.
-    if (auto it = planned_.find(ag);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
-    }
+    AddPlannedArgs(ag, r);
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -2239,10 +2175,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", BytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
-    if (auto it = planned_.find(c);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
-    }
+    AddPlannedArgs(c, r);
     remarks.push_back(std::move(r));
   }
   // The body three times at most: the new body, the peeled first

@@ -13,6 +13,7 @@
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
+#include "hlo/ir_util.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
 #include "passes/loop_rewrite.h"
@@ -63,18 +64,11 @@ absl::Status AdvanceBy2(Computation& body_ref, const WhileLoopInfo& info,
   }
   const Shape iv_shape = param->shape().tuple_shapes(k);
   if (iv_gte == nullptr) {
-    auto g = std::make_unique<Instruction>(
-        Opcode::kGetTupleElement, module.UniqueInstructionName("gte.iv"),
-        iv_shape);
-    g->mutable_attrs().tuple_index = k;
-    g->AppendOperand(param);
-    iv_gte = body->AddInstruction(std::move(g));
+    iv_gte =
+        body->AddInstruction(NewGetTupleElement(module, "gte.iv", param, k));
   }
-  auto c = std::make_unique<Instruction>(
-      Opcode::kConstant, module.UniqueInstructionName("double_buffer_step"),
-      Shape::Scalar(info.iv_type));
-  c->mutable_attrs().literal = std::make_unique<Literal>(step2->ToLiteral());
-  Instruction* cst = body->AddInstruction(std::move(c));
+  Instruction* cst = body->AddInstruction(
+      NewConstant(module, "double_buffer_step", step2->ToLiteral()));
   auto add = std::make_unique<Instruction>(
       Opcode::kAdd, module.UniqueInstructionName("double_buffer_iv"), iv_shape);
   add->AppendOperand(iv_gte);

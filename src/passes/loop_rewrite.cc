@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
+#include "hlo/ir_util.h"
 #include "hlo/verifier.h"
 
 namespace hloverlap {
@@ -54,40 +55,6 @@ absl::StatusOr<Computation*> CopyInPlaceOf(
   if (src.root() != nullptr) dst->set_root(map.at(src.root()));
   if (absl::Status s = dst->SetInstructionOrder(order); !s.ok()) return s;
   return dst;
-}
-
-// get-tuple-element(`tuple`), index=`index`, named after `base`.
-std::unique_ptr<Instruction> NewGte(Module& module, std::string_view base,
-                                    Instruction* tuple, int64_t index,
-                                    const Shape& shape) {
-  auto gte = std::make_unique<Instruction>(
-      Opcode::kGetTupleElement, module.UniqueInstructionName(base), shape);
-  gte->mutable_attrs().tuple_index = index;
-  gte->AppendOperand(tuple);
-  return gte;
-}
-
-// tuple(`elements`) named `name`.
-std::unique_ptr<Instruction> NewTuple(std::string name,
-                                      absl::Span<Instruction* const> elements) {
-  Shape shape = Shape::Tuple({});
-  for (const Instruction* e : elements) {
-    shape.mutable_tuple_shapes().push_back(e->shape());
-  }
-  auto tuple =
-      std::make_unique<Instruction>(Opcode::kTuple, std::move(name), shape);
-  for (Instruction* e : elements) tuple->AppendOperand(e);
-  return tuple;
-}
-
-// The instruction stored right after `inst` in its computation (null when
-// it is the last).
-const Instruction* NextInOrder(const Instruction* inst) {
-  const auto& insts = inst->parent()->instructions();
-  for (size_t i = 0; i + 1 < insts.size(); ++i) {
-    if (insts[i].get() == inst) return insts[i + 1].get();
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -150,43 +117,94 @@ bool LoopRewrite::Created(const Computation* c) const {
          computations_.end();
 }
 
-absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
-    Instruction* loop, absl::Span<Instruction* const> inits) {
-  Computation* parent = loop->parent();
+absl::Status LoopRewrite::CopyLoopComputations(Instruction* loop,
+                                               std::string_view what,
+                                               AppendedState& out) {
+  const Computation* parent = loop->parent();
   if (loop->opcode() != Opcode::kWhile || loop->operand_count() != 1 ||
       loop->called_computations().size() != 2 || parent == nullptr ||
       !loop->shape().IsTuple()) {
-    return absl::InternalError(absl::StrCat(
-        "appending loop state: ", loop->name(), " is not a while of a tuple"));
+    return absl::InternalError(absl::StrCat(AsAbsl(what), ": ", loop->name(),
+                                            " is not a while of a tuple"));
   }
   const Computation* old_cond = loop->while_condition();
   const Computation* old_body = loop->while_body();
   if (old_cond == nullptr || old_body == nullptr) {
-    return absl::InternalError(absl::StrCat(
-        "appending loop state: ", loop->name(), " has no condition or body"));
+    return absl::InternalError(absl::StrCat(AsAbsl(what), ": ", loop->name(),
+                                            " has no condition or body"));
   }
   if (old_cond->num_parameters() != 1 || old_body->num_parameters() != 1 ||
       old_body->root() == nullptr ||
       old_body->root()->opcode() != Opcode::kTuple) {
     return absl::InternalError(absl::StrCat(
-        "appending loop state to ", loop->name(),
+        AsAbsl(what), " to ", loop->name(),
         ": its condition and body need one parameter and a root tuple"));
   }
+  for (const Computation* c : {old_cond, old_body}) {
+    absl::StatusOr<Computation*> copy =
+        CopyInPlaceOf(*c, *module_, out.map, computations_);
+    if (!copy.ok()) return copy.status();
+    (c == old_cond ? out.condition : out.body) = *copy;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoopRewrite::Register(const Replacement& r) {
+  maybe_unused_.push_back(r.old_loop->while_condition());
+  maybe_unused_.push_back(r.old_loop->while_body());
+  if (!Created(r.old_loop->parent())) {
+    replacements_.push_back(r);
+    return absl::OkStatus();
+  }
+  return Replace(r);
+}
+
+absl::StatusOr<AppendedState> LoopRewrite::CopyLoop(Instruction* loop) {
+  AppendedState out;
+  if (absl::Status s = CopyLoopComputations(loop, "copying loop", out);
+      !s.ok()) {
+    return s;
+  }
+  auto w = CloneInstruction(*loop, loop->name(), {loop->operand(0)});
+  w->mutable_called_computations() = {out.condition, out.body};
+  out.loop = Add(*loop->parent(), std::move(w), loop);
+  if (absl::Status s = Register({loop, out.loop, nullptr}); !s.ok()) return s;
+  return out;
+}
+
+absl::Status LoopRewrite::ReplaceAtCommit(Instruction* old, Instruction* with) {
+  if (old == nullptr || with == nullptr) {
+    return absl::InternalError("replacing a null instruction at commit");
+  }
+  if (old == with || old->parent() == nullptr || Created(old->parent()) ||
+      !old->shape().Compatible(with->shape())) {
+    return absl::InternalError(
+        absl::StrCat("replacing ", old->name(), " by ", with->name(),
+                     " at commit: not an instruction of an existing "
+                     "computation with the same shape"));
+  }
+  use_replacements_.push_back({old, with});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
+    Instruction* loop, absl::Span<Instruction* const> inits) {
+  AppendedState out;
+  if (absl::Status s = CopyLoopComputations(loop, "appending loop state", out);
+      !s.ok()) {
+    return s;
+  }
+  Computation* parent = loop->parent();
   const int64_t old_size = loop->shape().tuple_size();
   Shape shape = loop->shape();
   for (const Instruction* init : inits) {
     shape.mutable_tuple_shapes().push_back(init->shape());
   }
-  AppendedState out;
-  for (const Computation* c : {old_cond, old_body}) {
-    absl::StatusOr<Computation*> copy =
-        CopyInPlaceOf(*c, *module_, out.map, computations_);
-    if (!copy.ok()) return copy.status();
-    Instruction* p = (*copy)->parameter(0);
+  for (Computation* c : {out.condition, out.body}) {
+    Instruction* p = c->parameter(0);
     for (const Instruction* init : inits) {
       p->mutable_shape().mutable_tuple_shapes().push_back(init->shape());
     }
-    (c == old_cond ? out.condition : out.body) = *copy;
   }
   // Reads of the new elements in the body, right after its parameter, and
   // passed on by the root.
@@ -195,8 +213,8 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
   Instruction* root = out.body->root();
   for (size_t k = 0; k < inits.size(); ++k) {
     Instruction* read = out.body->AddInstruction(
-        NewGte(*module_, absl::StrCat(inits[k]->name(), ".carried"), param,
-               old_size + static_cast<int64_t>(k), inits[k]->shape()),
+        NewGetTupleElement(*module_, absl::StrCat(inits[k]->name(), ".carried"),
+                           param, old_size + static_cast<int64_t>(k)),
         after_param);
     root->AppendOperand(read);
     root->mutable_shape().mutable_tuple_shapes().push_back(read->shape());
@@ -215,11 +233,11 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
     tuple_name = old_init->name();
   } else {
     for (int64_t k = 0; k < old_size; ++k) {
-      elements.push_back(
-          Add(*parent,
-              NewGte(*module_, absl::StrCat(old_init->name(), ".", k), old_init,
-                     k, old_init->shape().tuple_shapes(k)),
-              loop));
+      elements.push_back(Add(
+          *parent,
+          NewGetTupleElement(*module_, absl::StrCat(old_init->name(), ".", k),
+                             old_init, k),
+          loop));
     }
     tuple_name =
         module_->UniqueInstructionName(absl::StrCat(loop->name(), ".init"));
@@ -239,30 +257,21 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
   // Users other than get-tuple-element (and the root) read the old state
   // through a tuple of get-tuple-elements of the new loop.
   Replacement r{loop, out.loop, nullptr};
-  bool plain = parent->root() != loop;
-  for (const Instruction* u : loop->users()) {
-    plain &= u->opcode() == Opcode::kGetTupleElement;
-  }
-  if (!plain) {
+  if (parent->root() == loop || !OnlyGteUsers(loop)) {
     std::vector<Instruction*> parts;
     for (int64_t k = 0; k < old_size; ++k) {
-      parts.push_back(Add(*parent,
-                          NewGte(*module_, absl::StrCat(loop->name(), ".", k),
-                                 out.loop, k, loop->shape().tuple_shapes(k)),
-                          loop));
+      parts.push_back(
+          Add(*parent,
+              NewGetTupleElement(*module_, absl::StrCat(loop->name(), ".", k),
+                                 out.loop, k),
+              loop));
     }
     auto bridge = NewTuple(
         module_->UniqueInstructionName(absl::StrCat(loop->name(), ".state")),
         parts);
     r.bridge = Add(*parent, std::move(bridge), loop);
   }
-  maybe_unused_.push_back(loop->while_condition());
-  maybe_unused_.push_back(loop->while_body());
-  if (!Created(parent)) {
-    replacements_.push_back(r);
-    return out;
-  }
-  if (absl::Status s = Replace(r); !s.ok()) return s;
+  if (absl::Status s = Register(r); !s.ok()) return s;
   return out;
 }
 
@@ -308,8 +317,31 @@ absl::Status LoopRewrite::Commit(std::string_view what) {
       return absl::InternalError(absl::StrCat(AsAbsl(what), problems.front()));
     }
   }
+  // A copy whose state the caller changed replaces a loop read only by
+  // get-tuple-elements.
+  for (const Replacement& r : replacements_) {
+    if (r.bridge == nullptr &&
+        !r.new_loop->shape().Compatible(r.old_loop->shape()) &&
+        (!OnlyGteUsers(r.old_loop) ||
+         r.old_loop->parent()->root() == r.old_loop)) {
+      const std::string loop = r.old_loop->name();
+      Rollback();
+      return absl::InternalError(absl::StrCat(
+          AsAbsl(what), loop, " changes its state but is used whole"));
+    }
+  }
   for (const Replacement& r : replacements_) {
     if (absl::Status s = Replace(r); !s.ok()) return s;
+  }
+  // Instructions replaced at commit (ReplaceAtCommit checked the shapes).
+  for (const auto& [old, with] : use_replacements_) {
+    if (absl::Status s = old->ReplaceAllUsesWith(with); !s.ok()) return s;
+    if (old->users().empty() && old->parent()->root() != old &&
+        old->control_successors().empty()) {
+      if (absl::Status s = old->parent()->RemoveInstruction(old); !s.ok()) {
+        return s;
+      }
+    }
   }
   // The old conditions and bodies (with the loops nested in them) that
   // nothing else calls: at once (one scan of the module), else one by one.
@@ -336,6 +368,7 @@ void LoopRewrite::Release() {
   instructions_.clear();
   computations_.clear();
   replacements_.clear();
+  use_replacements_.clear();
   maybe_unused_.clear();
 }
 

@@ -48,12 +48,27 @@
 //   if (absl::Status s = txn.Commit("hoisted loops do not verify: ");
 //       !s.ok()) return s;                        // rolled back
 //
-// Used by the collective pipeliner, double buffering and the hoist.
+// Editing a loop's copy (reduction deferral): CopyLoop builds the same
+// while next to the loop, calling copies of its condition and body that the
+// caller edits freely (state elements may change or be appended when every
+// user of the loop is a get-tuple-element); ReplaceAtCommit redirects an
+// existing instruction (a read of the old loop's result) at commit:
+//
+//   absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
+//   ... edit o->body, o->condition, o->loop (o->map: old -> copy) ...
+//   txn.ReplaceAtCommit(old_read, read_after_the_loop);
+//   if (absl::Status s = txn.Commit("the deferred loop does not verify: ");
+//       !s.ok()) return s;                        // rolled back
+//
+// Used by the collective pipeliner, double buffering, the hoist and
+// reduction deferral.
 #ifndef HLOVERLAP_PASSES_LOOP_REWRITE_H_
 #define HLOVERLAP_PASSES_LOOP_REWRITE_H_
 
+#include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -64,12 +79,18 @@
 
 namespace hloverlap {
 
-// What AppendLoopState built.
+// The test hook of the passes built on LoopRewrite: runs on a rewrite's new
+// loop body just before its commit. An error, or a body left malformed,
+// makes the rewrite fail and roll back.
+using LoopRewriteHook = std::function<absl::Status(Computation& body)>;
+
+// What AppendLoopState or CopyLoop built.
 struct AppendedState {
   Instruction* loop = nullptr;  // the new while
   Computation* condition = nullptr;
   Computation* body = nullptr;
-  // Per new element, its get-tuple-element of the body's parameter.
+  // Per new element, its get-tuple-element of the body's parameter (none
+  // for CopyLoop).
   std::vector<Instruction*> reads;
   // Each instruction of the old condition and body -> its copy.
   absl::flat_hash_map<const Instruction*, Instruction*> map;
@@ -115,9 +136,20 @@ class LoopRewrite {
   // error nothing is left half-built (the caller rolls back).
   absl::StatusOr<AppendedState> AppendLoopState(
       Instruction* loop, absl::Span<Instruction* const> inits);
-  // Commit for AppendLoopState: verifies every created computation and the
-  // computations of the loops to replace (an error is `what` + the first
-  // problem), then replaces each such loop (control edges and uses moved)
+  // A while like `loop` (same name, operand, shape and attributes) next to
+  // it, calling copies of its condition and body (as AppendLoopState's,
+  // nothing appended), to edit. It replaces `loop` like AppendLoopState's
+  // while; when the caller changes its state, every user of `loop` must be
+  // a get-tuple-element (checked at commit).
+  absl::StatusOr<AppendedState> CopyLoop(Instruction* loop);
+  // At Commit(what), after the loops are replaced: the uses of `old` (an
+  // instruction of a computation that existed) go to `with` (same shape),
+  // and `old` is removed when it is then unused and has no control
+  // successors.
+  absl::Status ReplaceAtCommit(Instruction* old, Instruction* with);
+  // Commit for AppendLoopState and CopyLoop: verifies every created computation
+  // and the computations of the loops to replace (an error is `what` + the
+  // first problem), then replaces each such loop (control edges and uses moved)
   // and removes it, its init tuple when unused, and the computations only
   // it called. On any failure everything is rolled back.
   absl::Status Commit(std::string_view what);
@@ -140,6 +172,7 @@ class LoopRewrite {
     Instruction* bridge;  // tuple of get-tuple-elements, or null
   };
   std::vector<Replacement> replacements_;
+  std::vector<std::pair<Instruction*, Instruction*>> use_replacements_;
   // Computations that may become unused when the replacements are done.
   std::vector<Computation*> maybe_unused_;
 
@@ -148,6 +181,13 @@ class LoopRewrite {
   static void MoveControlEdges(Instruction* old, Instruction* preds_to,
                                Instruction* result);
   bool Created(const Computation* c) const;
+  // The checks and copies of the condition and body of CopyLoop and
+  // AppendLoopState (`what` starts an error) into `out`.
+  absl::Status CopyLoopComputations(Instruction* loop, std::string_view what,
+                                    AppendedState& out);
+  // Records `r` for Commit(what), or replaces it at once when the old loop
+  // lives in a created computation.
+  absl::Status Register(const Replacement& r);
   // Moves `r.old_loop`'s control edges and uses to the new loop and removes
   // it (and its init tuple when unused).
   absl::Status Replace(const Replacement& r);

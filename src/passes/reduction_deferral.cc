@@ -14,7 +14,8 @@
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
-#include "hlo/verifier.h"
+#include "hlo/ir_util.h"
+#include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
 
@@ -25,15 +26,6 @@ constexpr std::string_view kPassName = "defer-reduction";
 // The longest reshape/multiply/... chain looked through between the
 // collective and the accumulating add.
 constexpr int kMaxChain = 8;
-
-bool HasControlDeps(const Instruction* i) {
-  return !i->control_predecessors().empty() || !i->control_successors().empty();
-}
-
-bool IsGteOf(const Instruction* i, const Instruction* tuple, int64_t index) {
-  return i->opcode() == Opcode::kGetTupleElement && i->operand_count() == 1 &&
-         i->operand(0) == tuple && i->tuple_index() == index;
-}
 
 bool IsReduction(const Instruction* i) {
   return i->opcode() == Opcode::kAllReduce ||
@@ -207,7 +199,7 @@ std::optional<Candidate> FindAccumulation(Computation* body, int64_t index) {
   return c;
 }
 
-// Why the loop's state cannot be extended in place; empty when it can.
+// Why the loop's state cannot be extended; empty when it can.
 std::string LoopStateProblem(const Instruction* w, const CallGraph& callers) {
   const Computation* body = w->while_body();
   const Computation* cond = w->while_condition();
@@ -535,54 +527,46 @@ CandidateEstimate Estimate(const Candidate& c, int64_t trips,
   return e;
 }
 
-std::unique_ptr<Instruction> NewGte(Module& m, Instruction* tuple,
-                                    int64_t index, std::string_view base) {
-  auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement,
-                                           m.UniqueInstructionName(base),
-                                           tuple->shape().tuple_shapes(index));
-  gte->mutable_attrs().tuple_index = index;
-  gte->AppendOperand(tuple);
-  return gte;
-}
-
-// The instruction after `i` in its computation's order (nullptr: last).
-const Instruction* NextInOrder(const Instruction* i) {
-  const auto& insts = i->parent()->instructions();
-  for (size_t k = 0; k + 1 < insts.size(); ++k) {
-    if (insts[k].get() == i) return insts[k + 1].get();
-  }
-  return nullptr;
-}
-
-// Rewrites `c` in place (every check has passed, so nothing here can fail
-// but the final verification). Returns the collective after the loop.
 // broadcast(constant(0)) of `shape` (a scalar: the constant), added to `comp`
-// before `before`.
-Instruction* AddZeros(Computation& comp, const Shape& shape,
+// before `before` and recorded in `txn`.
+Instruction* AddZeros(LoopRewrite& txn, Computation& comp, const Shape& shape,
                       const std::string& name, const Instruction* before) {
-  Module& m = *comp.parent();
-  auto zero = std::make_unique<Instruction>(
-      Opcode::kConstant, m.UniqueInstructionName("zero"),
-      Shape::Scalar(shape.element_type()));
-  zero->mutable_attrs().literal =
-      std::make_unique<Literal>(Shape::Scalar(shape.element_type()));
-  Instruction* z = comp.AddInstruction(std::move(zero), before);
+  Module& m = txn.module();
+  Instruction* z = txn.Add(
+      comp,
+      NewConstant(m, "zero", Literal(Shape::Scalar(shape.element_type()))),
+      before);
   if (shape.IsScalar()) return z;
-  auto bcast = std::make_unique<Instruction>(
-      Opcode::kBroadcast, m.UniqueInstructionName(name), shape);
-  bcast->mutable_attrs().has_dimensions = true;
-  bcast->AppendOperand(z);
-  return comp.AddInstruction(std::move(bcast), before);
+  return txn.Add(comp, NewScalarBroadcast(m, name, z, shape), before);
 }
 
-// The stacked form's inner loop stores the collective's operand instead of
-// its result: its state element `inner_index` becomes `full` (zero rows to
-// start with, full-size rows stored). The collective, its slice and the old
-// row are left unused (Rewrite reads them, then removes them).
-absl::Status RewriteInner(const Candidate& c, const Shape& full) {
-  Instruction* inner = c.inner;
-  Computation* ib = inner->while_body();
-  Computation* ic = inner->while_condition();
+// Old instruction -> its copy, for the instructions of the loops a deferral
+// copied (and the loops themselves).
+using Moved = absl::flat_hash_map<const Instruction*, Instruction*>;
+
+// The copy of `i` (null when it was not copied).
+Instruction* CopyOf(const Moved& moved, const Instruction* i) {
+  auto it = moved.find(i);
+  return it == moved.end() ? nullptr : it->second;
+}
+
+// The stacked form's inner loop (its copy `in`) stores the collective's
+// operand instead of its result: its state element `inner_index` becomes
+// `full` (zero rows to start with, full-size rows stored). The copies of
+// the collective, its slice and the old row are left unused (Rewrite
+// removes them).
+absl::Status RewriteInner(LoopRewrite& txn, const Candidate& c,
+                          const AppendedState& in, const Moved& moved,
+                          const Shape& full) {
+  Instruction* coll = CopyOf(moved, c.collective);
+  Instruction* dus = CopyOf(moved, c.dus);
+  if (coll == nullptr || dus == nullptr) {
+    return absl::InternalError(absl::StrCat(c.collective->name(), " is not in ",
+                                            c.inner->while_body()->name()));
+  }
+  Instruction* inner = in.loop;
+  Computation* ib = in.body;
+  Computation* ic = in.condition;
   const int64_t r = c.inner_index;
   Instruction* init = inner->operand(0);
   for (Instruction* i :
@@ -594,91 +578,136 @@ absl::Status RewriteInner(const Candidate& c, const Shape& full) {
       if (u->tuple_index() == r) u->set_shape(full);
     }
   }
-  init->ReplaceOperandWith(
-      r, AddZeros(*inner->parent(), full, c.collective->name() + ".rows.init",
-                  init));
-  Instruction* x = c.collective->operand(0);
+  init->ReplaceOperandWith(r,
+                           AddZeros(txn, *inner->parent(), full,
+                                    c.collective->name() + ".rows.init", init));
+  Instruction* x = coll->operand(0);
   Shape row = c.row->shape();
   for (int64_t k = 0; k < x->shape().rank(); ++k) {
     row.set_dimension(k + 1, x->shape().dimensions(k));
   }
   auto nr = CloneInstruction(
-      *c.row,
-      ib->parent()->UniqueInstructionName(c.collective->name() + ".row"), {x});
+      *c.row, txn.module().UniqueInstructionName(c.collective->name() + ".row"),
+      {x});
   nr->set_shape(row);
-  c.dus->ReplaceOperandWith(1, ib->AddInstruction(std::move(nr), c.dus));
-  c.dus->set_shape(full);
+  dus->ReplaceOperandWith(1, ib->AddInstruction(std::move(nr), dus));
+  dus->set_shape(full);
   return absl::OkStatus();
 }
 
-absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
+// `c` with its instructions in the copies (those not copied stay).
+void Remap(Candidate& c, const Moved& moved) {
+  for (Instruction** i :
+       {&c.acc, &c.add, &c.collective, &c.inner, &c.row, &c.dus, &c.slice}) {
+    if (Instruction* copy = CopyOf(moved, *i)) *i = copy;
+  }
+  for (Instruction*& link : c.chain) {
+    if (Instruction* copy = CopyOf(moved, link)) link = copy;
+  }
+}
+
+// What a committed deferral built.
+struct Deferred {
+  Instruction* reduced = nullptr;  // the collective after the loop
+  Moved moved;
+};
+
+// Defers `c` out of `w` in one transaction (passes/loop_rewrite.h): new
+// copies of `w`'s condition and body (and of the stacked form's inner
+// loop) carry the local accumulator; after the loop one collective, the
+// chain and the add; the reads of the accumulator go to that add at
+// commit. Every check has passed, so only the verification at commit (or
+// `before_commit`, a test hook) fails; then the module is left as it was.
+absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
+                                 const LoopRewriteHook& before_commit) {
   Computation* parent = w->parent();
   Module& m = *parent->parent();
-  Computation* body = w->while_body();
-  Computation* cond = w->while_condition();
+  LoopRewrite txn(m);
+  absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
+  if (!o.ok()) return o.status();
+  Deferred d;
+  d.moved = o->map;
+  d.moved[w] = o->loop;
+  if (c.inner != nullptr) {
+    Instruction* inner = CopyOf(d.moved, c.inner);
+    if (inner == nullptr) {
+      return absl::InternalError(absl::StrCat(c.inner->name(), " is not in ",
+                                              w->while_body()->name()));
+    }
+    absl::StatusOr<AppendedState> in = txn.CopyLoop(inner);
+    if (!in.ok()) return in.status();
+    for (const auto& [old, copy] : in->map) d.moved[old] = copy;
+    d.moved[c.inner] = in->loop;
+    if (absl::Status s = RewriteInner(txn, c, *in, d.moved, FullShape(c));
+        !s.ok()) {
+      return s;
+    }
+  }
+  Instruction* nw = o->loop;
+  Computation* body = o->body;
   Instruction* param = body->parameter(0);
   Instruction* root = body->root();
+  Instruction* add = CopyOf(d.moved, c.add);
+  Instruction* acc = CopyOf(d.moved, c.acc);
   // What the iteration adds locally: the collective's operand, or the
   // stacked form's inner loop result (full-size rows after RewriteInner).
-  Instruction* g = c.inner != nullptr
-                       ? c.add->operand(c.add->operand(0) == c.acc ? 1 : 0)
-                       : c.collective->operand(0);
+  Instruction* g =
+      CopyOf(d.moved, c.inner != nullptr
+                          ? c.add->operand(c.add->operand(0) == c.acc ? 1 : 0)
+                          : c.collective->operand(0));
+  if (add == nullptr || acc == nullptr || g == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(c.add->name(), " is not in ", w->while_body()->name()));
+  }
   const Shape full = FullShape(c);
   const int64_t n = w->shape().tuple_size();
   const std::string base = c.collective->name();
-  if (c.inner != nullptr) {
-    if (absl::Status s = RewriteInner(c, full); !s.ok()) return s;
-  }
 
   // 1. The local accumulator starts at zero.
-  Instruction* zb = AddZeros(*parent, full, base + ".acc.init", w);
+  Instruction* zb = AddZeros(txn, *parent, full, base + ".acc.init", nw);
   Instruction* init = w->operand(0);
   std::vector<Instruction*> elems;
   for (int64_t k = 0; k < n; ++k) {
-    elems.push_back(init->opcode() == Opcode::kTuple
-                        ? init->operand(k)
-                        : parent->AddInstruction(
-                              NewGte(m, init, k, init->name() + ".gte"), w));
+    elems.push_back(
+        init->opcode() == Opcode::kTuple
+            ? init->operand(k)
+            : txn.Add(*parent,
+                      NewGetTupleElement(m, init->name() + ".gte", init, k),
+                      nw));
   }
   elems.push_back(zb);
-  std::vector<Shape> shapes;
-  for (Instruction* e : elems) shapes.push_back(e->shape());
-  auto t = std::make_unique<Instruction>(
-      Opcode::kTuple, m.UniqueInstructionName(init->name() + ".deferred"),
-      Shape::Tuple(shapes));
-  for (Instruction* e : elems) t->AppendOperand(e);
-  Instruction* tuple = parent->AddInstruction(std::move(t), w);
-  w->ReplaceOperandWith(0, tuple);
-  if (init->opcode() == Opcode::kTuple && init->user_count() == 0 &&
-      parent->root() != init && init->control_successors().empty()) {
-    (void)parent->RemoveInstruction(init);
-  }
+  Instruction* tuple = txn.Add(
+      *parent,
+      NewTuple(m.UniqueInstructionName(init->name() + ".deferred"), elems), nw);
+  nw->ReplaceOperandWith(0, tuple);
 
   // 2. The state grows by the accumulator.
-  for (Instruction* i : {w, param, cond->parameter(0), root}) {
+  for (Instruction* i : {nw, param, o->condition->parameter(0), root}) {
     i->mutable_shape().mutable_tuple_shapes().push_back(full);
   }
 
   // 3. The body adds the unreduced value (the collective and its chain are
   // removed at the end).
   Instruction* accf =
-      body->AddInstruction(NewGte(m, param, n, base + ".acc"), c.add);
+      body->AddInstruction(NewGetTupleElement(m, base + ".acc", param, n), add);
   auto sum = std::make_unique<Instruction>(
       Opcode::kAdd, m.UniqueInstructionName(base + ".acc.next"), full);
-  sum->CopyAttributesFrom(*c.add);
+  sum->CopyAttributesFrom(*add);
   sum->AppendOperand(accf);
   sum->AppendOperand(g);
-  Instruction* next = body->AddInstruction(std::move(sum), c.add);
-  root->ReplaceOperandWith(c.index, c.acc);
+  Instruction* next = body->AddInstruction(std::move(sum), add);
+  root->ReplaceOperandWith(c.index, acc);
   root->AppendOperand(next);
 
   // 4. After the loop: reduce once, apply the chain, add the initial value.
   const Instruction* after = NextInOrder(w);
   auto add_after = [&](std::unique_ptr<Instruction> i) {
-    return parent->AddInstruction(std::move(i), after);
+    return txn.Add(*parent, std::move(i), after);
   };
-  Instruction* acc0 = add_after(NewGte(m, w, c.index, base + ".acc0"));
-  Instruction* local = add_after(NewGte(m, w, n, base + ".acc.final"));
+  Instruction* acc0 =
+      add_after(NewGetTupleElement(m, base + ".acc0", nw, c.index));
+  Instruction* local =
+      add_after(NewGetTupleElement(m, base + ".acc.final", nw, n));
   auto coll = CloneInstruction(
       *c.collective, m.UniqueInstructionName(base + ".deferred"), {local});
   if (c.inner != nullptr) {
@@ -691,8 +720,8 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
   if (coll->attrs().channel_id.has_value()) {
     coll->mutable_attrs().channel_id = m.NextChannelId();
   }
-  Instruction* reduced = add_after(std::move(coll));
-  Instruction* cur = reduced;
+  d.reduced = add_after(std::move(coll));
+  Instruction* cur = d.reduced;
   if (c.slice != nullptr) {
     // Each device keeps its part of every row: the same offsets, computed
     // again here, after a 0 for the stack's dimension.
@@ -708,9 +737,10 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
       return y;
     };
     std::vector<Instruction*> ops = {cur};
-    ops.push_back(AddZeros(
-        *parent, Shape::Scalar(c.slice->operand(1)->shape().element_type()),
-        base + ".row0", after));
+    ops.push_back(
+        AddZeros(txn, *parent,
+                 Shape::Scalar(c.slice->operand(1)->shape().element_type()),
+                 base + ".row0", after));
     for (int64_t k = 1; k < c.slice->operand_count(); ++k) {
       ops.push_back(copy(c.slice->operand(k)));
     }
@@ -718,7 +748,7 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
         *c.slice, m.UniqueInstructionName(c.slice->name() + ".deferred"), ops);
     part->set_shape(c.acc->shape());
     DimensionVector sizes = {c.acc->shape().dimensions(0)};
-    for (int64_t d : c.slice->attrs().dynamic_slice_sizes) sizes.push_back(d);
+    for (int64_t s : c.slice->attrs().dynamic_slice_sizes) sizes.push_back(s);
     part->mutable_attrs().dynamic_slice_sizes = sizes;
     cur = add_after(std::move(part));
   }
@@ -750,38 +780,35 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
       *c.add, m.UniqueInstructionName(c.add->name() + ".deferred"),
       acc_first ? std::vector<Instruction*>{acc0, cur}
                 : std::vector<Instruction*>{cur, acc0}));
-  std::vector<Instruction*> readers;
+  // The loop's reads of the accumulator read the result instead.
   for (Instruction* u : w->users()) {
-    if (u != acc0 && IsGteOf(u, w, c.index)) readers.push_back(u);
+    if (!IsGteOf(u, w, c.index)) continue;
+    if (absl::Status s = txn.ReplaceAtCommit(u, result); !s.ok()) return s;
   }
-  for (Instruction* u : readers) {
-    if (absl::Status s = u->ReplaceAllUsesWith(result); !s.ok()) return s;
-    if (u->control_successors().empty()) {
-      (void)parent->RemoveInstruction(u);
-    }
-  }
-  // The body's old accumulation (read above to build the one after the
-  // loop) is unused now.
-  std::vector<Instruction*> dead = {c.add};
+  // The copies of the old accumulation (read above to build the one after
+  // the loop) are unused now.
+  std::vector<const Instruction*> dead = {c.add};
   dead.insert(dead.end(), c.chain.rbegin(), c.chain.rend());
-  for (Instruction* i : {c.row, c.slice, c.collective}) {
+  for (const Instruction* i : {c.row, c.slice, c.collective}) {
     if (i != nullptr) dead.push_back(i);
   }
-  for (Instruction* i : dead) {
-    if (absl::Status s = i->parent()->RemoveInstruction(i); !s.ok()) return s;
-  }
-  std::vector<const Computation*> check = {body, cond, parent};
-  if (c.inner != nullptr) {
-    check.push_back(c.inner->while_body());
-    check.push_back(c.inner->while_condition());
-  }
-  for (const Computation* comp : check) {
-    std::vector<std::string> problems = VerifyComputationAll(*comp);
-    if (!problems.empty()) {
-      return absl::InternalError(problems.front());
+  for (const Instruction* i : dead) {
+    Instruction* copy = CopyOf(d.moved, i);
+    if (copy == nullptr) {
+      return absl::InternalError(absl::StrCat(i->name(), " was not copied"));
+    }
+    if (absl::Status s = copy->parent()->RemoveInstruction(copy); !s.ok()) {
+      return s;
     }
   }
-  return reduced;
+  if (before_commit) {
+    if (absl::Status s = before_commit(*body); !s.ok()) return s;
+  }
+  if (absl::Status s = txn.Commit("the deferred loop does not verify: ");
+      !s.ok()) {
+    return s;
+  }
+  return d;
 }
 
 }  // namespace
@@ -789,7 +816,8 @@ absl::StatusOr<Instruction*> Rewrite(Instruction* w, const Candidate& c) {
 absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
                                                 PassContext& context) {
   LoopNest nest(module);
-  const CallGraph callers(module);
+  // Rebuilt after each deferral (the loops it copied have new computations).
+  auto callers = std::make_unique<CallGraph>(module);
   context.memory.StartIfNeeded(context.options.memory_budget_bytes);
   bool changed = false;
   for (const LoopNode* node : nest.InnermostFirst()) {
@@ -814,8 +842,9 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         ResolveLoopPolicy(*node, context.options.loop_rules);
     const bool enabled =
         policy.defer_reduce.value_or(context.options.defer_reduction);
-    const std::string state_problem = LoopStateProblem(w, callers);
-    for (const Candidate& c : cands) {
+    const std::string state_problem = LoopStateProblem(w, *callers);
+    for (size_t ci = 0; ci < cands.size(); ++ci) {
+      const Candidate& c = cands[ci];
       const Instruction& coll = *c.collective;
       const std::string kind = KindName(coll);
       Remark r;
@@ -855,7 +884,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         missed("OpaqueLoopState", state_problem);
         continue;
       }
-      if (Why why = CheckCandidate(c, w, callers); !why.name.empty()) {
+      if (Why why = CheckCandidate(c, w, *callers); !why.name.empty()) {
         missed(why.name, why.text);
         continue;
       }
@@ -943,12 +972,20 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
           !s.ok()) {
         return s;
       }
-      absl::StatusOr<Instruction*> deferred = Rewrite(w, c);
+      absl::StatusOr<Deferred> deferred = Rewrite(w, c, before_commit_);
       if (!deferred.ok()) {
         return absl::InternalError(absl::StrCat(
             AsAbsl(kPassName), ": deferring ", coll.name(), " out of ",
             node->path, ": ", deferred.status().message()));
       }
+      // The old loops are gone: what pointed into them points to the copies.
+      const std::string reduced = deferred->reduced->name();
+      nest.Remap(deferred->moved);
+      for (size_t k = ci + 1; k < cands.size(); ++k) {
+        Remap(cands[k], deferred->moved);
+      }
+      w = node->while_instr;
+      callers = std::make_unique<CallGraph>(module);
       context.memory.Spend(e.extra_live_bytes);
       changed = true;
       AddEstimateMetrics(e, r.metrics);
@@ -962,7 +999,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
           "; it costs ", costs,
           "; the summation order changes (floating-point results may "
           "differ in the last bits)");
-      r.Text("deferred", (*deferred)->name());
+      r.Text("deferred", reduced);
       context.remarks.Emit(r);
     }
   }

@@ -73,6 +73,13 @@
 // profitable candidate that is not enabled is reported as
 // `ReductionDeferralNotEnabled` with what it would save and cost.
 //
+// Each deferral is one LoopRewrite transaction (passes/loop_rewrite.h):
+// copies of the loop's condition and body (and of the stacked form's inner
+// loop) carry the local accumulator, the reads of the old accumulator go to
+// the add after the loop; the commit verifies the copies and swaps them in.
+// An internal failure rolls back, leaving the module as it was, and is
+// returned as an error naming the pass, the loop and the collective.
+//
 // Requirements (otherwise a `missed` remark on the collective): the loop's
 // trip count is known and at least 2; the collective is a one-operand array
 // all-reduce or reduce-scatter whose reduction is an add, used only by the
@@ -83,14 +90,27 @@
 #ifndef HLOVERLAP_PASSES_REDUCTION_DEFERRAL_H_
 #define HLOVERLAP_PASSES_REDUCTION_DEFERRAL_H_
 
+#include <utility>
+
+#include "passes/loop_rewrite.h"
 #include "passes/pass.h"
 
 namespace hloverlap {
 
 class ReductionDeferralPass : public Pass {
  public:
+  // Test hook (passes/loop_rewrite.h): runs on each deferral's new loop body
+  // just before the commit.
+  using BeforeCommitHook = LoopRewriteHook;
+  ReductionDeferralPass() = default;
+  explicit ReductionDeferralPass(BeforeCommitHook before_commit)
+      : before_commit_(std::move(before_commit)) {}
+
   std::string_view name() const override { return "defer-reduction"; }
   absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
+
+ private:
+  BeforeCommitHook before_commit_;
 };
 
 }  // namespace hloverlap

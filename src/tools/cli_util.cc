@@ -360,4 +360,10 @@ absl::Status OutputFile::Close() {
   return absl::DataLossError(absl::StrCat(name_, ": write failed"));
 }
 
+CLI::Option* AddInputOption(CLI::App& cmd, std::string& input) {
+  return cmd.add_option("input", input,
+                        "Input HLO text file ('-' for stdin; .gz is read "
+                        "transparently)");
+}
+
 }  // namespace hloverlap

@@ -30,6 +30,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 namespace hloverlap {
@@ -59,6 +60,10 @@ class CommandContext {
 // Creates the top-level app (name, description, --version, help on every
 // subcommand, exactly one subcommand required).
 std::unique_ptr<CLI::App> MakeApp();
+
+// The positional input of the commands that read one module (opt, explain,
+// sim): a file, '-' for stdin, .gz read transparently (LoadModule).
+CLI::Option* AddInputOption(CLI::App& cmd, std::string& input);
 
 // Parses argv and runs the chosen action. Never throws; returns the exit
 // code.

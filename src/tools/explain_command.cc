@@ -519,13 +519,8 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
   run.how = opt.preset.empty() ? absl::StrCat("--passes=", opt.passes)
                                : absl::StrCat("--preset=", opt.preset);
   if (opt.preset.empty() && opt.passes.empty()) run.how = "(XLA flags)";
-  PassContext& context = built->context;
-  const InputNames input_names(module);
-  CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
-  absl::StatusOr<bool> changed = built->pipeline.Run(module, context);
-  MapRemarksToInput(input_names, context.remarks);
-  PrintRemarkWarnings(context.remarks);
-  run.remarks = std::move(context.remarks);
+  absl::StatusOr<bool> changed = RunPipelineOnInput(*built, module);
+  run.remarks = std::move(built->context.remarks);
   if (!changed.ok()) return ReportStatus(changed.status());
   return kExitOk;
 }
@@ -624,10 +619,7 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
       "trip counts, the collectives of every loop (kind, count, bytes, "
       "replica groups), and what `opt` would do with each (the same "
       "pipeline run on a copy, per loop and per pass, with the reasons).");
-  cmd->add_option("input", options->input,
-                  "Input HLO text file ('-' for stdin; .gz is read "
-                  "transparently)")
-      ->required();
+  AddInputOption(*cmd, options->input)->required();
   cmd->add_flag("!--no-verify", options->verify,
                 "Do not verify the input module");
   cmd->add_flag("--json", options->json, "Print the summary as JSON");

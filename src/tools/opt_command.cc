@@ -158,14 +158,15 @@ std::unique_ptr<CostOracle> MakeCostOracle(const PassOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
-                                             const PassOptions& flag_options,
-                                             const XlaFlagsResult& flags) {
-  absl::StatusOr<std::vector<PassSpec>> specs = PipelinePasses(options, flags);
-  if (!specs.ok()) return specs.status();
+namespace {
+
+// BuildOptPipeline of the passes `specs`.
+absl::StatusOr<OptPipeline> BuildOptPipelineOf(
+    const std::vector<PassSpec>& specs, const OptCommandOptions& options,
+    const PassOptions& flag_options) {
   OptPipeline out;
-  out.spec = PipelineText(*specs);
-  if (!specs->empty()) out.pipeline = BuildPipeline(*specs);
+  out.spec = PipelineText(specs);
+  if (!specs.empty()) out.pipeline = BuildPipeline(specs);
   if (absl::Status s = ConfigurePassContext(options, flag_options, out.context);
       !s.ok()) {
     return s;
@@ -173,6 +174,29 @@ absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
   out.oracle = MakeCostOracle(out.context.options);
   out.context.cost_oracle = out.oracle.get();
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
+                                             const PassOptions& flag_options,
+                                             const XlaFlagsResult& flags) {
+  absl::StatusOr<std::vector<PassSpec>> specs = PipelinePasses(options, flags);
+  if (!specs.ok()) return specs.status();
+  return BuildOptPipelineOf(*specs, options, flag_options);
+}
+
+absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
+  PassContext& context = built.context;
+  const InputNames input_names(module);
+  // Selectors are checked, and the summary groups remarks, by the loops
+  // the user sees: the input's.
+  CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  absl::StatusOr<bool> changed = built.pipeline.Run(module, context);
+  MapRemarksToInput(input_names, context.remarks);
+  // What did not happen as asked is on stderr whatever --remarks says.
+  PrintRemarkWarnings(context.remarks);
+  return changed;
 }
 
 namespace {
@@ -193,29 +217,14 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     }
     return kExitOk;
   }
-  PassPipeline pipeline = BuildPipeline(*specs);
-  TimingInstrumentation* timing = nullptr;
-  if (options.time_passes) {
-    auto t = std::make_unique<TimingInstrumentation>();
-    timing = t.get();
-    pipeline.AddInstrumentation(std::move(t));
-  }
-  if (options.verify_each) {
-    pipeline.AddInstrumentation(std::make_unique<VerifyEachInstrumentation>());
-  }
-  if (!options.dump_after.empty()) {
-    if (std::none_of(specs->begin(), specs->end(), [&](const PassSpec& s) {
-          return s.info->name == options.dump_after;
-        })) {
-      return ReportStatus(absl::InvalidArgumentError(
-          absl::StrCat("--dump-after=", options.dump_after,
-                       ": the pipeline does not run that pass (it runs: ",
-                       PipelineText(*specs), ")")));
-    }
-    pipeline.AddInstrumentation(std::make_unique<DumpAfterInstrumentation>(
-        options.dump_after, options.dump_path.empty()
-                                ? options.dump_after + ".hlo"
-                                : options.dump_path));
+  if (!options.dump_after.empty() &&
+      std::none_of(specs->begin(), specs->end(), [&](const PassSpec& s) {
+        return s.info->name == options.dump_after;
+      })) {
+    return ReportStatus(absl::InvalidArgumentError(
+        absl::StrCat("--dump-after=", options.dump_after,
+                     ": the pipeline does not run that pass (it runs: ",
+                     PipelineText(*specs), ")")));
   }
 
   // Passes rely on a module that verifies (they index tuples by
@@ -233,27 +242,33 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
     }
   }
 
-  PassContext context;
-  if (absl::Status s = ConfigurePassContext(options, flag_options, context);
-      !s.ok()) {
-    return ReportStatus(s);
+  absl::StatusOr<OptPipeline> built =
+      BuildOptPipelineOf(*specs, options, flag_options);
+  if (!built.ok()) return ReportStatus(built.status());
+  PassPipeline& pipeline = built->pipeline;
+  TimingInstrumentation* timing = nullptr;
+  if (options.time_passes) {
+    auto t = std::make_unique<TimingInstrumentation>();
+    timing = t.get();
+    pipeline.AddInstrumentation(std::move(t));
   }
-  std::unique_ptr<CostOracle> oracle = MakeCostOracle(context.options);
-  context.cost_oracle = oracle.get();
-  const InputNames input_names(module);
-
-  // Selectors are checked, and the summary groups remarks, by the loops
-  // the user sees: the input's.
-  CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  if (options.verify_each) {
+    pipeline.AddInstrumentation(std::make_unique<VerifyEachInstrumentation>());
+  }
+  if (!options.dump_after.empty()) {
+    pipeline.AddInstrumentation(std::make_unique<DumpAfterInstrumentation>(
+        options.dump_after, options.dump_path.empty()
+                                ? options.dump_after + ".hlo"
+                                : options.dump_path));
+  }
+  PassContext& context = built->context;
+  // The summary groups remarks by the loops the user sees: the input's.
   const bool summary = !options.no_remarks_summary &&
                        (options.remarks_summary ||
                         (!options.remarks.empty() && options.remarks != "-"));
   std::vector<SummaryLoop> input_loops;
   if (summary) input_loops = SummaryLoops(module);
-  absl::StatusOr<bool> changed = pipeline.Run(module, context);
-  MapRemarksToInput(input_names, context.remarks);
-  // What did not happen as asked is on stderr whatever --remarks says.
-  PrintRemarkWarnings(context.remarks);
+  absl::StatusOr<bool> changed = RunPipelineOnInput(*built, module);
   if (summary) {
     std::string text =
         RemarksSummary(context.remarks.remarks(), input_loops,
@@ -365,9 +380,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
       "opt",
       "Parse and verify an HLO module, run a pass pipeline on it, print it "
       "(current default XLA text style).");
-  cmd->add_option("input", options->input,
-                  "Input HLO text file ('-' for stdin; .gz is read "
-                  "transparently)");
+  AddInputOption(*cmd, options->input);
   cmd->add_option("-o,--output", options->output,
                   "Output file ('-' for stdout, the default)");
   cmd->add_flag("!--no-verify", options->verify,

@@ -83,6 +83,11 @@ absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
                                              const PassOptions& flag_options,
                                              const XlaFlagsResult& flags);
 
+// Runs `built` on `module` the way `opt` (and `explain`) do: the --loop
+// selectors checked against the input's loops, the remarks named after the
+// input's instructions, what did not happen as asked printed on stderr.
+absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module);
+
 // A CLI11 check of a flag by the pass option it sets (one range or list,
 // declared once, by the pass): opt's and explain's --pipeline-depth,
 // --in-flight-limit and --gpu.

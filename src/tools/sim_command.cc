@@ -121,10 +121,7 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
       "Simulate a scheduled module on a model GPU: step time, compute, "
       "communication and exposed communication, collectives by exposed "
       "time, peak memory; optionally a Chrome trace.");
-  cmd->add_option("input", options->input,
-                  "Input HLO text file ('-' for stdin; .gz is read "
-                  "transparently)")
-      ->required();
+  AddInputOption(*cmd, options->input)->required();
   cmd->add_flag("!--no-verify", options->verify,
                 "Do not verify the input module");
   cmd->add_option("--gpu", options->gpu, "Device preset: h200 (default), h100")

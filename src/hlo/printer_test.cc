@@ -11,11 +11,13 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hlo/computation.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
+#include "hlo/parser.h"
 #include "hlo/shape.h"
 
 namespace hloverlap {
@@ -978,6 +980,107 @@ TEST_F(AttributeTest, ConstantsAndElision) {
   EXPECT_EQ(Line(*s), "%s = f32[] constant(2)");
   Instruction* e = b().Const("e", Literal::Elided(F32({4, 4})));
   EXPECT_EQ(Line(*e), "%e = f32[4,4]{1,0} constant({...})");
+}
+
+
+// A backend_config the parser scanned as one brace blob is printed raw
+// without a second scan (ConfigText::checked_blob); writing the same text
+// back (which forgets that) must print exactly the same, so the parser's
+// scan and the printer's test agree on these tricky blobs. Any other write
+// forgets the check: unbalanced text is quoted again.
+TEST(ConfigTextTest, CheckedBlobsPrintAsTheCheckedText) {
+  const char* blobs[] = {
+      R"({"a":"}{","b":[]})",
+      R"({"s":"\"}\\"})",
+      R"({"n":{"m":{"k":"{"}},"e":""})",
+      R"({attn_heads = 32 : i64, s = "}"})",
+  };
+  for (const char* blob : blobs) {
+    SCOPED_TRACE(blob);
+    const std::string text =
+        std::string(
+            "HloModule m\nENTRY e {\n  ROOT p = s32[] parameter(0), "
+            "backend_config=") +
+        blob + "\n}\n";
+    absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    Instruction* p = (*m)->entry()->root();
+    ASSERT_TRUE(p->attrs().backend_config.checked_blob());
+    const std::string checked = PrintModule(**m);
+    const std::string copy = p->attrs().backend_config.value();
+    p->mutable_attrs().backend_config = copy;
+    EXPECT_FALSE(p->attrs().backend_config.checked_blob());
+    EXPECT_EQ(PrintModule(**m), checked);
+    EXPECT_NE(checked.find(std::string("backend_config=") + blob),
+              std::string::npos);
+  }
+  ConfigText c;
+  c.SetCheckedBlob("{}");
+  ConfigText copy = c;
+  EXPECT_TRUE(copy.checked_blob());
+  c = std::string("{} {");
+  EXPECT_FALSE(c.checked_blob());
+  EXPECT_EQ(c, "{} {");
+  c.SetCheckedBlob("{}");
+  c.clear();
+  EXPECT_FALSE(c.checked_blob());
+  EXPECT_TRUE(c.empty());
+}
+
+// Metadata strings many instructions repeat are one shared value after
+// parsing; assignment replaces the value and never edits the shared one.
+TEST(SharedStringTest, ParsedOpNamesShareOneValueAndWritesReplaceIt) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = s32[] parameter(0), metadata={op_name="jit(f)/add" source_file="f.py"}
+  b = s32[] negate(a), metadata={op_name="jit(f)/add" source_file="f.py" source_line=3}
+  ROOT c = s32[] negate(b), metadata={op_type="q\"" op_name="jit(f)/add"}
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Computation& e = *(*m)->entry();
+  const Instruction* a = e.instructions()[0].get();
+  Instruction* b = e.instructions()[1].get();
+  const Instruction* c = e.instructions()[2].get();
+  EXPECT_EQ(a->metadata().op_name.data(), b->metadata().op_name.data());
+  // c's escaped op_type takes the general metadata path: shared too.
+  EXPECT_EQ(a->metadata().op_name.data(), c->metadata().op_name.data());
+  EXPECT_EQ(c->metadata().op_type, "q\"");
+  EXPECT_EQ(a->metadata().source_file.data(), b->metadata().source_file.data());
+  b->mutable_attrs().metadata.op_name = "other";
+  EXPECT_EQ(a->metadata().op_name, "jit(f)/add");
+  EXPECT_EQ(b->metadata().op_name, "other");
+  SharedString s;
+  EXPECT_TRUE(s.empty());
+  s = std::string("");
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s, "");
+}
+
+// Most values have one or two users, held inline; longer lists spill and
+// keep insertion order, and removal keeps the others in order.
+TEST(UserListTest, InlineAndSpilledListsKeepOrder) {
+  Module module("m");
+  auto comp = std::make_unique<Computation>("e");
+  Computation* e = comp.get();
+  module.AddComputation(std::move(comp));
+  Instruction* p = e->AddInstruction(std::make_unique<Instruction>(
+      Opcode::kParameter, "p", Shape::Scalar(PrimitiveType::kS32)));
+  std::vector<Instruction*> users;
+  for (int k = 0; k < 5; ++k) {
+    auto n =
+        std::make_unique<Instruction>(Opcode::kNegate, "n" + std::to_string(k),
+                                      Shape::Scalar(PrimitiveType::kS32));
+    n->AppendOperand(p);
+    n->AppendOperand(p);  // a second use: still one entry in p's users
+    users.push_back(e->AddInstruction(std::move(n)));
+  }
+  EXPECT_EQ(std::vector<Instruction*>(p->users().begin(), p->users().end()),
+            users);
+  users[1]->DetachOperands();
+  users.erase(users.begin() + 1);
+  EXPECT_EQ(std::vector<Instruction*>(p->users().begin(), p->users().end()),
+            users);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #   1b. on the Release build of 1: a bounded never-crash sweep of every
 #      pass and preset over the test inputs (scripts/pass_sweep.sh,
 #      SWEEP_SECONDS, default 60) and a bounded run of the semantic fuzzer
-#      (fuzz/semantic_fuzzer.cc, SEMFUZZ_SECONDS, default 75, seed
+#      (fuzz/semantic_fuzzer.cc, SEMFUZZ_SECONDS, default 60, seed
 #      SEMFUZZ_SEED, default 1): mutated small modules through every preset,
 #      checked bit-identical on the reference interpreter
 #      (docs/RELIABILITY.md).
@@ -36,7 +36,7 @@ JOBS=${JOBS:-2}
 BUILD_ROOT=${BUILD_ROOT:-$ROOT/build-ci}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 SWEEP_SECONDS=${SWEEP_SECONDS:-60}
-SEMFUZZ_SECONDS=${SEMFUZZ_SECONDS:-75}
+SEMFUZZ_SECONDS=${SEMFUZZ_SECONDS:-60}
 SEMFUZZ_SEED=${SEMFUZZ_SEED:-1}
 SAN_CXX=${SAN_CXX:-clang++-14}
 START=$(date +%s)

@@ -139,11 +139,31 @@ class BoxedList {
   Boxed<C> value_;
 };
 
+// Comparisons with text and stream output for the string attributes below
+// (BoxedString, SharedString, ConfigText), through Derived::value().
+template <typename Derived>
+class TextComparisons {
+ public:
+  friend bool operator==(const Derived& a, std::string_view b) {
+    return std::string_view(a.value()) == b;
+  }
+  friend bool operator==(const Derived& a, const char* b) {
+    return std::string_view(a.value()) == b;
+  }
+  friend bool operator==(const Derived& a, const std::string& b) {
+    return a.value() == b;
+  }
+  friend std::ostream& operator<<(std::ostream& os, const Derived& s) {
+    return os << s.value();
+  }
+};
+
 // A string attribute stored out of line (8 bytes while empty), for the
 // ones few instructions have. Reads as a const std::string& or a
 // std::string_view (==, empty(), size(), data()); written by assignment.
 // absl::StrCat needs .value().
-class BoxedString : public BoxedList<std::string> {
+class BoxedString : public BoxedList<std::string>,
+                    public TextComparisons<BoxedString> {
  public:
   BoxedString() = default;
   BoxedString(std::string s) : BoxedList(std::move(s)) {}    // NOLINT
@@ -158,18 +178,6 @@ class BoxedString : public BoxedList<std::string> {
   bool operator==(const BoxedString& other) const {
     return value() == other.value();
   }
-  friend bool operator==(const BoxedString& a, std::string_view b) {
-    return std::string_view(a.value()) == b;
-  }
-  friend bool operator==(const BoxedString& a, const char* b) {
-    return std::string_view(a.value()) == b;
-  }
-  friend bool operator==(const BoxedString& a, const std::string& b) {
-    return a.value() == b;
-  }
-  friend std::ostream& operator<<(std::ostream& os, const BoxedString& s) {
-    return os << s.value();
-  }
 };
 
 // An immutable string that copies share (they copy a reference, not the
@@ -178,7 +186,7 @@ class BoxedString : public BoxedList<std::string> {
 // parser gives equal texts one value; clones share it. 16 bytes; reads as a
 // const std::string& or a std::string_view, written by assignment (which
 // replaces the value, never edits a shared one).
-class SharedString {
+class SharedString : public TextComparisons<SharedString> {
  public:
   SharedString() = default;
   SharedString(std::string s) { *this = std::move(s); }          // NOLINT
@@ -204,18 +212,6 @@ class SharedString {
   bool operator==(const SharedString& other) const {
     return value_ == other.value_ || value() == other.value();
   }
-  friend bool operator==(const SharedString& a, std::string_view b) {
-    return std::string_view(a.value()) == b;
-  }
-  friend bool operator==(const SharedString& a, const char* b) {
-    return std::string_view(a.value()) == b;
-  }
-  friend bool operator==(const SharedString& a, const std::string& b) {
-    return a.value() == b;
-  }
-  friend std::ostream& operator<<(std::ostream& os, const SharedString& s) {
-    return os << s.value();
-  }
 
  private:
   static const std::string& Empty() {
@@ -232,7 +228,7 @@ class SharedString {
 // string, and need not scan ~1 MB of a 09 dump's configs a second time.
 // Every write except SetCheckedBlob forgets it; copies keep it. Reads as a
 // const std::string& or a std::string_view.
-class ConfigText {
+class ConfigText : public TextComparisons<ConfigText> {
  public:
   ConfigText() = default;
   ConfigText(std::string s) : text_(std::move(s)) {}  // NOLINT
@@ -263,18 +259,6 @@ class ConfigText {
 
   bool operator==(const ConfigText& other) const {
     return text_ == other.text_;
-  }
-  friend bool operator==(const ConfigText& a, std::string_view b) {
-    return std::string_view(a.text_) == b;
-  }
-  friend bool operator==(const ConfigText& a, const char* b) {
-    return std::string_view(a.text_) == b;
-  }
-  friend bool operator==(const ConfigText& a, const std::string& b) {
-    return a.text_ == b;
-  }
-  friend std::ostream& operator<<(std::ostream& os, const ConfigText& s) {
-    return os << s.text_;
   }
 
  private:

@@ -4,9 +4,7 @@
 // in its own *_command.{h,cc} and add one Register line below. cli_util.h
 // describes the exit codes (0 ok, 1 different/failed check, 2 user error,
 // 3 internal error).
-#include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <memory>
 
 #include "CLI/CLI.hpp"
@@ -22,18 +20,16 @@ namespace {
 
 using RegisterFn = void (*)(CLI::App&, hloverlap::CommandContext&);
 
-// Each subcommand name with the function that registers it (run and verify
-// come from one).
+// The functions that register the subcommands, with the names each defines.
 struct CommandEntry {
-  const char* name;
+  const char* names[2];  // the second may be null
   RegisterFn register_command;
 };
 constexpr CommandEntry kCommands[] = {
-    {"opt", hloverlap::RegisterOptCommand},
-    {"explain", hloverlap::RegisterExplainCommand},
-    {"run", hloverlap::RegisterRunCommand},
-    {"verify", hloverlap::RegisterRunCommand},
-    {"sim", hloverlap::RegisterSimCommand},
+    {{"opt"}, hloverlap::RegisterOptCommand},
+    {{"explain"}, hloverlap::RegisterExplainCommand},
+    {{"run", "verify"}, hloverlap::RegisterRunCommand},
+    {{"sim"}, hloverlap::RegisterSimCommand},
 };
 
 // Registers the subcommand argv[1] names, or every subcommand when it names
@@ -44,19 +40,15 @@ void RegisterCommands(CLI::App& app, hloverlap::CommandContext& ctx, int argc,
                       char** argv) {
   if (argc > 1 && argv[1] != nullptr) {
     for (const CommandEntry& c : kCommands) {
-      if (std::strcmp(argv[1], c.name) == 0) {
-        c.register_command(app, ctx);
-        return;
+      for (const char* name : c.names) {
+        if (name != nullptr && std::strcmp(argv[1], name) == 0) {
+          c.register_command(app, ctx);
+          return;
+        }
       }
     }
   }
-  RegisterFn done[std::size(kCommands)] = {};
-  size_t n = 0;
-  for (const CommandEntry& c : kCommands) {
-    if (std::find(done, done + n, c.register_command) != done + n) continue;
-    c.register_command(app, ctx);
-    done[n++] = c.register_command;
-  }
+  for (const CommandEntry& c : kCommands) c.register_command(app, ctx);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <malloc.h>
 #endif
 
+#include "tools/malloc_tuning.h"
+
 namespace hloverlap {
 namespace {
 
@@ -61,7 +63,8 @@ void MarkPhase(const char* phase) {
   m.heap_bytes = 0;
 #if defined(__GLIBC__)
   struct mallinfo2 info = mallinfo2();
-  m.heap_bytes = static_cast<int64_t>(info.uordblks + info.hblkhd);
+  m.heap_bytes = static_cast<int64_t>(info.uordblks + info.hblkhd) -
+                 static_cast<int64_t>(HeapBytesSkippedForHugePages());
 #endif
 }
 

@@ -321,18 +321,27 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Open(
   if (path.empty() || path == "-") {
     // Whatever went through stdio (or std::cout, synced with it) first.
     std::fflush(stdout);
-    return std::unique_ptr<OutputFile>(new OutputFile(1, "<stdout>"));
+    return std::unique_ptr<OutputFile>(
+        new OutputFile(1, "<stdout>", /*cut_at_close=*/false));
   }
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open for writing"));
   }
-  return std::unique_ptr<OutputFile>(new OutputFile(fd, path));
+  // Only a regular file with old contents needs cutting; anything else (a
+  // pipe, a terminal, /dev/null) is written as it is.
+  struct stat st;
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  return std::unique_ptr<OutputFile>(
+      new OutputFile(fd, path, regular && st.st_size > 0));
 }
 
 OutputFile::~OutputFile() {
-  if (fd_ > 2) ::close(fd_);
+  if (fd_ > 2) {
+    // Not closed: an early return; the file still holds only new text.
+    if (cut_at_close_) (void)::ftruncate(fd_, static_cast<off_t>(written_));
+    ::close(fd_);
+  }
 }
 
 bool OutputFile::Write(std::string_view piece) {
@@ -343,6 +352,7 @@ bool OutputFile::Write(std::string_view piece) {
       failed_ = true;
       break;
     }
+    written_ += static_cast<uint64_t>(n);
     piece.remove_prefix(static_cast<size_t>(n));
   }
   return !failed_;
@@ -351,6 +361,9 @@ bool OutputFile::Write(std::string_view piece) {
 absl::Status OutputFile::Close() {
   bool ok = !failed_;
   if (fd_ > 2) {
+    if (cut_at_close_) {
+      ok = ::ftruncate(fd_, static_cast<off_t>(written_)) == 0 && ok;
+    }
     ok = ::close(fd_) == 0 && ok;
     fd_ = -1;
   }

@@ -20,6 +20,13 @@
 // /dev/null would hide the kernel's share of the write). Given several
 // --hloverlap binaries, the runs alternate between them (A B A B ...), so a
 // before/after comparison sees the same machine load.
+//
+// Each round also runs two reference processes, this binary re-executed:
+// one that exits at once and one that touches 8 MiB of fresh memory (what
+// a cold `opt` of a 2 MB module allocates). They price the host: on a VM
+// that backs guest memory lazily, a page touched for the first time can
+// cost ~20 us, and an empty static process milliseconds; figures from two
+// hosts compare only beside these.
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -148,6 +155,38 @@ bool RunOnce(const std::string& tool, const std::string& file,
   return true;
 }
 
+// CPU ms of this binary re-executed with `mode` (--reference-empty or
+// --reference-touch), or a negative value.
+double RunReference(const char* mode) {
+  char self[] = "/proc/self/exe";
+  char* argv[] = {self, const_cast<char*>(mode), nullptr};
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    ::execv(self, argv);
+    std::_Exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return -1;
+  }
+  auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+// The reference processes' bodies.
+int ReferenceMain(const std::string& mode) {
+  if (mode == "--reference-touch") {
+    constexpr size_t kBytes = 8 << 20;
+    volatile char* p = static_cast<volatile char*>(std::malloc(kBytes));
+    if (p == nullptr) return 1;
+    for (size_t k = 0; k < kBytes; k += 4096) p[k] = 1;
+  }
+  return 0;
+}
+
 std::string Basename2(const std::string& path) {
   // "<case>/<file>" of the corpus layout.
   size_t last = path.rfind('/');
@@ -257,6 +296,10 @@ void PrintTables(const std::string& tool,
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--reference-empty" ||
+                    std::string(argv[1]) == "--reference-touch")) {
+    return ReferenceMain(argv[1]);
+  }
   int reps = 21;
   std::vector<std::string> tools;
   std::string output;
@@ -332,6 +375,7 @@ int main(int argc, char** argv) {
   std::printf("medians; ms = CPU ms (user+sys), faults = minor page faults\n");
   std::vector<std::string> phase_names;
   std::vector<std::vector<FileResult>> results(tools.size());
+  std::vector<double> empty_ms, touch_ms;
   int failures = 0;
   for (const std::string& file : files) {
     std::vector<Samples> samples(tools.size());
@@ -341,6 +385,12 @@ int main(int argc, char** argv) {
         Run run;
         ok = RunOnce(tools[t], file, output, extra, phase_file, &run);
         if (ok) samples[t].Add(run, phase_names);
+      }
+      if (const double e = RunReference("--reference-empty"); e >= 0) {
+        empty_ms.push_back(e);
+      }
+      if (const double t = RunReference("--reference-touch"); t >= 0) {
+        touch_ms.push_back(t);
       }
     }
     if (!ok) {
@@ -360,6 +410,10 @@ int main(int argc, char** argv) {
     phase_names.erase(exit_it);
     phase_names.push_back("exit");
   }
+  std::printf(
+      "\nhost, same rounds: an empty process %.2f CPU ms; one touching 8 MiB "
+      "of fresh memory %.2f CPU ms (medians of %zu)\n",
+      Median(empty_ms), Median(touch_ms), empty_ms.size());
   for (size_t t = 0; t < tools.size(); ++t) {
     PrintTables(tools[t], phase_names, results[t]);
   }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -234,14 +235,22 @@ void InputText::Unmap() {
 }
 
 absl::StatusOr<InputText> InputText::Read(const std::string& path) {
-  // Below this, reading costs less than setting up a mapping.
-  constexpr off_t kMapAtLeast = 64 << 10;
+  // Below this, reading costs less than a mapping (cli_util.h); above it,
+  // a second copy of the text in the heap is the larger cost. Tests set
+  // HLOVERLAP_MAP_INPUTS_FROM (bytes) to map small files.
+  off_t map_at_least = off_t{64} << 20;
+  if (const char* from = std::getenv("HLOVERLAP_MAP_INPUTS_FROM");
+      from != nullptr && from[0] != '\0') {
+    char* end = nullptr;
+    const long long bytes = std::strtoll(from, &end, 10);
+    if (end != nullptr && *end == '\0' && bytes >= 0) map_at_least = bytes;
+  }
   InputText text;
   const int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     struct stat st;
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_size >= kMapAtLeast) {
+        st.st_size >= map_at_least) {
       void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
                        MAP_PRIVATE | MAP_POPULATE, fd, 0);
       if (p != MAP_FAILED) {

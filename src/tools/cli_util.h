@@ -84,9 +84,16 @@ void PrintRemarkWarnings(const RemarkSink& remarks);
 // "internal error: ") and returns ExitCodeForStatus(status).
 int ReportStatus(const absl::Status& status);
 
-// The bytes of an input file: a large regular file is mapped (read-only,
-// every page mapped in one call: no copy, no page faults while parsing);
-// stdin, gzip data and small files are read into memory (ReadInputFile).
+// The bytes of an input file: a regular file of 64 MiB or more is mapped
+// (read-only, every page mapped in one call: no copy, and the memory is the
+// page cache's); stdin, gzip data and smaller files are read into memory
+// (ReadInputFile). Reading is the cheaper of the two for the files users
+// have (the largest corpus module is 2.2 MB): the copy lands in heap pages
+// a cold process faults in as 2 MiB pages anyway (malloc_tuning.h), while a
+// mapping costs a page table entry per 4 KiB page to set up and tear down,
+// ~1.2 ms of a cold `opt` of that module on the build VM (of ~27 ms;
+// docs/BENCHMARKS.md). HLOVERLAP_MAP_INPUTS_FROM=BYTES in the environment
+// moves the threshold (the tests map small files with it).
 // As with any mapped file (LLVM's MemoryBuffer maps source files too), a
 // file truncated by another process while it is being read is not
 // supported.

@@ -3643,12 +3643,18 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path) {
       ::close(fd);
       return absl::InvalidArgumentError(StrCatSv(path, ": is a directory"));
     }
+    // Straight into the string, sized by fstat (one read for a regular
+    // file); it grows for whatever else arrives (a file still being
+    // written, a pipe or a device).
+    size_t expected = 1 << 16;
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      data.reserve(static_cast<size_t>(st.st_size));
+      expected = static_cast<size_t>(st.st_size) + 1;  // + 1: EOF in one go
     }
-    char buf[1 << 16];
+    size_t size = 0;
+    data.resize(expected);
     while (true) {
-      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (size == data.size()) data.resize(2 * data.size());
+      ssize_t n = ::read(fd, data.data() + size, data.size() - size);
       if (n < 0) {
         if (errno == EINTR) continue;
         const int err = errno;
@@ -3657,8 +3663,9 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path) {
             StrCatSv(path, ": ", std::strerror(err)));
       }
       if (n == 0) break;
-      data.append(buf, static_cast<size_t>(n));
+      size += static_cast<size_t>(n);
     }
+    data.resize(size);
     ::close(fd);
   }
   const std::string name = path == "-" ? "<stdin>" : path;

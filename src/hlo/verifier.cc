@@ -43,6 +43,27 @@ bool AnyDynamic(const Shape& shape) {
   return false;
 }
 
+// Same rank, dimensions and dimension kinds (element types aside): what the
+// shape rules call SameDimensions, for the accept-early tests below.
+bool SameDims(const Shape& a, const Shape& b) {
+  if (&a == &b) return true;
+  if (a.rank() != b.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    if (a.dimensions(i) != b.dimensions(i) || a.dim_kind(i) != b.dim_kind(i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `result` is what the elementwise rules infer from `like` (an
+// array with no tuple elements): its dimensions with no layout. Then the
+// comparison (ShapesMatch, layouts or not) succeeds exactly when `result`
+// has like's element type, dimensions and dimension kinds.
+bool IsPlainArray(const Shape& s) {
+  return s.IsArray() && s.tuple_shapes().empty();
+}
+
 // Group size of a mesh replica-group spec "mesh['a'=2,'b'=4] {'b'}": the
 // product of the sizes of the axes in braces; nullopt if not understood.
 std::optional<int64_t> MeshGroupSize(std::string_view text) {
@@ -1498,6 +1519,8 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kAfterAll:
       CheckResult(c, i, Shape::Token(), "after-all gives a token");
       return;
+    case Opcode::kParameter:
+      return;  // No rule (and none below).
     case Opcode::kConstant: {
       const Literal* literal = i.literal();
       if (literal != nullptr &&
@@ -1520,6 +1543,12 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
 
   switch (op) {
     case Opcode::kConvert:
+      // Accepted early where InferConvertShape certainly gives the operand's
+      // dimensions with the result's element type.
+      if (IsPlainArray(operand_shape(0)) && IsArrayType(shape.element_type()) &&
+          shape.tuple_shapes().empty() && SameDims(operand_shape(0), shape)) {
+        return;
+      }
       CheckResult(
           c, i, InferConvertShape(operand_shape(0), shape.element_type()), [&] {
             return absl::StrCat(
@@ -1722,12 +1751,34 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       break;
   }
   if (IsElementwiseUnary(op)) {
+    // Accepted early, without building the inferred shape, where the rule
+    // (InferUnaryElementwiseShape's default case: WithoutLayouts(operand))
+    // certainly matches.
+    const Shape& o = operand_shape(0);
+    if (op != Opcode::kReal && op != Opcode::kImag && op != Opcode::kAbs &&
+        op != Opcode::kIsFinite && op != Opcode::kNot &&
+        op != Opcode::kPopcnt && op != Opcode::kCountLeadingZeros &&
+        op != Opcode::kConvert && op != Opcode::kBitcastConvert &&
+        IsPlainArray(o) && (&o == &shape || o.Compatible(shape))) {
+      return;
+    }
     CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)), [&] {
       return absl::StrCat("operand ", Str(operand_shape(0)));
     });
     return;
   }
   if (IsElementwiseBinary(op)) {
+    // Accepted early where InferBinaryElementwiseShape certainly gives
+    // WithoutLayouts(lhs) and it matches: arrays of one element type with
+    // the same dimensions.
+    const Shape& l = operand_shape(0);
+    const Shape& r = operand_shape(1);
+    if (op != Opcode::kCompare && op != Opcode::kComplex &&
+        op != Opcode::kStochasticConvert && IsPlainArray(l) && r.IsArray() &&
+        l.element_type() == r.element_type() && SameDims(l, r) &&
+        (&l == &shape || l.Compatible(shape))) {
+      return;
+    }
     CheckResult(
         c, i,
         InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1)),
@@ -1848,7 +1899,8 @@ void Verifier::VerifyFusion(const Computation& c, const Instruction& i) {
   }
   for (int64_t k = 0; k < i.operand_count(); ++k) {
     const Shape& param = params[k]->shape();
-    if (!i.operand(k)->shape().Compatible(param)) {
+    const Shape& arg = i.operand(k)->shape();
+    if (&arg != &param && !arg.Compatible(param)) {
       Report(c, i, "operand ", k, " ", Str(i.operand(k)->shape()),
              " does not match parameter ", k, " ", Str(param),
              " of fused computation ", fused->name());

@@ -64,6 +64,36 @@ bool IsPlainArray(const Shape& s) {
   return s.IsArray() && s.tuple_shapes().empty();
 }
 
+// Whether InferBroadcastShape(operand, result.dimensions(), dimensions)
+// certainly succeeds and matches `result` (an array whose dimensions are
+// static, as checked before the arithmetic rules): each operand dimension
+// maps to a distinct result dimension of its size, and the element types
+// agree (the rule gives the operand's type, the result's dimensions, no
+// layout). False means "run the rule".
+bool BroadcastSurelyMatches(const Shape& operand, const Shape& result,
+                            absl::Span<const int64_t> dimensions) {
+  if (!operand.IsArray() || !result.IsArray() ||
+      operand.element_type() != result.element_type() ||
+      !result.tuple_shapes().empty() || !result.dim_kinds().empty() ||
+      static_cast<int64_t>(dimensions.size()) != operand.rank() ||
+      result.rank() > 64) {
+    return false;
+  }
+  for (int64_t d : result.dimensions()) {
+    if (d < 0) return false;
+  }
+  uint64_t seen = 0;
+  for (int64_t k = 0; k < operand.rank(); ++k) {
+    const int64_t d = dimensions[k];
+    if (d < 0 || d >= result.rank() || (seen >> d & 1) != 0 ||
+        result.dimensions(d) != operand.dimensions(k)) {
+      return false;
+    }
+    seen |= uint64_t{1} << d;
+  }
+  return true;
+}
+
 // Group size of a mesh replica-group spec "mesh['a'=2,'b'=4] {'b'}": the
 // product of the sizes of the axes in braces; nullopt if not understood.
 std::optional<int64_t> MeshGroupSize(std::string_view text) {
@@ -1612,6 +1642,9 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
         Report(c, i, "broadcast result must be an array, found ", Str(shape));
         return;
       }
+      if (BroadcastSurelyMatches(operand_shape(0), shape, i.dimensions())) {
+        return;
+      }
       CheckResult(c, i,
                   InferBroadcastShape(operand_shape(0), shape.dimensions(),
                                       i.dimensions()),
@@ -2141,12 +2174,15 @@ void Verifier::VerifyNativeDone(const Computation& c, const Instruction& i) {
 
 }  // namespace
 
-std::vector<std::string> VerifyModuleAll(const Module& module,
-                                         const VerifierOptions& options) {
-  {
-    Verifier quick(&module, nullptr, options);
-    if (quick.QuickModuleClean()) return {};
-  }
+namespace verifier_internal {
+
+bool QuickPassAccepts(const Module& module, const VerifierOptions& options) {
+  Verifier quick(&module, nullptr, options);
+  return quick.QuickModuleClean();
+}
+
+std::vector<std::string> FullChecks(const Module& module,
+                                    const VerifierOptions& options) {
   Verifier verifier(&module, nullptr, options);
   verifier.BuildIndex();
   verifier.VerifyModuleWide();
@@ -2154,6 +2190,14 @@ std::vector<std::string> VerifyModuleAll(const Module& module,
     if (c != nullptr) verifier.VerifyComputation(*c);
   }
   return verifier.TakeProblems();
+}
+
+}  // namespace verifier_internal
+
+std::vector<std::string> VerifyModuleAll(const Module& module,
+                                         const VerifierOptions& options) {
+  if (verifier_internal::QuickPassAccepts(module, options)) return {};
+  return verifier_internal::FullChecks(module, options);
 }
 
 absl::Status VerifyModule(const Module& module,

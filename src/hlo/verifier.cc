@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,6 +41,57 @@ bool AnyDynamic(const Shape& shape) {
     }
   }
   return false;
+}
+
+// Same rank, dimensions and dimension kinds (element types aside): what the
+// shape rules call SameDimensions, for the accept-early tests below.
+bool SameDims(const Shape& a, const Shape& b) {
+  if (&a == &b) return true;
+  if (a.rank() != b.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    if (a.dimensions(i) != b.dimensions(i) || a.dim_kind(i) != b.dim_kind(i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `result` is what the elementwise rules infer from `like` (an
+// array with no tuple elements): its dimensions with no layout. Then the
+// comparison (ShapesMatch, layouts or not) succeeds exactly when `result`
+// has like's element type, dimensions and dimension kinds.
+bool IsPlainArray(const Shape& s) {
+  return s.IsArray() && s.tuple_shapes().empty();
+}
+
+// Whether InferBroadcastShape(operand, result.dimensions(), dimensions)
+// certainly succeeds and matches `result` (an array whose dimensions are
+// static, as checked before the arithmetic rules): each operand dimension
+// maps to a distinct result dimension of its size, and the element types
+// agree (the rule gives the operand's type, the result's dimensions, no
+// layout). False means "run the rule".
+bool BroadcastSurelyMatches(const Shape& operand, const Shape& result,
+                            absl::Span<const int64_t> dimensions) {
+  if (!operand.IsArray() || !result.IsArray() ||
+      operand.element_type() != result.element_type() ||
+      !result.tuple_shapes().empty() || !result.dim_kinds().empty() ||
+      static_cast<int64_t>(dimensions.size()) != operand.rank() ||
+      result.rank() > 64) {
+    return false;
+  }
+  for (int64_t d : result.dimensions()) {
+    if (d < 0) return false;
+  }
+  uint64_t seen = 0;
+  for (int64_t k = 0; k < operand.rank(); ++k) {
+    const int64_t d = dimensions[k];
+    if (d < 0 || d >= result.rank() || (seen >> d & 1) != 0 ||
+        result.dimensions(d) != operand.dimensions(k)) {
+      return false;
+    }
+    seen |= uint64_t{1} << d;
+  }
+  return true;
 }
 
 // Group size of a mesh replica-group spec "mesh['a'=2,'b'=4] {'b'}": the
@@ -128,12 +181,76 @@ struct ScheduleProblem {
   std::string message;
 };
 
+// The schedule problem of the users of async start (or async-update) `i`
+// of `c`: a use of its value before the done that completes it. `find(x)`
+// is x's position in c (nullopt if not in c); `where(x)` names x for a
+// message. Shared by FirstScheduleProblem and the quick pass, so both apply
+// the same rule.
+template <typename Find, typename Where>
+std::optional<ScheduleProblem> AsyncUseProblem(const Computation& c,
+                                               const Instruction* i,
+                                               const Find& find,
+                                               const Where& where) {
+  auto bad = [](const Instruction* at, std::string message) {
+    return ScheduleProblem{at, std::move(message)};
+  };
+  // The done that completes this start (through async-updates).
+  const Instruction* done = nullptr;
+  const Instruction* cur = i;
+  for (int64_t guard = 0;
+       cur != nullptr && done == nullptr && guard <= c.instruction_count();
+       ++guard) {
+    const Instruction* next = nullptr;
+    for (const Instruction* u : cur->users()) {
+      if (u == nullptr) continue;
+      if (CompletesAsync(*cur, *u)) {
+        done = u;
+        break;
+      }
+      if (u->opcode() == Opcode::kAsyncUpdate && next == nullptr &&
+          (cur->opcode() == Opcode::kAsyncStart ||
+           cur->opcode() == Opcode::kAsyncUpdate)) {
+        next = u;
+      }
+    }
+    cur = next;
+  }
+  for (const Instruction* u : i->users()) {
+    if (u == nullptr || CompletesAsync(*i, *u) ||
+        u->opcode() == Opcode::kAsyncUpdate) {
+      continue;
+    }
+    if (done == nullptr) {
+      return bad(
+          u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()), " ",
+                          where(i), ", which has no matching done"));
+    }
+    const std::optional<int64_t> u_at = find(u);
+    const std::optional<int64_t> done_at = find(done);
+    if (!u_at.has_value() || !done_at.has_value()) {
+      return bad(i, absl::StrCat("users of ", where(i),
+                                 " are not all in the computation"));
+    }
+    if (*u_at < *done_at) {
+      return bad(u, absl::StrCat(where(u), " uses the value of ",
+                                 Op(i->opcode()), " ", where(i), " before its ",
+                                 Op(done->opcode()), " ", where(done)));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ScheduleProblem> FirstScheduleProblem(const Computation& c) {
   absl::flat_hash_map<const Instruction*, int64_t> pos;
   pos.reserve(c.instruction_count());
   for (const auto& i : c.instructions()) {
     if (i != nullptr) pos.emplace(i.get(), static_cast<int64_t>(pos.size()));
   }
+  auto find = [&](const Instruction* i) -> std::optional<int64_t> {
+    auto it = pos.find(i);
+    if (it == pos.end()) return std::nullopt;
+    return it->second;
+  };
   auto where = [&](const Instruction* i) {
     auto it = pos.find(i);
     if (it == pos.end()) return absl::StrCat(i->name(), " (elsewhere)");
@@ -174,49 +291,8 @@ std::optional<ScheduleProblem> FirstScheduleProblem(const Computation& c) {
     if (!IsAsyncStart(i->opcode()) && i->opcode() != Opcode::kAsyncUpdate) {
       continue;
     }
-    // The done that completes this start (through async-updates).
-    const Instruction* done = nullptr;
-    const Instruction* cur = i;
-    for (int64_t guard = 0;
-         cur != nullptr && done == nullptr && guard <= c.instruction_count();
-         ++guard) {
-      const Instruction* next = nullptr;
-      for (const Instruction* u : cur->users()) {
-        if (u == nullptr) continue;
-        if (CompletesAsync(*cur, *u)) {
-          done = u;
-          break;
-        }
-        if (u->opcode() == Opcode::kAsyncUpdate && next == nullptr &&
-            (cur->opcode() == Opcode::kAsyncStart ||
-             cur->opcode() == Opcode::kAsyncUpdate)) {
-          next = u;
-        }
-      }
-      cur = next;
-    }
-    for (const Instruction* u : i->users()) {
-      if (u == nullptr || CompletesAsync(*i, *u) ||
-          u->opcode() == Opcode::kAsyncUpdate) {
-        continue;
-      }
-      if (done == nullptr) {
-        return bad(
-            u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()),
-                            " ", where(i), ", which has no matching done"));
-      }
-      auto u_at = pos.find(u);
-      auto done_at = pos.find(done);
-      if (u_at == pos.end() || done_at == pos.end()) {
-        return bad(i, absl::StrCat("users of ", where(i),
-                                   " are not all in the computation"));
-      }
-      if (u_at->second < done_at->second) {
-        return bad(
-            u, absl::StrCat(where(u), " uses the value of ", Op(i->opcode()),
-                            " ", where(i), " before its ", Op(done->opcode()),
-                            " ", where(done)));
-      }
+    if (std::optional<ScheduleProblem> p = AsyncUseProblem(c, i, find, where)) {
+      return p;
     }
   }
   return std::nullopt;
@@ -228,17 +304,139 @@ bool HasSchedule(const Computation& c) {
          !c.IsFusionComputation();
 }
 
+// Hash of an instruction or computation name for the quick pass's name
+// sets: every byte, eight at a time (names are short; std::hash's byte loop
+// was a tenth of the verifier's cost).
+uint64_t NameHash(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  auto mix = [&h](uint64_t w) {
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  };
+  uint64_t w = 0;
+  if (n >= 8) {
+    for (; n > 8; p += 8, n -= 8) {
+      std::memcpy(&w, p, 8);
+      mix(w);
+    }
+    std::memcpy(&w, p + n - 8, 8);  // the last 8 bytes (overlapping)
+  } else if (n >= 4) {
+    uint32_t a = 0;
+    uint32_t b = 0;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    w = (uint64_t{a} << 32) | b;
+  } else if (n > 0) {
+    w = (uint64_t{static_cast<unsigned char>(p[0])} << 16) |
+        (uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
+        static_cast<unsigned char>(p[n - 1]);
+  }
+  mix(w);
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 29);
+}
+
+// Pointer -> V by open addressing on the pointer's bits, which are never
+// dereferenced (an operand may be anything). Fixed capacity, at most half
+// full: Insert fails (nullptr) past what Reserve allowed, and for a key
+// already present.
+template <typename K, typename V>
+class PointerMap {
+ public:
+  void Reserve(size_t n) {
+    size_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    slots_.assign(capacity, Slot{});
+    shift_ = 64 - __builtin_ctzll(capacity);
+    size_ = 0;
+  }
+  V* Insert(const K* key, V value) {
+    if (key == nullptr || 2 * (size_ + 1) > slots_.size()) return nullptr;
+    size_t k = Home(key);
+    while (slots_[k].key != nullptr) {
+      if (slots_[k].key == key) return nullptr;
+      k = (k + 1) & (slots_.size() - 1);
+    }
+    slots_[k] = Slot{key, value};
+    ++size_;
+    return &slots_[k].value;
+  }
+  V* Find(const K* key) {
+    if (key == nullptr || slots_.empty()) return nullptr;
+    for (size_t k = Home(key);; k = (k + 1) & (slots_.size() - 1)) {
+      if (slots_[k].key == key) return &slots_[k].value;
+      if (slots_[k].key == nullptr) return nullptr;
+    }
+  }
+
+ private:
+  struct Slot {
+    const K* key = nullptr;
+    V value{};
+  };
+  size_t Home(const K* key) const {
+    return (reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ull) >> shift_;
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  int shift_ = 64;
+};
+
+// A set of names, each known by an id (the caller maps ids back to names):
+// 8-byte slots holding 32 bits of the hash and the id, so probing compares
+// names only when the hash bits agree. At most half full.
+class NameSet {
+ public:
+  void Reserve(size_t n) {
+    size_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    slots_.assign(capacity, Slot{});
+    shift_ = 64 - __builtin_ctzll(capacity);
+    size_ = 0;
+  }
+  // False if a name equal to `name` is already in the set (or the set is
+  // full); `name_of(id)` gives the name of an id inserted before.
+  template <typename NameOf>
+  bool Insert(std::string_view name, uint32_t id, const NameOf& name_of) {
+    if (2 * (size_ + 1) > slots_.size()) return false;
+    const uint64_t h = NameHash(name);
+    const uint32_t tag = static_cast<uint32_t>(h) | 1;  // 0: empty slot
+    size_t k = h >> shift_;
+    while (slots_[k].tag != 0) {
+      if (slots_[k].tag == tag && name_of(slots_[k].id) == name) return false;
+      k = (k + 1) & (slots_.size() - 1);
+    }
+    slots_[k] = Slot{tag, id};
+    ++size_;
+    return true;
+  }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;
+    uint32_t id = 0;
+  };
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  int shift_ = 64;
+};
+
 class Verifier {
  public:
   Verifier(const Module* module, const Computation* only,
            const VerifierOptions& options)
-      : module_(module), options_(options), only_(only) {
+      : module_(module), options_(options), only_(only) {}
+
+  // The index of the full checks (position_, user_edges_, control_edges_).
+  void BuildIndex() {
     // Verifying one computation indexes only its instructions (its operands
     // and users must be there anyway): O(computation), not O(module), so
     // passes can verify what they rewrite.
     std::vector<const Computation*> indexed;
-    if (only != nullptr) {
-      indexed.push_back(only);
+    if (only_ != nullptr) {
+      indexed.push_back(only_);
     } else if (module_ != nullptr) {
       for (const auto& c : module_->computations()) {
         if (c != nullptr) indexed.push_back(c.get());
@@ -266,6 +464,11 @@ class Verifier {
       }
     }
   }
+
+  // Whether the module certainly has no problem, found by one walk over
+  // each computation (see "Quick pass" below). False means "maybe": the
+  // full checks then run from scratch and word the problems.
+  bool QuickModuleClean();
 
   std::vector<std::string> TakeProblems() { return std::move(problems_); }
 
@@ -330,7 +533,15 @@ class Verifier {
   // --- Per instruction --------------------------------------------------
   void VerifyInstruction(const Computation& c, const Instruction& i);
   bool VerifyEdges(const Computation& c, const Instruction& i);
-  bool VerifyCalledComputations(const Computation& c, const Instruction& i);
+  // `known(callee)`: whether callee is a computation of the module (as
+  // KnownComputation).
+  template <typename Known>
+  bool VerifyCalledComputations(const Computation& c, const Instruction& i,
+                                const Known& known);
+  bool VerifyCalledComputations(const Computation& c, const Instruction& i) {
+    return VerifyCalledComputations(
+        c, i, [this](const Computation* x) { return KnownComputation(x); });
+  }
   bool VerifyOperandCount(const Computation& c, const Instruction& i);
   void VerifyShape(const Computation& c, const Instruction& i);
 
@@ -356,6 +567,50 @@ class Verifier {
   // --- Per computation ------------------------------------------------------
   void VerifyParameters(const Computation& c);
   void VerifyAcyclic(const Computation& c);
+
+  // --- Quick pass -----------------------------------------------------------
+  // One walk per computation in stored order, checking everything the full
+  // checks do but only as "clean or not", so that a clean module (nearly
+  // every one) costs one visit per instruction and a few table probes:
+  //  - every instruction is listed once, in the computation it names as
+  //    parent, and its name is new in the module (NameSet);
+  //  - every operand (and control predecessor) is listed earlier in the same
+  //    computation: membership, same computation and acyclicity at once;
+  //  - use lists: each distinct (operand, user) edge is found in the
+  //    operand's users() (scanned; lists longer than kScanLimit are checked
+  //    from the users' side after the walk, each user once), and the users()
+  //    lengths of the computation add up to the number of distinct edges, so
+  //    no list holds anything else (no stranger, no repeat);
+  //  - called computations are known and listed before their caller (so the
+  //    call graph has no cycle), async computations have one async-start;
+  //  - the per-instruction rules (called computations, operand counts,
+  //    shapes) are the full checks' own functions, run under the same
+  //    conditions (here: operands usable, counts and callees fine).
+  // Anything unusual (not in stored topological order, callees after their
+  // callers) answers "maybe" rather than being proved.
+  struct QuickEntry {
+    int32_t computation = 0;     // ordinal in module_->computations()
+    int32_t index = 0;           // position in the computation
+    int32_t distinct_users = 0;  // instructions counted as its users
+    int32_t mark = -1;  // the last user counted (its id); or a repeat stamp
+  };
+  struct QuickCallee {
+    int32_t computation = 0;  // ordinal
+    bool async_called = false;
+  };
+  bool QuickComputation(const Computation& c, int32_t ordinal);
+  PointerMap<Instruction, QuickEntry> quick_index_;
+  PointerMap<Computation, QuickCallee> quick_callees_;
+  NameSet quick_names_;
+  std::vector<const Instruction*> quick_by_id_;  // the names' ids
+  // Per computation: instructions with long users() lists, with control
+  // edges, async starts and updates.
+  std::vector<const Instruction*> quick_long_users_;
+  std::vector<const Instruction*> quick_controlled_;
+  std::vector<const Instruction*> quick_async_;
+  // Per position in the computation: the control predecessor entries that
+  // name it, when its control_successors() is longer than kScanLimit.
+  std::vector<int32_t> quick_control_counts_;
 
   const Module* module_;
   VerifierOptions options_;
@@ -467,6 +722,204 @@ ShapeList OperandShapeList(const Instruction& i, int64_t from = 0) {
     out.push_back(&i.operand(k)->shape());
   }
   return out;
+}
+
+// --- Quick pass -------------------------------------------------------------
+
+bool Verifier::QuickModuleClean() {
+  if (module_ == nullptr || only_ != nullptr) return false;
+  const Computation* entry = module_->entry();
+  if (entry == nullptr || !KnownComputation(entry)) return false;
+  const auto& comps = module_->computations();
+  size_t total = 0;
+  for (const auto& c : comps) {
+    if (c == nullptr) return false;
+    total += c->instructions().size();
+  }
+  constexpr size_t kMax = std::numeric_limits<int32_t>::max() / 4;
+  if (total > kMax || comps.size() > kMax) return false;
+  quick_callees_.Reserve(comps.size());
+  NameSet computation_names;
+  computation_names.Reserve(comps.size());
+  for (size_t k = 0; k < comps.size(); ++k) {
+    const Computation* c = comps[k].get();
+    // Listed and in the module's set, so "known" here means known there.
+    if (!module_->ContainsComputation(c) ||
+        quick_callees_.Insert(c, QuickCallee{static_cast<int32_t>(k)}) ==
+            nullptr ||
+        !computation_names.Insert(c->name(), static_cast<uint32_t>(k),
+                                  [&](uint32_t id) -> std::string_view {
+                                    return comps[id]->name();
+                                  })) {
+      return false;
+    }
+  }
+  quick_index_.Reserve(total);
+  quick_names_.Reserve(total);
+  quick_by_id_.reserve(total);
+  for (size_t k = 0; k < comps.size(); ++k) {
+    if (!QuickComputation(*comps[k], static_cast<int32_t>(k))) return false;
+  }
+  return problems_.empty();
+}
+
+bool Verifier::QuickComputation(const Computation& c, int32_t ordinal) {
+  if (c.parent() != nullptr && c.parent() != module_) return false;
+  quick_long_users_.clear();
+  quick_controlled_.clear();
+  quick_async_.clear();
+  const bool scheduled = HasSchedule(c);
+  auto name_of = [this](uint32_t id) -> std::string_view {
+    return quick_by_id_[id]->name();
+  };
+  int32_t index = 0;
+  int64_t parameters = 0;
+  int64_t listed_users = 0;   // sum of the users() lengths
+  int64_t counted_users = 0;  // distinct (operand, user) edges
+  for (const auto& up : c.instructions()) {
+    const Instruction* i = up.get();
+    if (i == nullptr || i->parent() != &c) return false;
+    const int32_t id = static_cast<int32_t>(quick_by_id_.size());
+    if (quick_index_.Insert(i, QuickEntry{ordinal, index}) == nullptr) {
+      return false;  // listed twice
+    }
+    quick_by_id_.push_back(i);
+    if (!quick_names_.Insert(i->name(), static_cast<uint32_t>(id), name_of)) {
+      return false;
+    }
+    const size_t user_count = i->users().size();
+    listed_users += static_cast<int64_t>(user_count);
+    if (user_count > kScanLimit) quick_long_users_.push_back(i);
+    for (const Instruction* o : i->operands()) {
+      QuickEntry* e = quick_index_.Find(o);
+      if (e == nullptr || e->computation != ordinal || e->index >= index) {
+        return false;
+      }
+      if (e->mark == id) continue;  // a repeated operand: one edge
+      e->mark = id;
+      ++e->distinct_users;
+      ++counted_users;
+      const UserList& users = o->users();
+      if (users.size() <= kScanLimit &&
+          std::find(users.begin(), users.end(), i) == users.end()) {
+        return false;
+      }
+    }
+    if (!i->control_predecessors().empty() ||
+        !i->control_successors().empty()) {
+      quick_controlled_.push_back(i);
+    }
+    const Opcode op = i->opcode();
+    if (op == Opcode::kParameter) ++parameters;
+    if (scheduled && (IsAsyncStart(op) || op == Opcode::kAsyncUpdate)) {
+      quick_async_.push_back(i);
+    }
+    for (const Computation* callee : i->called_computations()) {
+      QuickCallee* e = quick_callees_.Find(callee);
+      if (e == nullptr || e->computation >= ordinal) return false;
+      if (op == Opcode::kAsyncStart) {
+        if (e->async_called) return false;
+        e->async_called = true;
+      }
+    }
+    // Every callee is in quick_callees_ (above), so known to the module.
+    const bool callees_ok = VerifyCalledComputations(
+        c, *i, [](const Computation*) { return true; });
+    if (!callees_ok || !VerifyOperandCount(c, *i)) return false;
+    VerifyShape(c, *i);
+    if (!problems_.empty()) return false;
+    ++index;
+  }
+  if (listed_users != counted_users) return false;
+
+  QuickEntry* root = quick_index_.Find(c.root());
+  if (root == nullptr || root->computation != ordinal) return false;
+
+  // Parameters: as many parameter instructions as c.parameters() entries,
+  // entry k listed in c with number k (so the numbers are 0..n-1, each once).
+  const std::vector<Instruction*>& params = c.parameters();
+  if (static_cast<int64_t>(params.size()) != parameters) return false;
+  for (size_t k = 0; k < params.size(); ++k) {
+    QuickEntry* e = quick_index_.Find(params[k]);
+    if (e == nullptr || e->computation != ordinal ||
+        params[k]->opcode() != Opcode::kParameter ||
+        params[k]->parameter_number() != static_cast<int64_t>(k)) {
+      return false;
+    }
+  }
+
+  // Long users() lists, from the users' side: each user is listed, uses the
+  // instruction and appears once; with the count of distinct edges equal to
+  // the length, the list is exactly the instruction's users.
+  for (const Instruction* o : quick_long_users_) {
+    const QuickEntry* oe = quick_index_.Find(o);
+    if (oe->distinct_users != static_cast<int64_t>(o->users().size())) {
+      return false;
+    }
+    const int32_t stamp = -2 - 2 * oe->index;  // below every id and -1
+    for (const Instruction* u : o->users()) {
+      QuickEntry* ue = quick_index_.Find(u);
+      if (ue == nullptr || ue->mark == stamp) return false;
+      ue->mark = stamp;
+      if (!u->IsUserOf(o)) return false;
+    }
+  }
+
+  // Control edges, both ways, predecessors earlier in c. A long successor
+  // list is checked like a long users() list: its entries appear once and
+  // name this instruction as predecessor, and as many predecessor entries
+  // name it, so every one of them is in the list.
+  if (!quick_controlled_.empty()) {
+    quick_control_counts_.assign(c.instructions().size(), 0);
+  }
+  for (const Instruction* i : quick_controlled_) {
+    const int32_t at = quick_index_.Find(i)->index;
+    for (const Instruction* p : i->control_predecessors()) {
+      const QuickEntry* e = quick_index_.Find(p);
+      if (e == nullptr || e->computation != ordinal || e->index >= at) {
+        return false;
+      }
+      const auto& succ = p->control_successors();
+      if (succ.size() > kScanLimit) {
+        ++quick_control_counts_[e->index];
+      } else if (std::find(succ.begin(), succ.end(), i) == succ.end()) {
+        return false;
+      }
+    }
+  }
+  for (const Instruction* i : quick_controlled_) {
+    const int32_t at = quick_index_.Find(i)->index;
+    const auto& succ = i->control_successors();
+    const bool long_list = succ.size() > kScanLimit;
+    if (long_list &&
+        quick_control_counts_[at] != static_cast<int64_t>(succ.size())) {
+      return false;
+    }
+    const int32_t stamp = -3 - 2 * at;  // odd: apart from the users' stamps
+    for (const Instruction* s : succ) {
+      QuickEntry* e = quick_index_.Find(s);
+      if (e == nullptr) return false;
+      if (long_list) {
+        if (e->mark == stamp) return false;
+        e->mark = stamp;
+      }
+      const auto& pred = s->control_predecessors();
+      if (std::find(pred.begin(), pred.end(), i) == pred.end()) return false;
+    }
+  }
+
+  // The schedule: operands and control predecessors run first (checked
+  // above); uses of async values after their done.
+  auto find = [&](const Instruction* x) -> std::optional<int64_t> {
+    const QuickEntry* e = quick_index_.Find(x);
+    if (e == nullptr || e->computation != ordinal) return std::nullopt;
+    return e->index;
+  };
+  auto unnamed = [](const Instruction*) { return absl::string_view(); };
+  for (const Instruction* i : quick_async_) {
+    if (AsyncUseProblem(c, i, find, unnamed).has_value()) return false;
+  }
+  return true;
 }
 
 // --- Module-wide ------------------------------------------------------------
@@ -827,8 +1280,10 @@ bool Verifier::VerifyEdges(const Computation& c, const Instruction& i) {
   return usable;
 }
 
+template <typename Known>
 bool Verifier::VerifyCalledComputations(const Computation& c,
-                                        const Instruction& i) {
+                                        const Instruction& i,
+                                        const Known& known) {
   bool ok = true;
   const auto& called = i.called_computations();
   for (size_t k = 0; k < called.size(); ++k) {
@@ -836,7 +1291,7 @@ bool Verifier::VerifyCalledComputations(const Computation& c,
     if (callee == nullptr) {
       Report(c, i, "called computation ", k, " is missing");
       ok = false;
-    } else if (!KnownComputation(callee)) {
+    } else if (!known(callee)) {
       Report(c, i, "called computation ", k,
              " is not a computation of this module");
       ok = false;
@@ -1094,6 +1549,8 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kAfterAll:
       CheckResult(c, i, Shape::Token(), "after-all gives a token");
       return;
+    case Opcode::kParameter:
+      return;  // No rule (and none below).
     case Opcode::kConstant: {
       const Literal* literal = i.literal();
       if (literal != nullptr &&
@@ -1116,6 +1573,12 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
 
   switch (op) {
     case Opcode::kConvert:
+      // Accepted early where InferConvertShape certainly gives the operand's
+      // dimensions with the result's element type.
+      if (IsPlainArray(operand_shape(0)) && IsArrayType(shape.element_type()) &&
+          shape.tuple_shapes().empty() && SameDims(operand_shape(0), shape)) {
+        return;
+      }
       CheckResult(
           c, i, InferConvertShape(operand_shape(0), shape.element_type()), [&] {
             return absl::StrCat(
@@ -1177,6 +1640,9 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
     case Opcode::kBroadcast:
       if (!shape.IsArray()) {
         Report(c, i, "broadcast result must be an array, found ", Str(shape));
+        return;
+      }
+      if (BroadcastSurelyMatches(operand_shape(0), shape, i.dimensions())) {
         return;
       }
       CheckResult(c, i,
@@ -1318,12 +1784,34 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
       break;
   }
   if (IsElementwiseUnary(op)) {
+    // Accepted early, without building the inferred shape, where the rule
+    // (InferUnaryElementwiseShape's default case: WithoutLayouts(operand))
+    // certainly matches.
+    const Shape& o = operand_shape(0);
+    if (op != Opcode::kReal && op != Opcode::kImag && op != Opcode::kAbs &&
+        op != Opcode::kIsFinite && op != Opcode::kNot &&
+        op != Opcode::kPopcnt && op != Opcode::kCountLeadingZeros &&
+        op != Opcode::kConvert && op != Opcode::kBitcastConvert &&
+        IsPlainArray(o) && (&o == &shape || o.Compatible(shape))) {
+      return;
+    }
     CheckResult(c, i, InferUnaryElementwiseShape(op, operand_shape(0)), [&] {
       return absl::StrCat("operand ", Str(operand_shape(0)));
     });
     return;
   }
   if (IsElementwiseBinary(op)) {
+    // Accepted early where InferBinaryElementwiseShape certainly gives
+    // WithoutLayouts(lhs) and it matches: arrays of one element type with
+    // the same dimensions.
+    const Shape& l = operand_shape(0);
+    const Shape& r = operand_shape(1);
+    if (op != Opcode::kCompare && op != Opcode::kComplex &&
+        op != Opcode::kStochasticConvert && IsPlainArray(l) && r.IsArray() &&
+        l.element_type() == r.element_type() && SameDims(l, r) &&
+        (&l == &shape || l.Compatible(shape))) {
+      return;
+    }
     CheckResult(
         c, i,
         InferBinaryElementwiseShape(op, operand_shape(0), operand_shape(1)),
@@ -1444,7 +1932,8 @@ void Verifier::VerifyFusion(const Computation& c, const Instruction& i) {
   }
   for (int64_t k = 0; k < i.operand_count(); ++k) {
     const Shape& param = params[k]->shape();
-    if (!i.operand(k)->shape().Compatible(param)) {
+    const Shape& arg = i.operand(k)->shape();
+    if (&arg != &param && !arg.Compatible(param)) {
       Report(c, i, "operand ", k, " ", Str(i.operand(k)->shape()),
              " does not match parameter ", k, " ", Str(param),
              " of fused computation ", fused->name());
@@ -1685,14 +2174,30 @@ void Verifier::VerifyNativeDone(const Computation& c, const Instruction& i) {
 
 }  // namespace
 
-std::vector<std::string> VerifyModuleAll(const Module& module,
-                                         const VerifierOptions& options) {
+namespace verifier_internal {
+
+bool QuickPassAccepts(const Module& module, const VerifierOptions& options) {
+  Verifier quick(&module, nullptr, options);
+  return quick.QuickModuleClean();
+}
+
+std::vector<std::string> FullChecks(const Module& module,
+                                    const VerifierOptions& options) {
   Verifier verifier(&module, nullptr, options);
+  verifier.BuildIndex();
   verifier.VerifyModuleWide();
   for (const auto& c : module.computations()) {
     if (c != nullptr) verifier.VerifyComputation(*c);
   }
   return verifier.TakeProblems();
+}
+
+}  // namespace verifier_internal
+
+std::vector<std::string> VerifyModuleAll(const Module& module,
+                                         const VerifierOptions& options) {
+  if (verifier_internal::QuickPassAccepts(module, options)) return {};
+  return verifier_internal::FullChecks(module, options);
 }
 
 absl::Status VerifyModule(const Module& module,
@@ -1710,6 +2215,7 @@ absl::Status VerifyModule(const Module& module,
 std::vector<std::string> VerifyComputationAll(const Computation& computation,
                                               const VerifierOptions& options) {
   Verifier verifier(computation.parent(), &computation, options);
+  verifier.BuildIndex();
   verifier.VerifyComputation(computation);
   return verifier.TakeProblems();
 }

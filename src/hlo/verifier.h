@@ -62,6 +62,18 @@ absl::Status VerifyModule(const Module& module,
 std::vector<std::string> VerifyComputationAll(
     const Computation& computation, const VerifierOptions& options = {});
 
+namespace verifier_internal {
+// For tests. VerifyModuleAll first runs a quick pass (one walk per
+// computation, answering only "certainly clean" or "maybe not") and runs the
+// full checks, which word the problems, only on "maybe". The quick pass never
+// accepts a module the full checks find a problem in (every error test goes
+// through it); these expose the two halves.
+bool QuickPassAccepts(const Module& module,
+                      const VerifierOptions& options = {});
+std::vector<std::string> FullChecks(const Module& module,
+                                    const VerifierOptions& options = {});
+}  // namespace verifier_internal
+
 // The schedule rules above for one computation, whatever the module's
 // is_scheduled: OK, or InvalidArgument "invalid schedule of computation C:
 // ..." located at the instruction that runs too early (hlo/diagnostic.h).

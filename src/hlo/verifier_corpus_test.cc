@@ -3,7 +3,9 @@
 // Files: every `.hlo` under $HLOVERLAP_SOURCE_DIR/../shared/corpus (all
 // cases, stages 00-09). One test per file: parse, then VerifyModuleAll must
 // return no problems (the first few are printed on failure); from stage 02
-// on also with VerifierOptions::check_layouts.
+// on also with VerifierOptions::check_layouts. The verifier's quick pass
+// must accept each one by itself (so parsed dumps take the fast path), and
+// the full checks must find nothing either.
 //
 // If the corpus folder is missing, CorpusPresent fails when the CI
 // environment variable is set and is skipped otherwise.
@@ -81,6 +83,12 @@ TEST_P(VerifierCorpusTest, VerifiesWithoutProblems) {
   EXPECT_TRUE(problems.empty())
       << file.path.string() << ": " << problems.size() << " problems:\n"
       << FirstProblems(problems);
+  // The quick pass alone proves it (the full checks are only for modules
+  // with problems), and the full checks agree.
+  EXPECT_TRUE(verifier_internal::QuickPassAccepts(**module))
+      << file.path.string();
+  EXPECT_TRUE(verifier_internal::FullChecks(**module).empty())
+      << file.path.string();
   // From the SPMD partitioner on, layouts are consistent too (before it,
   // JAX's text passes transposed layouts to calls, which XLA accepts until
   // layout assignment).
@@ -93,6 +101,8 @@ TEST_P(VerifierCorpusTest, VerifiesWithoutProblems) {
         << file.path.string() << " (check_layouts): " << problems.size()
         << " problems:\n"
         << FirstProblems(problems);
+    EXPECT_TRUE(verifier_internal::QuickPassAccepts(**module, layouts))
+        << file.path.string() << " (check_layouts)";
   }
 }
 

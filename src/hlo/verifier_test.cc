@@ -98,6 +98,34 @@ TEST_F(VerifierTest, ValidModuleHasNoProblems) {
   EXPECT_TRUE(VerifyModule(*module_).ok());
 }
 
+// The quick pass proves only modules stored in the usual order (callees
+// before callers, operands before users); others go to the full checks,
+// which accept them when they are sound.
+TEST_F(VerifierTest, UnusualOrderGoesToTheFullChecks) {
+  Computation* c = Entry();           // listed first ...
+  Computation* sum = Reducer("sum");  // ... its callee after it
+  Instruction* p = Param(c, 0, F32({}));
+  Instruction* call = Add(c, Opcode::kCall, "call", F32({}), {p, p});
+  call->mutable_called_computations() = {sum};
+  c->set_root(call);
+  EXPECT_FALSE(verifier_internal::QuickPassAccepts(*module_));
+  EXPECT_THAT(Verify(), IsEmpty());
+
+  // Callee first, but a user stored before its operand.
+  auto m = std::make_unique<Module>("m2");
+  Computation* r = m->AddComputation(std::make_unique<Computation>("main"));
+  m->set_entry(r);
+  Instruction* q = r->AddInstruction(Opcode::kParameter, "q", F32({4}), {});
+  Instruction* neg = r->AddInstruction(Opcode::kNegate, "neg", F32({4}), {q});
+  Instruction* abs = r->AddInstruction(Opcode::kAbs, "abs", F32({4}), {neg});
+  r->set_root(abs);
+  EXPECT_TRUE(verifier_internal::QuickPassAccepts(*m));
+  ASSERT_TRUE(r->SetInstructionOrder({abs, q, neg}).ok());
+  EXPECT_FALSE(verifier_internal::QuickPassAccepts(*m));
+  EXPECT_THAT(VerifyModuleAll(*m), IsEmpty());
+  EXPECT_THAT(verifier_internal::FullChecks(*m), IsEmpty());
+}
+
 TEST_F(VerifierTest, VerifyModuleSummarizesProblems) {
   Computation* c = Entry();
   Instruction* p = Param(c, 0, F32({8}));

@@ -660,9 +660,26 @@ class Parser {
   // Element count of the tuple shape at `open` and its closing ')' (npos
   // when not found nearby).
   size_t ScanTupleExtent(size_t open, size_t* close) const;
+  // The ` = SHAPE opcode` that follows an instruction name ending at
+  // `after_name`, when SHAPE is an array shape spelled exactly like one in
+  // shapes_: *out shares it, *shape_offset is where it starts, and the
+  // opcode is the current token. False, with nothing consumed, otherwise
+  // (the token path then reads the same text to the same result: an array
+  // key in shapes_ is only ever the text ScanShapeFast took, which reads
+  // nothing after it when a layout ends it and, when not, takes it when a
+  // space and a letter follow, as here).
+  bool TakeCachedLineShape(size_t after_name, SharedShape* out,
+                           size_t* shape_offset);
 
   // --- Operands -------------------------------------------------------------
   bool ParseOperands();
+  // At the '(' of the operand list: the common spelling `(%a, %b)` (names
+  // with '%' already defined in this computation, ", " between them, no
+  // tuple indices, declared shapes or comments) read straight from the
+  // characters into operands_, moving past the ')'. False, with operands_
+  // and the position as they were, when ParseOperands must read it (which
+  // finds the same operands, or the error).
+  bool ScanOperandsFast();
   Instruction* GetOrCreateGte(Instruction* base, int64_t index, size_t offset);
   bool UndefinedInstruction(std::string_view name, size_t offset,
                             std::string_view what);
@@ -1022,6 +1039,47 @@ const SharedShape* Parser::TakeCachedShape(std::string_view key, size_t end) {
   lex_.set_pos(end);
   Advance();
   return &it->second;
+}
+
+bool Parser::TakeCachedLineShape(size_t after_name, SharedShape* out,
+                                 size_t* shape_offset) {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
+  const size_t begin = after_name + 3;
+  if (begin >= n || d[after_name] != ' ' || d[after_name + 1] != '=' ||
+      d[after_name + 2] != ' ' ||
+      static_cast<unsigned>((d[begin] | 0x20) - 'a') >= 26) {
+    return false;
+  }
+  // The shape's end: the first space (or any byte <= ' ' or >= 0x80).
+  size_t end = begin + 1;
+#if defined(__SSE2__)
+  const __m128i k21 = _mm_set1_epi8(0x21);
+  while (end + 16 <= n) {
+    const __m128i v =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + end));
+    const unsigned stop =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmplt_epi8(v, k21)));
+    if (stop != 0) {
+      end += __builtin_ctz(stop);
+      break;
+    }
+    end += 16;
+  }
+#endif
+  while (end<n&& static_cast<signed char>(d[end])> ' ') ++end;
+  if (end + 1 >= n || d[end] != ' ' ||
+      static_cast<unsigned>(d[end + 1] - 'a') >= 26) {
+    return false;
+  }
+  auto it = shapes_.find(in.substr(begin, end - begin));
+  if (it == shapes_.end()) return false;
+  *out = it->second;
+  *shape_offset = begin;
+  lex_.set_pos(end);
+  Advance();
+  return true;
 }
 
 bool Parser::ParseInstructionShape(SharedShape* out) {
@@ -1745,10 +1803,17 @@ bool Parser::ParseInstruction() {
   std::string_view name;
   const size_t name_offset = tok_.offset;
   line_position_ = PositionOf(name_offset);
+  SharedShape shape;
+  size_t shape_offset = 0;
+  bool have_shape = false;
   if (tok_.kind == TK::kName || tok_.kind == TK::kIdent) {
     name = tok_.text;
-    Advance();
-    if (!Expect(TK::kEqual, "'=' after instruction name")) return false;
+    have_shape = TakeCachedLineShape(
+        name.data() + name.size() - lex_.input().data(), &shape, &shape_offset);
+    if (!have_shape) {
+      Advance();
+      if (!Expect(TK::kEqual, "'=' after instruction name")) return false;
+    }
   } else if (tok_.kind == TK::kAttrName) {
     name = tok_.text;
     Advance();
@@ -1757,16 +1822,18 @@ bool Parser::ParseInstruction() {
                               : "instruction name or '}'");
   }
   // Reserve the name now (value set once the instruction exists); a null
-  // value means "being defined" and reads as undefined.
+  // value means "being defined" and reads as undefined. (A shape taken from
+  // the cache above cannot fail, so a duplicate is still the first error.)
   auto [name_slot, fresh_name] = names_.try_emplace(name, nullptr);
   if (!fresh_name) {
     return Error(name_offset,
                  StrCatSv("duplicate instruction name '", name,
                           "' in computation '", comp_->name(), "'"));
   }
-  const size_t shape_offset = tok_.offset;
-  SharedShape shape;
-  if (!ParseInstructionShape(&shape)) return false;
+  if (!have_shape) {
+    shape_offset = tok_.offset;
+    if (!ParseInstructionShape(&shape)) return false;
+  }
 
   if (tok_.kind != TK::kIdent) return Unexpected("opcode");
   const std::string_view opcode_text = tok_.text;
@@ -1797,7 +1864,7 @@ bool Parser::ParseInstruction() {
     op = *wrapped;
   }
   Advance();
-  if (!Expect(TK::kLparen, "'(' after opcode")) return false;
+  if (tok_.kind != TK::kLparen) return Unexpected("'(' after opcode");
 
   // The instruction the line describes. For `X-start` sugar it is the
   // wrapped X (result: element 1 of the start shape); the async-start is
@@ -1836,6 +1903,7 @@ bool Parser::ParseInstruction() {
   inst->set_source_position(line_position_);
   operands_.clear();
   if (line_op == Opcode::kParameter) {
+    Advance();  // '('
     const size_t number_offset = tok_.offset;
     int64_t number;
     if (!ParseInt(&number, "parameter number")) return false;
@@ -1851,11 +1919,13 @@ bool Parser::ParseInstruction() {
     inst->mutable_attrs().parameter_number = number;
     if (!Expect(TK::kRparen, "')'")) return false;
   } else if (line_op == Opcode::kConstant) {
+    Advance();  // '('
     auto literal = std::make_unique<Literal>();
     if (!ParseConstantLiteral(inst->shape(), literal.get(), 0)) return false;
     inst->mutable_attrs().literal = std::move(literal);
     if (!Expect(TK::kRparen, "')' after constant literal")) return false;
-  } else {
+  } else if (!ScanOperandsFast()) {
+    Advance();  // '('
     if (!ParseOperands()) return false;
   }
 
@@ -2128,6 +2198,43 @@ bool Parser::Finalize() {
 
 // ---------------------------------------------------------------------------
 // Operands.
+
+bool Parser::ScanOperandsFast() {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
+  size_t p = tok_.offset + 1;  // after the '('
+  if (p < n && d[p] == ')') {
+    lex_.set_pos(p + 1);
+    Advance();
+    return true;
+  }
+  const size_t old_size = operands_.size();
+  while (true) {
+    // `%name` as the lexer reads it: '%', a letter, digit or '_', then
+    // identifier characters.
+    if (p + 1 >= n || d[p] != '%') break;
+    const unsigned char c = static_cast<unsigned char>(d[p + 1]);
+    if (!((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_')) break;
+    const size_t end = text_internal::SkipIdChars(d, p + 2, n);
+    auto it = names_.find(in.substr(p + 1, end - p - 1));
+    if (it == names_.end() || it->second == nullptr) break;
+    if (end + 2 < n && d[end] == ',' && d[end + 1] == ' ') {
+      operands_.push_back(it->second);
+      p = end + 2;
+      continue;
+    }
+    if (end < n && d[end] == ')') {
+      operands_.push_back(it->second);
+      lex_.set_pos(end + 1);
+      Advance();
+      return true;
+    }
+    break;
+  }
+  operands_.resize(old_size);
+  return false;
+}
 
 bool Parser::ParseOperands() {
   if (tok_.kind == TK::kRparen) {
@@ -2764,7 +2871,9 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
 }
 
 bool Parser::ParseMetadata(OpMetadata* md) {
-  if (tok_.kind == TK::kLbrace && md->empty() && ScanMetadataFast(md)) {
+  // *md is empty here (ScanMetadataFast's precondition): the instruction
+  // is new and ParseAttribute rejects a second metadata= before this.
+  if (tok_.kind == TK::kLbrace && ScanMetadataFast(md)) {
     return true;
   }
   if (!Expect(TK::kLbrace, "'{' to start metadata")) return false;
@@ -2813,6 +2922,12 @@ bool Parser::ParseMetadata(OpMetadata* md) {
 template <size_t N>
 bool Key(std::string_view key, const char (&name)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0;
+}
+
+// Whether the n bytes at d start with `text` (a compare of constant size).
+template <size_t N>
+bool At(const char* d, size_t n, const char (&text)[N]) {
+  return n >= N - 1 && std::memcmp(d, text, N - 1) == 0;
 }
 
 void Parser::MetadataField(std::string_view key, OpMetadata* md,
@@ -2879,15 +2994,29 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
     while (p < n && (d[p] == ' ' || d[p] == ',')) ++p;
     if (p >= n) return give_up();
     if (d[p] == '}') break;
-    const size_t key_start = p;
-    while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
-    if (p == key_start || p >= n || d[p] != '=') return give_up();
     std::string* str = nullptr;
     SharedString* shared = nullptr;
     int64_t* num = nullptr;
-    MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
-                  &shared, &num);
-    ++p;
+    // The keys of current dumps by their text (with the '=' that ends the
+    // key, so the key is the one the loop below would read); others
+    // through MetadataField.
+    if (At(d + p, n - p, "op_name=")) {
+      shared = &m.op_name;
+      p += 8;
+    } else if (At(d + p, n - p, "scheduling_name=")) {
+      str = &m.scheduling_name;
+      p += 16;
+    } else if (At(d + p, n - p, "stack_frame_id=")) {
+      num = &m.stack_frame_id;
+      p += 15;
+    } else {
+      const size_t key_start = p;
+      while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
+      if (p == key_start || p >= n || d[p] != '=') return give_up();
+      MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
+                    &shared, &num);
+      ++p;
+    }
     if (str != nullptr || shared != nullptr) {
       if (p >= n || d[p] != '"') return give_up();
       const size_t begin = ++p;

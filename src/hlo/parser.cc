@@ -88,9 +88,23 @@ struct SvHash {
     return static_cast<size_t>(h);
   }
 };
+// Equality as a length check and a memcmp (std::string_view's operator==
+// goes through an out-of-line compare() here, as expensive as the probe).
+struct SvEq {
+  bool operator()(std::string_view a, std::string_view b) const {
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  }
+};
+// Whether the n bytes at d start with `text` (a compare of constant size).
+template <size_t N>
+bool At(const char* d, size_t n, const char (&text)[N]) {
+  return n >= N - 1 && std::memcmp(d, text, N - 1) == 0;
+}
+
 template <typename V>
-using SvMap = absl::flat_hash_map<std::string_view, V, SvHash>;
-using SvSet = absl::flat_hash_set<std::string_view, SvHash>;
+using SvMap = absl::flat_hash_map<std::string_view, V, SvHash, SvEq>;
+using SvSet = absl::flat_hash_set<std::string_view, SvHash, SvEq>;
 
 // The first position at or after p (at most n) whose byte is not printable
 // ASCII (0x20..0x7e) or is '"' or '\\': the end of a plain string's
@@ -135,7 +149,7 @@ class KeywordTable {
   }
   const V* Find(std::string_view s) const {
     const Slot& slot = slots_[Index(s)];
-    if (slot.state == kOne) return slot.key == s ? &slot.value : nullptr;
+    if (slot.state == kOne) return SvEq()(slot.key, s) ? &slot.value : nullptr;
     if (slot.state == kEmpty) return nullptr;
     auto it = map_.find(s);
     return it == map_.end() ? nullptr : &it->second;
@@ -1077,8 +1091,20 @@ bool Parser::TakeCachedLineShape(size_t after_name, SharedShape* out,
   if (it == shapes_.end()) return false;
   *out = it->second;
   *shape_offset = begin;
-  lex_.set_pos(end);
-  Advance();
+  // The opcode: when an identifier followed by '(', the identifier token
+  // the lexer would make (no '=' or '->' after it), set directly.
+  const size_t op_begin = end + 1;
+  const size_t op_end = text_internal::SkipIdChars(d, op_begin + 1, n);
+  if (op_end < n && d[op_end] == '(') {
+    tok_.kind = TK::kIdent;
+    tok_.has_escape = false;
+    tok_.offset = op_begin;
+    tok_.text = in.substr(op_begin, op_end - op_begin);
+    lex_.set_pos(op_end);
+  } else {
+    lex_.set_pos(end);
+    Advance();
+  }
   return true;
 }
 
@@ -1369,15 +1395,28 @@ bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
   } else {
     // A layout separated by whitespace or comments is unusual: let the
     // token path decide.
-    size_t q = p;
-    while (q < n &&
-           (d[q] == ' ' || d[q] == '\t' || d[q] == '\n' || d[q] == '\r')) {
-      ++q;
-    }
-    if (q < n && (d[q] == '/' || (d[q] == '{' && q + 1 < n &&
-                                  (static_cast<unsigned>(d[q + 1] - '0') < 10 ||
-                                   d[q + 1] == ':' || d[q + 1] == ' ' ||
-                                   d[q + 1] == '/' || d[q + 1] == '\n')))) {
+    auto skip_space = [&](size_t q) {
+      while (q < n &&
+             (d[q] == ' ' || d[q] == '\t' || d[q] == '\n' || d[q] == '\r')) {
+        ++q;
+      }
+      return q;
+    };
+    const size_t q = skip_space(p);
+    if (q < n && d[q] == '{' && q + 1 < n &&
+        (d[q + 1] == ' ' || d[q + 1] == '\n')) {
+      // `{` then space: a layout when the token after it is an integer or
+      // ':' (ParseArrayShape's test); a name or identifier (a computation
+      // body after its result shape) is not one.
+      const size_t r = skip_space(q + 1);
+      if (!(r < n && (d[r] == '%' || d[r] == '_' ||
+                      static_cast<unsigned>((d[r] | 0x20) - 'a') < 26))) {
+        return false;
+      }
+    } else if (q < n &&
+               (d[q] == '/' || (d[q] == '{' && q + 1 < n &&
+                                (static_cast<unsigned>(d[q + 1] - '0') < 10 ||
+                                 d[q + 1] == ':' || d[q + 1] == '/')))) {
       return false;
     }
   }
@@ -1693,7 +1732,9 @@ bool Parser::ParseComputation() {
   }
   Advance();
   // Optional program-shape signature: (p: shape, ...) -> shape.
-  Shape signature_result;
+  // Read as an instruction's shape is: one spelled like an earlier one
+  // shares it (a loop body's result is the long loop-state tuple).
+  SharedShape signature_result;
   bool has_signature = false;
   size_t signature_offset = 0;
   if (tok_.kind == TK::kLparen) {
@@ -1718,7 +1759,7 @@ bool Parser::ParseComputation() {
     Advance();
     if (!Expect(TK::kArrow, "'->' after parameter list")) return false;
     signature_offset = tok_.offset;
-    if (!ParseShape(&signature_result, 0)) return false;
+    if (!ParseInstructionShape(&signature_result)) return false;
     has_signature = true;
   }
   if (!Expect(TK::kLbrace, "'{' to start the computation body")) return false;
@@ -1754,11 +1795,12 @@ bool Parser::ParseComputation() {
                                         "' has parameter(", max_param_number_,
                                         ") but no parameter(", missing, ")"));
   }
-  if (has_signature && !signature_result.Compatible(root->shape())) {
-    return Error(signature_offset, StrCatSv("computation result shape ",
-                                            signature_result.ToString(false),
-                                            " does not match the root shape ",
-                                            root->shape().ToString(false)));
+  if (has_signature && !signature_result.get().Compatible(root->shape())) {
+    return Error(signature_offset,
+                 StrCatSv("computation result shape ",
+                          signature_result.get().ToString(false),
+                          " does not match the root shape ",
+                          root->shape().ToString(false)));
   }
   for (const auto& [offset, pred] : comp_pending_preds_) {
     if (names_.contains(pred)) {
@@ -1903,10 +1945,27 @@ bool Parser::ParseInstruction() {
   inst->set_source_position(line_position_);
   operands_.clear();
   if (line_op == Opcode::kParameter) {
-    Advance();  // '('
-    const size_t number_offset = tok_.offset;
-    int64_t number;
-    if (!ParseInt(&number, "parameter number")) return false;
+    // `(N)` with up to 7 digits straight from the characters (the integer
+    // token ParseInt would read); anything else through the tokens.
+    const std::string_view in = lex_.input();
+    size_t number_offset = tok_.offset + 1;
+    size_t q = number_offset;
+    int64_t number = 0;
+    while (q < in.size() && q - number_offset < 8 &&
+           static_cast<unsigned>(in[q] - '0') < 10) {
+      number = number * 10 + (in[q] - '0');
+      ++q;
+    }
+    const bool fast = q > number_offset && q - number_offset <= 7 &&
+                      q < in.size() && in[q] == ')';
+    if (fast) {
+      lex_.set_pos(q);
+      Advance();  // ')'
+    } else {
+      Advance();  // '('
+      number_offset = tok_.offset;
+      if (!ParseInt(&number, "parameter number")) return false;
+    }
     if (number < 0 || number >= static_cast<int64_t>(kMaxParameterNumber)) {
       return Error(number_offset,
                    StrCatSv("parameter number ", number, " out of range"));
@@ -2045,11 +2104,17 @@ void Parser::RenameRepeatedParsedNames() {
     s |= bit;
   }
   if (!any) return;
-  SvSet taken;
-  std::vector<const ParsedName*> repeated;
+  // The names whose signature repeats (~a quarter of a 09 dump's, by
+  // chance), then which of them repeat: a set sized for them at once.
+  std::vector<const ParsedName*> candidates;
   for (const ParsedName& p : parsed_names_) {
-    if (!((twice[p.sig >> 6] >> (p.sig & 63)) & 1)) continue;
-    if (!taken.insert(p.name).second) repeated.push_back(&p);
+    if ((twice[p.sig >> 6] >> (p.sig & 63)) & 1) candidates.push_back(&p);
+  }
+  SvSet taken;
+  taken.reserve(candidates.size());
+  std::vector<const ParsedName*> repeated;
+  for (const ParsedName* p : candidates) {
+    if (!taken.insert(p->name).second) repeated.push_back(p);
   }
   if (repeated.empty()) return;  // only signature collisions
   // Every name in the module, so a rename hits nothing ("x.1" may exist).
@@ -2222,6 +2287,14 @@ bool Parser::ScanOperandsFast() {
     if (end + 2 < n && d[end] == ',' && d[end + 1] == ' ') {
       operands_.push_back(it->second);
       p = end + 2;
+      // The printer's `/*index=N*/` before every fifth operand: a comment,
+      // which the lexer skips as it skips spaces.
+      if (At(d + p, n - p, "/*index=")) {
+        size_t q = p + 8;
+        while (q < n && static_cast<unsigned>(d[q] - '0') < 10) ++q;
+        if (q == p + 8 || !At(d + q, n - q, "*/")) break;
+        p = q + 2;
+      }
       continue;
     }
     if (end < n && d[end] == ')') {
@@ -2693,7 +2766,26 @@ bool Parser::ParseElement(PrimitiveType type, Literal* lit, int64_t index) {
 // Attributes.
 
 bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
   while (tok_.kind == TK::kComma) {
+    // `, name=`: the attribute name token the lexer would make (a letter
+    // or '_', identifier characters, then '=') read from the characters,
+    // and the token after it.
+    const size_t q = tok_.offset + 2;
+    if (q < n && d[q - 1] == ' ' &&
+        (static_cast<unsigned>((d[q] | 0x20) - 'a') < 26 || d[q] == '_')) {
+      const size_t e = text_internal::SkipIdChars(d, q + 1, n);
+      if (e < n && d[e] == '=') {
+        lex_.set_pos(e + 1);
+        Advance();
+        if (!ParseAttribute(inst, op, in.substr(q, e - q), q, st)) {
+          return false;
+        }
+        continue;
+      }
+    }
     Advance();
     std::string_view name = tok_.text;
     const size_t offset = tok_.offset;
@@ -2922,12 +3014,6 @@ bool Parser::ParseMetadata(OpMetadata* md) {
 template <size_t N>
 bool Key(std::string_view key, const char (&name)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0;
-}
-
-// Whether the n bytes at d start with `text` (a compare of constant size).
-template <size_t N>
-bool At(const char* d, size_t n, const char (&text)[N]) {
-  return n >= N - 1 && std::memcmp(d, text, N - 1) == 0;
 }
 
 void Parser::MetadataField(std::string_view key, OpMetadata* md,

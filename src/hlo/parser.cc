@@ -637,6 +637,12 @@ class Parser {
   bool ParseHeader();
   bool ParseStackFrameTables();
   bool ParseComputation();
+  // At the '(' of a computation's parameter list: the common spelling
+  // `(name: type[dims]{layout}, ...)` (array shapes ScanShapeFast takes,
+  // ", " between) checked straight from the characters, moving past the
+  // ')'. False, with the position as it was, when the tokens must read it
+  // (and find the same, or the error).
+  bool SkipSignatureParamsFast();
   bool ParseInstruction();
   bool Finalize();
   // The parsed entry_computation_layout against the entry's signature
@@ -730,6 +736,7 @@ class Parser {
                             int64_t** num);
   // The module's one SharedString of `text` (made on first use).
   const SharedString& Interned(std::string_view text);
+  const SharedString& InternedSlow(std::string_view text);
   bool ParseFrontendAttributes(FrontendAttributes* out);
   bool ParseReplicaGroups(ReplicaGroups* rg);
   bool ParseSlice(std::vector<SliceRange>* out);
@@ -783,6 +790,17 @@ class Parser {
   // Metadata texts many instructions repeat, one value each (keys view the
   // values' own text).
   SvMap<SharedString> interned_;
+  // A direct-mapped cache in front of interned_ (indexed by the length and
+  // last bytes of the text; ~120 distinct op_names per 09 dump): a hit
+  // costs one memcmp instead of hashing a ~100-byte text and probing. Each
+  // slot holds a copy of interned_'s value, so hits give the same value.
+  struct InternSlot {
+    std::string_view text;  // the value's own text
+    SharedString value;
+  };
+  static constexpr size_t kInternSlots = 256;
+  std::unique_ptr<InternSlot[]> intern_cache_ =
+      std::make_unique<InternSlot[]>(kInternSlots);
   absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
       gte_cache_;
   Instruction* root_ = nullptr;
@@ -1248,7 +1266,38 @@ size_t Parser::ScanTupleExtent(size_t open, size_t* close) const {
   size_t count = 1;
   int depth = 0;
   *close = std::string_view::npos;
-  for (size_t p = open; p < limit; ++p) {
+  size_t p = open;
+#if defined(__SSE2__)
+  // 16 bytes at a time, visiting only the brackets and commas: shape text
+  // is mostly digits and letters.
+  const char* const d = in.data();
+  while (p + 16 <= limit) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    auto eq = [&](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+    const unsigned opens = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(eq('('), eq('[')), eq('{'))));
+    const unsigned closes = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(eq(')'), eq(']')), eq('}'))));
+    const unsigned commas = static_cast<unsigned>(_mm_movemask_epi8(eq(',')));
+    unsigned events = opens | closes | commas;
+    while (events != 0) {
+      const int i = __builtin_ctz(events);
+      events &= events - 1;
+      if ((opens >> i) & 1) {
+        ++depth;
+      } else if ((closes >> i) & 1) {
+        if (--depth == 0) {
+          *close = d[p + i] == ')' ? p + i : std::string_view::npos;
+          return std::min<size_t>(count, 1 << 16);
+        }
+      } else if (depth == 1) {
+        ++count;
+      }
+    }
+    p += 16;
+  }
+#endif
+  for (; p < limit; ++p) {
     switch (in[p]) {
       case '(':
       case '[':
@@ -1713,6 +1762,56 @@ bool Parser::ParseStackFrameTables() {
   return true;
 }
 
+bool Parser::SkipSignatureParamsFast() {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
+  const Token open = tok_;
+  size_t p = open.offset + 1;
+  auto ident_start = [&](size_t q) {
+    return q < n &&
+           (d[q] == '_' || static_cast<unsigned>((d[q] | 0x20) - 'a') < 26);
+  };
+  bool ok = false;
+  if (p < n && d[p] == ')') {
+    ok = true;
+  } else {
+    while (true) {
+      // The parameter name (an identifier token) and ": ".
+      if (!ident_start(p)) break;
+      const size_t name_end = text_internal::SkipIdChars(d, p + 1, n);
+      if (name_end + 2 >= n || d[name_end] != ':' || d[name_end + 1] != ' ') {
+        break;
+      }
+      // The shape, as SkipShape reads an element type token.
+      const size_t type_begin = name_end + 2;
+      if (!ident_start(type_begin)) break;
+      const size_t type_end = text_internal::SkipIdChars(d, type_begin + 1, n);
+      std::optional<PrimitiveType> type =
+          LookupElementType(in.substr(type_begin, type_end - type_begin));
+      if (!type) break;
+      tok_.kind = TK::kIdent;
+      tok_.has_escape = false;
+      tok_.offset = type_begin;
+      tok_.text = in.substr(type_begin, type_end - type_begin);
+      FastShape fs;
+      if (!ScanShapeFast(*type, &fs)) break;
+      p = fs.end;
+      if (p + 1 < n && d[p] == ',' && d[p + 1] == ' ') {
+        p += 2;
+        continue;
+      }
+      ok = p < n && d[p] == ')';
+      break;
+    }
+  }
+  tok_ = open;
+  if (!ok) return false;
+  lex_.set_pos(p + 1);
+  Advance();
+  return true;
+}
+
 bool Parser::ParseComputation() {
   bool is_entry = false;
   const size_t start_offset = tok_.offset;
@@ -1737,7 +1836,12 @@ bool Parser::ParseComputation() {
   SharedShape signature_result;
   bool has_signature = false;
   size_t signature_offset = 0;
-  if (tok_.kind == TK::kLparen) {
+  if (tok_.kind == TK::kLparen && SkipSignatureParamsFast()) {
+    if (!Expect(TK::kArrow, "'->' after parameter list")) return false;
+    signature_offset = tok_.offset;
+    if (!ParseInstructionShape(&signature_result)) return false;
+    has_signature = true;
+  } else if (tok_.kind == TK::kLparen) {
     Advance();
     if (tok_.kind != TK::kRparen) {
       while (true) {
@@ -3053,6 +3157,23 @@ void Parser::MetadataField(std::string_view key, OpMetadata* md,
 }
 
 const SharedString& Parser::Interned(std::string_view text) {
+  InternSlot* slot = nullptr;
+  if (text.size() >= 8) {
+    uint64_t tail;
+    std::memcpy(&tail, text.data() + text.size() - 8, 8);
+    const uint64_t h = (tail ^ text.size()) * 0x9e3779b97f4a7c15ull;
+    slot = &intern_cache_[h >> 56];
+    if (SvEq()(slot->text, text)) return slot->value;
+  }
+  const SharedString& value = InternedSlow(text);
+  if (slot != nullptr) {
+    slot->value = value;
+    slot->text = slot->value.value();
+  }
+  return value;
+}
+
+const SharedString& Parser::InternedSlow(std::string_view text) {
   auto it = interned_.find(text);
   if (it != interned_.end()) return it->second;
   SharedString value{std::string(text)};

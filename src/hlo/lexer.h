@@ -95,7 +95,8 @@ constexpr std::array<TokenKind, 256> MakePunctTable() {
 inline constexpr std::array<TokenKind, 256> kPunctTable = MakePunctTable();
 
 // Stops at a byte that is not an identifier character [A-Za-z0-9_.-].
-inline size_t SkipIdChars(const char* d, size_t p, size_t n) {
+[[gnu::always_inline]] inline size_t SkipIdChars(const char* d, size_t p,
+                                                 size_t n) {
 #if defined(__SSE2__)
   const __m128i k20 = _mm_set1_epi8(0x20);
   const __m128i ka = _mm_set1_epi8('a' - 1), kz = _mm_set1_epi8('z' + 1);

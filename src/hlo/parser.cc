@@ -109,7 +109,8 @@ using SvSet = absl::flat_hash_set<std::string_view, SvHash, SvEq>;
 // The first position at or after p (at most n) whose byte is not printable
 // ASCII (0x20..0x7e) or is '"' or '\\': the end of a plain string's
 // contents. SSE2 where available (bytes >= 0x80 compare below 0x20 signed).
-inline size_t SkipPlainAscii(const char* d, size_t p, size_t n) {
+[[gnu::always_inline]] inline size_t SkipPlainAscii(const char* d, size_t p,
+                                                    size_t n) {
 #if defined(__SSE2__)
   const __m128i k1f = _mm_set1_epi8(0x1f), k7f = _mm_set1_epi8(0x7f);
   const __m128i kdq = _mm_set1_epi8('"'), kbs = _mm_set1_epi8('\\');
@@ -841,6 +842,16 @@ SourcePosition Parser::PositionOf(size_t offset) {
   const char* p = base + position_offset_;
   const char* const end = base + offset;
   while (p < end) {
+    // The few bytes before a name on its line (indentation, ROOT) are
+    // looked at directly, not through a memchr call.
+    if (end - p <= 16) {
+      while (p < end && *p != '\n') ++p;
+      if (p == end) break;
+      if (position_line_ != UINT32_MAX) ++position_line_;
+      ++p;
+      position_line_start_ = p - base;
+      continue;
+    }
     const void* nl = std::memchr(p, '\n', end - p);
     if (nl == nullptr) break;
     if (position_line_ != UINT32_MAX) ++position_line_;
@@ -2881,6 +2892,18 @@ bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
     if (q < n && d[q - 1] == ' ' &&
         (static_cast<unsigned>((d[q] | 0x20) - 'a') < 26 || d[q] == '_')) {
       const size_t e = text_internal::SkipIdChars(d, q + 1, n);
+      if (e == q + 8 && At(d + q, n - q, "metadata={")) {
+        // Every instruction's: ParseAttribute's bookkeeping for it inline.
+        lex_.set_pos(e + 1);
+        Advance();
+        const uint64_t bit = uint64_t{1} << kAttrMetadata;
+        if (st->seen & bit) {
+          return Error(q, "duplicate attribute 'metadata'");
+        }
+        st->seen |= bit;
+        if (!ParseMetadata(&inst->mutable_attrs().metadata)) return false;
+        continue;
+      }
       if (e < n && d[e] == '=') {
         lex_.set_pos(e + 1);
         Advance();
@@ -3249,6 +3272,25 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
       return give_up();
     }
     if (!separator(p)) return give_up();
+  }
+  // The next token; when it is the next line's `%name`, the name token the
+  // lexer would make, set directly.
+  size_t q = p + 1;
+  if (q < n && d[q] == '\n') {
+    ++q;
+    while (q < n && d[q] == ' ') ++q;
+    if (q + 1 < n && d[q] == '%') {
+      const unsigned char c = static_cast<unsigned char>(d[q + 1]);
+      if ((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_') {
+        const size_t e = text_internal::SkipIdChars(d, q + 2, n);
+        tok_.kind = TK::kName;
+        tok_.has_escape = false;
+        tok_.offset = q;
+        tok_.text = in.substr(q + 1, e - q - 1);
+        lex_.set_pos(e);
+        return true;
+      }
+    }
   }
   lex_.set_pos(p + 1);
   Advance();

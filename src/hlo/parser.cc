@@ -1585,6 +1585,12 @@ bool Parser::ParseLayout(int64_t rank, Layout* layout) {
 // Module structure.
 
 absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
+  // One entry per instruction line (a dump's lines are ~300 bytes; hand-
+  // written ones ~40): reserved once rather than grown by doubling, whose
+  // copies touch about twice the final size of fresh pages. Untouched
+  // reserved pages cost only address space.
+  parsed_names_.reserve(
+      std::min<size_t>(lex_.input().size() / 32 + 16, size_t{1} << 20));
   Advance();
   if (tok_.kind == TK::kEof) {
     Error(tok_.offset, "empty input: expected 'HloModule' or a computation");

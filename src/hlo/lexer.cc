@@ -14,6 +14,8 @@
 namespace hloverlap {
 namespace {
 
+using text_internal::SkipIdChars;
+
 enum CharClass : uint8_t {
   kSpace = 1,       // ' ' \t \n \r \f \v
   kIdStart = 2,     // A-Z a-z _
@@ -62,33 +64,6 @@ inline bool Is(char c, uint8_t cls) {
 // --- Scanning loops (SSE2 where available, 16 bytes at a time). Each
 // returns the first position >= p (and <= n) whose byte stops the scan.
 
-// Stops at a byte that is not an identifier character [A-Za-z0-9_.-].
-inline size_t SkipIdChars(const char* d, size_t p, size_t n) {
-#if defined(__SSE2__)
-  const __m128i k20 = _mm_set1_epi8(0x20);
-  const __m128i ka = _mm_set1_epi8('a' - 1), kz = _mm_set1_epi8('z' + 1);
-  const __m128i k0 = _mm_set1_epi8('0' - 1), k9 = _mm_set1_epi8('9' + 1);
-  const __m128i kus = _mm_set1_epi8('_'), kdot = _mm_set1_epi8('.');
-  const __m128i kdash = _mm_set1_epi8('-');
-  while (p + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
-    const __m128i lower = _mm_or_si128(v, k20);
-    __m128i ok =
-        _mm_and_si128(_mm_cmpgt_epi8(lower, ka), _mm_cmplt_epi8(lower, kz));
-    ok = _mm_or_si128(
-        ok, _mm_and_si128(_mm_cmpgt_epi8(v, k0), _mm_cmplt_epi8(v, k9)));
-    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kus));
-    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kdot));
-    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kdash));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(ok));
-    if (mask != 0xffff) return p + __builtin_ctz(~mask);
-    p += 16;
-  }
-#endif
-  while (p < n && Is(d[p], kIdChar)) ++p;
-  return p;
-}
-
 // Stops at '"', '\'', '\\', NUL or a byte >= 0x80 (string contents).
 inline size_t SkipStringChars(const char* d, size_t p, size_t n) {
 #if defined(__SSE2__)
@@ -106,31 +81,6 @@ inline size_t SkipStringChars(const char* d, size_t p, size_t n) {
   }
 #endif
   while (p < n && !(kStringSpecial[static_cast<uint8_t>(d[p])] & 1)) ++p;
-  return p;
-}
-
-// Stops at '{', '}', '"', NUL or a byte >= 0x80 (brace blob, outside
-// strings).
-inline size_t SkipBlobChars(const char* d, size_t p, size_t n) {
-#if defined(__SSE2__)
-  const __m128i klb = _mm_set1_epi8('{'), krb = _mm_set1_epi8('}');
-  const __m128i kdq = _mm_set1_epi8('"'), kzero = _mm_setzero_si128();
-  while (p + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
-    const __m128i hit = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, klb), _mm_cmpeq_epi8(v, krb)),
-        _mm_or_si128(_mm_cmpeq_epi8(v, kdq), _mm_cmpeq_epi8(v, kzero)));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit)) |
-                          static_cast<unsigned>(_mm_movemask_epi8(v));
-    if (mask != 0) return p + __builtin_ctz(mask);
-    p += 16;
-  }
-#endif
-  while (p < n) {
-    const uint8_t c = static_cast<uint8_t>(d[p]);
-    if (c == '{' || c == '}' || c == '"' || c == 0 || c >= 0x80) break;
-    ++p;
-  }
   return p;
 }
 
@@ -655,13 +605,88 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
     MakeError(start, "expected '{'");
     return false;
   }
+  // One state machine (depth, inside a string or not) over the bytes. A
+  // 16-byte block without a backslash, NUL or byte >= 0x80 is taken at
+  // once: its quotes' running parity says which braces are outside
+  // strings, and only those are visited. Other bytes are taken one by one.
+  const char* const d = input_.data();
   int depth = 0;
+  bool in_string = false;
+  size_t string_start = 0;  // the '"' that opened the current string
   size_t p = start;
+  size_t slow_until = 0;
   while (p < n) {
-    p = SkipBlobChars(input_.data(), p, n);
-    if (p >= n) break;
-    const unsigned char c = static_cast<unsigned char>(input_[p]);
-    if (c == '{') {
+#if defined(__SSE2__)
+    if (p >= slow_until && p + 16 <= n) {
+      const __m128i v =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+      const unsigned bad = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                               _mm_cmpeq_epi8(v, _mm_setzero_si128())))) |
+                           static_cast<unsigned>(_mm_movemask_epi8(v));
+      if (bad == 0) {
+        const unsigned quotes = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
+        const unsigned opens = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('{'))));
+        const unsigned closes = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('}'))));
+        // Bit i: inside a string at byte i (parity of the quotes up to i).
+        unsigned inside = quotes;
+        inside ^= inside << 1;
+        inside ^= inside << 2;
+        inside ^= inside << 4;
+        inside ^= inside << 8;
+        if (in_string) inside = ~inside;
+        inside &= 0xffff;
+        unsigned braces = (opens | closes) & ~inside;
+        while (braces != 0) {
+          const int i = __builtin_ctz(braces);
+          braces &= braces - 1;
+          if ((opens >> i) & 1) {
+            if (++depth > max_depth) {
+              MakeError(p + i,
+                        StrCatSv("nesting deeper than ", max_depth, " levels"));
+              return false;
+            }
+          } else if (--depth == 0) {
+            *out = input_.substr(start, p + i + 1 - start);
+            *end = p + i + 1;
+            return true;
+          }
+        }
+        in_string = (inside >> 15) & 1;
+        // Still inside after a quote of this block: the last one opened it.
+        if (in_string && quotes != 0) {
+          string_start = p + 31 - __builtin_clz(quotes);
+        }
+        p += 16;
+        continue;
+      }
+      // Byte by byte up to and including the first such byte.
+      slow_until = p + __builtin_ctz(bad) + 1;
+    }
+#endif
+    const unsigned char c = static_cast<unsigned char>(d[p]);
+    if (in_string) {
+      if (c == '"') {
+        in_string = false;
+      } else if (c == '\\') {
+        p += 2;
+        continue;
+      } else if (c == 0) {
+        MakeError(p, "unexpected NUL byte in string");
+        return false;
+      } else if (c >= 0x80) {
+        const size_t len = Utf8SequenceLength(p);
+        if (len == 0) {
+          MakeError(p, "invalid UTF-8 byte sequence");
+          return false;
+        }
+        p += len;
+        continue;
+      }
+    } else if (c == '{') {
       if (++depth > max_depth) {
         MakeError(p, StrCatSv("nesting deeper than ", max_depth, " levels"));
         return false;
@@ -673,40 +698,13 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
         return true;
       }
     } else if (c == '"') {
-      const size_t s = p;
-      ++p;
-      while (true) {
-        p = SkipStringChars(input_.data(), p, n);
-        if (p >= n) {
-          MakeError(s, "unterminated string");
-          return false;
-        }
-        const unsigned char d = static_cast<unsigned char>(input_[p]);
-        if (d == '"') break;
-        if (d == '\\') {
-          p += 2;
-          continue;
-        }
-        if (d == 0) {
-          MakeError(p, "unexpected NUL byte in string");
-          return false;
-        }
-        if (d >= 0x80) {
-          size_t len = Utf8SequenceLength(p);
-          if (len == 0) {
-            MakeError(p, "invalid UTF-8 byte sequence");
-            return false;
-          }
-          p += len;
-          continue;
-        }
-        ++p;
-      }
+      in_string = true;
+      string_start = p;
     } else if (c == 0) {
       MakeError(p, "unexpected NUL byte");
       return false;
     } else if (c >= 0x80) {
-      size_t len = Utf8SequenceLength(p);
+      const size_t len = Utf8SequenceLength(p);
       if (len == 0) {
         MakeError(p, "invalid UTF-8 byte sequence");
         return false;
@@ -715,6 +713,10 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
       continue;
     }
     ++p;
+  }
+  if (in_string) {
+    MakeError(string_start, "unterminated string");
+    return false;
   }
   MakeError(start, "unterminated '{'");
   return false;

@@ -34,6 +34,10 @@
 #include <type_traits>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace hloverlap {
 
 enum class TokenKind : uint8_t {
@@ -89,6 +93,42 @@ constexpr std::array<TokenKind, 256> MakePunctTable() {
   return t;
 }
 inline constexpr std::array<TokenKind, 256> kPunctTable = MakePunctTable();
+
+// Stops at a byte that is not an identifier character [A-Za-z0-9_.-].
+[[gnu::always_inline]] inline size_t SkipIdChars(const char* d, size_t p,
+                                                 size_t n) {
+#if defined(__SSE2__)
+  const __m128i k20 = _mm_set1_epi8(0x20);
+  const __m128i ka = _mm_set1_epi8('a' - 1), kz = _mm_set1_epi8('z' + 1);
+  const __m128i k0 = _mm_set1_epi8('0' - 1), k9 = _mm_set1_epi8('9' + 1);
+  const __m128i kus = _mm_set1_epi8('_'), kdot = _mm_set1_epi8('.');
+  const __m128i kdash = _mm_set1_epi8('-');
+  while (p + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    const __m128i lower = _mm_or_si128(v, k20);
+    __m128i ok =
+        _mm_and_si128(_mm_cmpgt_epi8(lower, ka), _mm_cmplt_epi8(lower, kz));
+    ok = _mm_or_si128(
+        ok, _mm_and_si128(_mm_cmpgt_epi8(v, k0), _mm_cmplt_epi8(v, k9)));
+    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kus));
+    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kdot));
+    ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, kdash));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(ok));
+    if (mask != 0xffff) return p + __builtin_ctz(~mask);
+    p += 16;
+  }
+#endif
+  while (p < n) {
+    const unsigned char c = static_cast<unsigned char>(d[p]);
+    if (!((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_' || c == '.' ||
+          c == '-')) {
+      break;
+    }
+    ++p;
+  }
+  return p;
+}
+
 }  // namespace text_internal
 
 struct Token {

@@ -88,14 +88,29 @@ struct SvHash {
     return static_cast<size_t>(h);
   }
 };
+// Equality as a length check and a memcmp (std::string_view's operator==
+// goes through an out-of-line compare() here, as expensive as the probe).
+struct SvEq {
+  bool operator()(std::string_view a, std::string_view b) const {
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  }
+};
+// Whether the n bytes at d start with `text` (a compare of constant size).
+template <size_t N>
+bool At(const char* d, size_t n, const char (&text)[N]) {
+  return n >= N - 1 && std::memcmp(d, text, N - 1) == 0;
+}
+
 template <typename V>
-using SvMap = absl::flat_hash_map<std::string_view, V, SvHash>;
-using SvSet = absl::flat_hash_set<std::string_view, SvHash>;
+using SvMap = absl::flat_hash_map<std::string_view, V, SvHash, SvEq>;
+using SvSet = absl::flat_hash_set<std::string_view, SvHash, SvEq>;
 
 // The first position at or after p (at most n) whose byte is not printable
 // ASCII (0x20..0x7e) or is '"' or '\\': the end of a plain string's
 // contents. SSE2 where available (bytes >= 0x80 compare below 0x20 signed).
-inline size_t SkipPlainAscii(const char* d, size_t p, size_t n) {
+[[gnu::always_inline]] inline size_t SkipPlainAscii(const char* d, size_t p,
+                                                    size_t n) {
 #if defined(__SSE2__)
   const __m128i k1f = _mm_set1_epi8(0x1f), k7f = _mm_set1_epi8(0x7f);
   const __m128i kdq = _mm_set1_epi8('"'), kbs = _mm_set1_epi8('\\');
@@ -135,7 +150,7 @@ class KeywordTable {
   }
   const V* Find(std::string_view s) const {
     const Slot& slot = slots_[Index(s)];
-    if (slot.state == kOne) return slot.key == s ? &slot.value : nullptr;
+    if (slot.state == kOne) return SvEq()(slot.key, s) ? &slot.value : nullptr;
     if (slot.state == kEmpty) return nullptr;
     auto it = map_.find(s);
     return it == map_.end() ? nullptr : &it->second;
@@ -623,6 +638,12 @@ class Parser {
   bool ParseHeader();
   bool ParseStackFrameTables();
   bool ParseComputation();
+  // At the '(' of a computation's parameter list: the common spelling
+  // `(name: type[dims]{layout}, ...)` (array shapes ScanShapeFast takes,
+  // ", " between) checked straight from the characters, moving past the
+  // ')'. False, with the position as it was, when the tokens must read it
+  // (and find the same, or the error).
+  bool SkipSignatureParamsFast();
   bool ParseInstruction();
   bool Finalize();
   // The parsed entry_computation_layout against the entry's signature
@@ -660,9 +681,26 @@ class Parser {
   // Element count of the tuple shape at `open` and its closing ')' (npos
   // when not found nearby).
   size_t ScanTupleExtent(size_t open, size_t* close) const;
+  // The ` = SHAPE opcode` that follows an instruction name ending at
+  // `after_name`, when SHAPE is an array shape spelled exactly like one in
+  // shapes_: *out shares it, *shape_offset is where it starts, and the
+  // opcode is the current token. False, with nothing consumed, otherwise
+  // (the token path then reads the same text to the same result: an array
+  // key in shapes_ is only ever the text ScanShapeFast took, which reads
+  // nothing after it when a layout ends it and, when not, takes it when a
+  // space and a letter follow, as here).
+  bool TakeCachedLineShape(size_t after_name, SharedShape* out,
+                           size_t* shape_offset);
 
   // --- Operands -------------------------------------------------------------
   bool ParseOperands();
+  // At the '(' of the operand list: the common spelling `(%a, %b)` (names
+  // with '%' already defined in this computation, ", " between them, no
+  // tuple indices, declared shapes or comments) read straight from the
+  // characters into operands_, moving past the ')'. False, with operands_
+  // and the position as they were, when ParseOperands must read it (which
+  // finds the same operands, or the error).
+  bool ScanOperandsFast();
   Instruction* GetOrCreateGte(Instruction* base, int64_t index, size_t offset);
   bool UndefinedInstruction(std::string_view name, size_t offset,
                             std::string_view what);
@@ -699,6 +737,7 @@ class Parser {
                             int64_t** num);
   // The module's one SharedString of `text` (made on first use).
   const SharedString& Interned(std::string_view text);
+  const SharedString& InternedSlow(std::string_view text);
   bool ParseFrontendAttributes(FrontendAttributes* out);
   bool ParseReplicaGroups(ReplicaGroups* rg);
   bool ParseSlice(std::vector<SliceRange>* out);
@@ -752,6 +791,17 @@ class Parser {
   // Metadata texts many instructions repeat, one value each (keys view the
   // values' own text).
   SvMap<SharedString> interned_;
+  // A direct-mapped cache in front of interned_ (indexed by the length and
+  // last bytes of the text; ~120 distinct op_names per 09 dump): a hit
+  // costs one memcmp instead of hashing a ~100-byte text and probing. Each
+  // slot holds a copy of interned_'s value, so hits give the same value.
+  struct InternSlot {
+    std::string_view text;  // the value's own text
+    SharedString value;
+  };
+  static constexpr size_t kInternSlots = 256;
+  std::unique_ptr<InternSlot[]> intern_cache_ =
+      std::make_unique<InternSlot[]>(kInternSlots);
   absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
       gte_cache_;
   Instruction* root_ = nullptr;
@@ -792,6 +842,16 @@ SourcePosition Parser::PositionOf(size_t offset) {
   const char* p = base + position_offset_;
   const char* const end = base + offset;
   while (p < end) {
+    // The few bytes before a name on its line (indentation, ROOT) are
+    // looked at directly, not through a memchr call.
+    if (end - p <= 16) {
+      while (p < end && *p != '\n') ++p;
+      if (p == end) break;
+      if (position_line_ != UINT32_MAX) ++position_line_;
+      ++p;
+      position_line_start_ = p - base;
+      continue;
+    }
     const void* nl = std::memchr(p, '\n', end - p);
     if (nl == nullptr) break;
     if (position_line_ != UINT32_MAX) ++position_line_;
@@ -1024,6 +1084,59 @@ const SharedShape* Parser::TakeCachedShape(std::string_view key, size_t end) {
   return &it->second;
 }
 
+bool Parser::TakeCachedLineShape(size_t after_name, SharedShape* out,
+                                 size_t* shape_offset) {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
+  const size_t begin = after_name + 3;
+  if (begin >= n || d[after_name] != ' ' || d[after_name + 1] != '=' ||
+      d[after_name + 2] != ' ' ||
+      static_cast<unsigned>((d[begin] | 0x20) - 'a') >= 26) {
+    return false;
+  }
+  // The shape's end: the first space (or any byte <= ' ' or >= 0x80).
+  size_t end = begin + 1;
+#if defined(__SSE2__)
+  const __m128i k21 = _mm_set1_epi8(0x21);
+  while (end + 16 <= n) {
+    const __m128i v =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + end));
+    const unsigned stop =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmplt_epi8(v, k21)));
+    if (stop != 0) {
+      end += __builtin_ctz(stop);
+      break;
+    }
+    end += 16;
+  }
+#endif
+  while (end<n&& static_cast<signed char>(d[end])> ' ') ++end;
+  if (end + 1 >= n || d[end] != ' ' ||
+      static_cast<unsigned>(d[end + 1] - 'a') >= 26) {
+    return false;
+  }
+  auto it = shapes_.find(in.substr(begin, end - begin));
+  if (it == shapes_.end()) return false;
+  *out = it->second;
+  *shape_offset = begin;
+  // The opcode: when an identifier followed by '(', the identifier token
+  // the lexer would make (no '=' or '->' after it), set directly.
+  const size_t op_begin = end + 1;
+  const size_t op_end = text_internal::SkipIdChars(d, op_begin + 1, n);
+  if (op_end < n && d[op_end] == '(') {
+    tok_.kind = TK::kIdent;
+    tok_.has_escape = false;
+    tok_.offset = op_begin;
+    tok_.text = in.substr(op_begin, op_end - op_begin);
+    lex_.set_pos(op_end);
+  } else {
+    lex_.set_pos(end);
+    Advance();
+  }
+  return true;
+}
+
 bool Parser::ParseInstructionShape(SharedShape* out) {
   const size_t open = tok_.offset;
   if (tok_.kind == TK::kIdent) {
@@ -1164,7 +1277,38 @@ size_t Parser::ScanTupleExtent(size_t open, size_t* close) const {
   size_t count = 1;
   int depth = 0;
   *close = std::string_view::npos;
-  for (size_t p = open; p < limit; ++p) {
+  size_t p = open;
+#if defined(__SSE2__)
+  // 16 bytes at a time, visiting only the brackets and commas: shape text
+  // is mostly digits and letters.
+  const char* const d = in.data();
+  while (p + 16 <= limit) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    auto eq = [&](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+    const unsigned opens = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(eq('('), eq('[')), eq('{'))));
+    const unsigned closes = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(eq(')'), eq(']')), eq('}'))));
+    const unsigned commas = static_cast<unsigned>(_mm_movemask_epi8(eq(',')));
+    unsigned events = opens | closes | commas;
+    while (events != 0) {
+      const int i = __builtin_ctz(events);
+      events &= events - 1;
+      if ((opens >> i) & 1) {
+        ++depth;
+      } else if ((closes >> i) & 1) {
+        if (--depth == 0) {
+          *close = d[p + i] == ')' ? p + i : std::string_view::npos;
+          return std::min<size_t>(count, 1 << 16);
+        }
+      } else if (depth == 1) {
+        ++count;
+      }
+    }
+    p += 16;
+  }
+#endif
+  for (; p < limit; ++p) {
     switch (in[p]) {
       case '(':
       case '[':
@@ -1311,15 +1455,28 @@ bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
   } else {
     // A layout separated by whitespace or comments is unusual: let the
     // token path decide.
-    size_t q = p;
-    while (q < n &&
-           (d[q] == ' ' || d[q] == '\t' || d[q] == '\n' || d[q] == '\r')) {
-      ++q;
-    }
-    if (q < n && (d[q] == '/' || (d[q] == '{' && q + 1 < n &&
-                                  (static_cast<unsigned>(d[q + 1] - '0') < 10 ||
-                                   d[q + 1] == ':' || d[q + 1] == ' ' ||
-                                   d[q + 1] == '/' || d[q + 1] == '\n')))) {
+    auto skip_space = [&](size_t q) {
+      while (q < n &&
+             (d[q] == ' ' || d[q] == '\t' || d[q] == '\n' || d[q] == '\r')) {
+        ++q;
+      }
+      return q;
+    };
+    const size_t q = skip_space(p);
+    if (q < n && d[q] == '{' && q + 1 < n &&
+        (d[q + 1] == ' ' || d[q + 1] == '\n')) {
+      // `{` then space: a layout when the token after it is an integer or
+      // ':' (ParseArrayShape's test); a name or identifier (a computation
+      // body after its result shape) is not one.
+      const size_t r = skip_space(q + 1);
+      if (!(r < n && (d[r] == '%' || d[r] == '_' ||
+                      static_cast<unsigned>((d[r] | 0x20) - 'a') < 26))) {
+        return false;
+      }
+    } else if (q < n &&
+               (d[q] == '/' || (d[q] == '{' && q + 1 < n &&
+                                (static_cast<unsigned>(d[q + 1] - '0') < 10 ||
+                                 d[q + 1] == ':' || d[q + 1] == '/')))) {
       return false;
     }
   }
@@ -1428,6 +1585,12 @@ bool Parser::ParseLayout(int64_t rank, Layout* layout) {
 // Module structure.
 
 absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
+  // One entry per instruction line (a dump's lines are ~300 bytes; hand-
+  // written ones ~40): reserved once rather than grown by doubling, whose
+  // copies touch about twice the final size of fresh pages. Untouched
+  // reserved pages cost only address space.
+  parsed_names_.reserve(
+      std::min<size_t>(lex_.input().size() / 32 + 16, size_t{1} << 20));
   Advance();
   if (tok_.kind == TK::kEof) {
     Error(tok_.offset, "empty input: expected 'HloModule' or a computation");
@@ -1616,6 +1779,56 @@ bool Parser::ParseStackFrameTables() {
   return true;
 }
 
+bool Parser::SkipSignatureParamsFast() {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
+  const Token open = tok_;
+  size_t p = open.offset + 1;
+  auto ident_start = [&](size_t q) {
+    return q < n &&
+           (d[q] == '_' || static_cast<unsigned>((d[q] | 0x20) - 'a') < 26);
+  };
+  bool ok = false;
+  if (p < n && d[p] == ')') {
+    ok = true;
+  } else {
+    while (true) {
+      // The parameter name (an identifier token) and ": ".
+      if (!ident_start(p)) break;
+      const size_t name_end = text_internal::SkipIdChars(d, p + 1, n);
+      if (name_end + 2 >= n || d[name_end] != ':' || d[name_end + 1] != ' ') {
+        break;
+      }
+      // The shape, as SkipShape reads an element type token.
+      const size_t type_begin = name_end + 2;
+      if (!ident_start(type_begin)) break;
+      const size_t type_end = text_internal::SkipIdChars(d, type_begin + 1, n);
+      std::optional<PrimitiveType> type =
+          LookupElementType(in.substr(type_begin, type_end - type_begin));
+      if (!type) break;
+      tok_.kind = TK::kIdent;
+      tok_.has_escape = false;
+      tok_.offset = type_begin;
+      tok_.text = in.substr(type_begin, type_end - type_begin);
+      FastShape fs;
+      if (!ScanShapeFast(*type, &fs)) break;
+      p = fs.end;
+      if (p + 1 < n && d[p] == ',' && d[p + 1] == ' ') {
+        p += 2;
+        continue;
+      }
+      ok = p < n && d[p] == ')';
+      break;
+    }
+  }
+  tok_ = open;
+  if (!ok) return false;
+  lex_.set_pos(p + 1);
+  Advance();
+  return true;
+}
+
 bool Parser::ParseComputation() {
   bool is_entry = false;
   const size_t start_offset = tok_.offset;
@@ -1635,10 +1848,17 @@ bool Parser::ParseComputation() {
   }
   Advance();
   // Optional program-shape signature: (p: shape, ...) -> shape.
-  Shape signature_result;
+  // Read as an instruction's shape is: one spelled like an earlier one
+  // shares it (a loop body's result is the long loop-state tuple).
+  SharedShape signature_result;
   bool has_signature = false;
   size_t signature_offset = 0;
-  if (tok_.kind == TK::kLparen) {
+  if (tok_.kind == TK::kLparen && SkipSignatureParamsFast()) {
+    if (!Expect(TK::kArrow, "'->' after parameter list")) return false;
+    signature_offset = tok_.offset;
+    if (!ParseInstructionShape(&signature_result)) return false;
+    has_signature = true;
+  } else if (tok_.kind == TK::kLparen) {
     Advance();
     if (tok_.kind != TK::kRparen) {
       while (true) {
@@ -1660,7 +1880,7 @@ bool Parser::ParseComputation() {
     Advance();
     if (!Expect(TK::kArrow, "'->' after parameter list")) return false;
     signature_offset = tok_.offset;
-    if (!ParseShape(&signature_result, 0)) return false;
+    if (!ParseInstructionShape(&signature_result)) return false;
     has_signature = true;
   }
   if (!Expect(TK::kLbrace, "'{' to start the computation body")) return false;
@@ -1696,11 +1916,12 @@ bool Parser::ParseComputation() {
                                         "' has parameter(", max_param_number_,
                                         ") but no parameter(", missing, ")"));
   }
-  if (has_signature && !signature_result.Compatible(root->shape())) {
-    return Error(signature_offset, StrCatSv("computation result shape ",
-                                            signature_result.ToString(false),
-                                            " does not match the root shape ",
-                                            root->shape().ToString(false)));
+  if (has_signature && !signature_result.get().Compatible(root->shape())) {
+    return Error(signature_offset,
+                 StrCatSv("computation result shape ",
+                          signature_result.get().ToString(false),
+                          " does not match the root shape ",
+                          root->shape().ToString(false)));
   }
   for (const auto& [offset, pred] : comp_pending_preds_) {
     if (names_.contains(pred)) {
@@ -1745,10 +1966,17 @@ bool Parser::ParseInstruction() {
   std::string_view name;
   const size_t name_offset = tok_.offset;
   line_position_ = PositionOf(name_offset);
+  SharedShape shape;
+  size_t shape_offset = 0;
+  bool have_shape = false;
   if (tok_.kind == TK::kName || tok_.kind == TK::kIdent) {
     name = tok_.text;
-    Advance();
-    if (!Expect(TK::kEqual, "'=' after instruction name")) return false;
+    have_shape = TakeCachedLineShape(
+        name.data() + name.size() - lex_.input().data(), &shape, &shape_offset);
+    if (!have_shape) {
+      Advance();
+      if (!Expect(TK::kEqual, "'=' after instruction name")) return false;
+    }
   } else if (tok_.kind == TK::kAttrName) {
     name = tok_.text;
     Advance();
@@ -1757,16 +1985,18 @@ bool Parser::ParseInstruction() {
                               : "instruction name or '}'");
   }
   // Reserve the name now (value set once the instruction exists); a null
-  // value means "being defined" and reads as undefined.
+  // value means "being defined" and reads as undefined. (A shape taken from
+  // the cache above cannot fail, so a duplicate is still the first error.)
   auto [name_slot, fresh_name] = names_.try_emplace(name, nullptr);
   if (!fresh_name) {
     return Error(name_offset,
                  StrCatSv("duplicate instruction name '", name,
                           "' in computation '", comp_->name(), "'"));
   }
-  const size_t shape_offset = tok_.offset;
-  SharedShape shape;
-  if (!ParseInstructionShape(&shape)) return false;
+  if (!have_shape) {
+    shape_offset = tok_.offset;
+    if (!ParseInstructionShape(&shape)) return false;
+  }
 
   if (tok_.kind != TK::kIdent) return Unexpected("opcode");
   const std::string_view opcode_text = tok_.text;
@@ -1797,7 +2027,7 @@ bool Parser::ParseInstruction() {
     op = *wrapped;
   }
   Advance();
-  if (!Expect(TK::kLparen, "'(' after opcode")) return false;
+  if (tok_.kind != TK::kLparen) return Unexpected("'(' after opcode");
 
   // The instruction the line describes. For `X-start` sugar it is the
   // wrapped X (result: element 1 of the start shape); the async-start is
@@ -1836,9 +2066,27 @@ bool Parser::ParseInstruction() {
   inst->set_source_position(line_position_);
   operands_.clear();
   if (line_op == Opcode::kParameter) {
-    const size_t number_offset = tok_.offset;
-    int64_t number;
-    if (!ParseInt(&number, "parameter number")) return false;
+    // `(N)` with up to 7 digits straight from the characters (the integer
+    // token ParseInt would read); anything else through the tokens.
+    const std::string_view in = lex_.input();
+    size_t number_offset = tok_.offset + 1;
+    size_t q = number_offset;
+    int64_t number = 0;
+    while (q < in.size() && q - number_offset < 8 &&
+           static_cast<unsigned>(in[q] - '0') < 10) {
+      number = number * 10 + (in[q] - '0');
+      ++q;
+    }
+    const bool fast = q > number_offset && q - number_offset <= 7 &&
+                      q < in.size() && in[q] == ')';
+    if (fast) {
+      lex_.set_pos(q);
+      Advance();  // ')'
+    } else {
+      Advance();  // '('
+      number_offset = tok_.offset;
+      if (!ParseInt(&number, "parameter number")) return false;
+    }
     if (number < 0 || number >= static_cast<int64_t>(kMaxParameterNumber)) {
       return Error(number_offset,
                    StrCatSv("parameter number ", number, " out of range"));
@@ -1851,11 +2099,13 @@ bool Parser::ParseInstruction() {
     inst->mutable_attrs().parameter_number = number;
     if (!Expect(TK::kRparen, "')'")) return false;
   } else if (line_op == Opcode::kConstant) {
+    Advance();  // '('
     auto literal = std::make_unique<Literal>();
     if (!ParseConstantLiteral(inst->shape(), literal.get(), 0)) return false;
     inst->mutable_attrs().literal = std::move(literal);
     if (!Expect(TK::kRparen, "')' after constant literal")) return false;
-  } else {
+  } else if (!ScanOperandsFast()) {
+    Advance();  // '('
     if (!ParseOperands()) return false;
   }
 
@@ -1975,11 +2225,17 @@ void Parser::RenameRepeatedParsedNames() {
     s |= bit;
   }
   if (!any) return;
-  SvSet taken;
-  std::vector<const ParsedName*> repeated;
+  // The names whose signature repeats (~a quarter of a 09 dump's, by
+  // chance), then which of them repeat: a set sized for them at once.
+  std::vector<const ParsedName*> candidates;
   for (const ParsedName& p : parsed_names_) {
-    if (!((twice[p.sig >> 6] >> (p.sig & 63)) & 1)) continue;
-    if (!taken.insert(p.name).second) repeated.push_back(&p);
+    if ((twice[p.sig >> 6] >> (p.sig & 63)) & 1) candidates.push_back(&p);
+  }
+  SvSet taken;
+  taken.reserve(candidates.size());
+  std::vector<const ParsedName*> repeated;
+  for (const ParsedName* p : candidates) {
+    if (!taken.insert(p->name).second) repeated.push_back(p);
   }
   if (repeated.empty()) return;  // only signature collisions
   // Every name in the module, so a rename hits nothing ("x.1" may exist).
@@ -2128,6 +2384,51 @@ bool Parser::Finalize() {
 
 // ---------------------------------------------------------------------------
 // Operands.
+
+bool Parser::ScanOperandsFast() {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
+  size_t p = tok_.offset + 1;  // after the '('
+  if (p < n && d[p] == ')') {
+    lex_.set_pos(p + 1);
+    Advance();
+    return true;
+  }
+  const size_t old_size = operands_.size();
+  while (true) {
+    // `%name` as the lexer reads it: '%', a letter, digit or '_', then
+    // identifier characters.
+    if (p + 1 >= n || d[p] != '%') break;
+    const unsigned char c = static_cast<unsigned char>(d[p + 1]);
+    if (!((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_')) break;
+    const size_t end = text_internal::SkipIdChars(d, p + 2, n);
+    auto it = names_.find(in.substr(p + 1, end - p - 1));
+    if (it == names_.end() || it->second == nullptr) break;
+    if (end + 2 < n && d[end] == ',' && d[end + 1] == ' ') {
+      operands_.push_back(it->second);
+      p = end + 2;
+      // The printer's `/*index=N*/` before every fifth operand: a comment,
+      // which the lexer skips as it skips spaces.
+      if (At(d + p, n - p, "/*index=")) {
+        size_t q = p + 8;
+        while (q < n && static_cast<unsigned>(d[q] - '0') < 10) ++q;
+        if (q == p + 8 || !At(d + q, n - q, "*/")) break;
+        p = q + 2;
+      }
+      continue;
+    }
+    if (end < n && d[end] == ')') {
+      operands_.push_back(it->second);
+      lex_.set_pos(end + 1);
+      Advance();
+      return true;
+    }
+    break;
+  }
+  operands_.resize(old_size);
+  return false;
+}
 
 bool Parser::ParseOperands() {
   if (tok_.kind == TK::kRparen) {
@@ -2586,7 +2887,38 @@ bool Parser::ParseElement(PrimitiveType type, Literal* lit, int64_t index) {
 // Attributes.
 
 bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
+  const std::string_view in = lex_.input();
+  const char* const d = in.data();
+  const size_t n = in.size();
   while (tok_.kind == TK::kComma) {
+    // `, name=`: the attribute name token the lexer would make (a letter
+    // or '_', identifier characters, then '=') read from the characters,
+    // and the token after it.
+    const size_t q = tok_.offset + 2;
+    if (q < n && d[q - 1] == ' ' &&
+        (static_cast<unsigned>((d[q] | 0x20) - 'a') < 26 || d[q] == '_')) {
+      const size_t e = text_internal::SkipIdChars(d, q + 1, n);
+      if (e == q + 8 && At(d + q, n - q, "metadata={")) {
+        // Every instruction's: ParseAttribute's bookkeeping for it inline.
+        lex_.set_pos(e + 1);
+        Advance();
+        const uint64_t bit = uint64_t{1} << kAttrMetadata;
+        if (st->seen & bit) {
+          return Error(q, "duplicate attribute 'metadata'");
+        }
+        st->seen |= bit;
+        if (!ParseMetadata(&inst->mutable_attrs().metadata)) return false;
+        continue;
+      }
+      if (e < n && d[e] == '=') {
+        lex_.set_pos(e + 1);
+        Advance();
+        if (!ParseAttribute(inst, op, in.substr(q, e - q), q, st)) {
+          return false;
+        }
+        continue;
+      }
+    }
     Advance();
     std::string_view name = tok_.text;
     const size_t offset = tok_.offset;
@@ -2764,7 +3096,9 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
 }
 
 bool Parser::ParseMetadata(OpMetadata* md) {
-  if (tok_.kind == TK::kLbrace && md->empty() && ScanMetadataFast(md)) {
+  // *md is empty here (ScanMetadataFast's precondition): the instruction
+  // is new and ParseAttribute rejects a second metadata= before this.
+  if (tok_.kind == TK::kLbrace && ScanMetadataFast(md)) {
     return true;
   }
   if (!Expect(TK::kLbrace, "'{' to start metadata")) return false;
@@ -2852,6 +3186,23 @@ void Parser::MetadataField(std::string_view key, OpMetadata* md,
 }
 
 const SharedString& Parser::Interned(std::string_view text) {
+  InternSlot* slot = nullptr;
+  if (text.size() >= 8) {
+    uint64_t tail;
+    std::memcpy(&tail, text.data() + text.size() - 8, 8);
+    const uint64_t h = (tail ^ text.size()) * 0x9e3779b97f4a7c15ull;
+    slot = &intern_cache_[h >> 56];
+    if (SvEq()(slot->text, text)) return slot->value;
+  }
+  const SharedString& value = InternedSlow(text);
+  if (slot != nullptr) {
+    slot->value = value;
+    slot->text = slot->value.value();
+  }
+  return value;
+}
+
+const SharedString& Parser::InternedSlow(std::string_view text) {
   auto it = interned_.find(text);
   if (it != interned_.end()) return it->second;
   SharedString value{std::string(text)};
@@ -2879,15 +3230,29 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
     while (p < n && (d[p] == ' ' || d[p] == ',')) ++p;
     if (p >= n) return give_up();
     if (d[p] == '}') break;
-    const size_t key_start = p;
-    while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
-    if (p == key_start || p >= n || d[p] != '=') return give_up();
     std::string* str = nullptr;
     SharedString* shared = nullptr;
     int64_t* num = nullptr;
-    MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
-                  &shared, &num);
-    ++p;
+    // The keys of current dumps by their text (with the '=' that ends the
+    // key, so the key is the one the loop below would read); others
+    // through MetadataField.
+    if (At(d + p, n - p, "op_name=")) {
+      shared = &m.op_name;
+      p += 8;
+    } else if (At(d + p, n - p, "scheduling_name=")) {
+      str = &m.scheduling_name;
+      p += 16;
+    } else if (At(d + p, n - p, "stack_frame_id=")) {
+      num = &m.stack_frame_id;
+      p += 15;
+    } else {
+      const size_t key_start = p;
+      while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
+      if (p == key_start || p >= n || d[p] != '=') return give_up();
+      MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
+                    &shared, &num);
+      ++p;
+    }
     if (str != nullptr || shared != nullptr) {
       if (p >= n || d[p] != '"') return give_up();
       const size_t begin = ++p;
@@ -2913,6 +3278,25 @@ bool Parser::ScanMetadataFast(OpMetadata* md) {
       return give_up();
     }
     if (!separator(p)) return give_up();
+  }
+  // The next token; when it is the next line's `%name`, the name token the
+  // lexer would make, set directly.
+  size_t q = p + 1;
+  if (q < n && d[q] == '\n') {
+    ++q;
+    while (q < n && d[q] == ' ') ++q;
+    if (q + 1 < n && d[q] == '%') {
+      const unsigned char c = static_cast<unsigned char>(d[q + 1]);
+      if ((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_') {
+        const size_t e = text_internal::SkipIdChars(d, q + 2, n);
+        tok_.kind = TK::kName;
+        tok_.has_escape = false;
+        tok_.offset = q;
+        tok_.text = in.substr(q + 1, e - q - 1);
+        lex_.set_pos(e);
+        return true;
+      }
+    }
   }
   lex_.set_pos(p + 1);
   Advance();

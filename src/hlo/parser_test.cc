@@ -1081,6 +1081,112 @@ TEST(Errors, BadBytes) {
       2, 51, "unterminated string");
 }
 
+// The parser reads the common spellings of a dump's lines straight from
+// the characters (parser.cc: TakeCachedLineShape, ScanOperandsFast,
+// ScanMetadataFast, SkipSignatureParamsFast; Lexer::ScanBraceBlob 16 bytes
+// at a time) and leaves everything else to the tokens. These pin down what
+// those paths must agree with the tokens on.
+TEST(FastPaths, BraceBlobsKeepTheirTextAcrossBlocks) {
+  // Braces and escaped quotes inside strings, a UTF-8 character, nesting,
+  // all spread over several 16-byte blocks.
+  const std::string blob =
+      "{\"a\":\"}{\\\"\",\"long_key_aaaaaaaaaaaaaaaaaaa\":{\"n\":{\"m\":"
+      "\"\xc3\xa9{}\"}},\"z\":[1,2],\"q\":\"\\\\\"}";
+  auto m = ParseOk("ENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=" +
+                   blob + ", metadata={op_name=\"x\"}\n}\n");
+  ASSERT_NE(m, nullptr);
+  const Instruction* p = Find(*m, "p");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->attrs().backend_config, blob);
+  EXPECT_TRUE(p->attrs().backend_config.checked_blob());
+  EXPECT_EQ(p->metadata().op_name, "x");
+}
+
+TEST(FastPaths, BraceBlobErrorsPointWhereTheTokensDid) {
+  const std::string line = "  ROOT p = f32[] parameter(0), backend_config=";
+  // A string opened in one block and never closed: at its opening quote.
+  EXPECT_PARSE_ERROR("ENTRY e {\n" + line + "{\"" + std::string(30, 'a') +
+                         "\":\"" + std::string(70, 'b') + "\n}\n",
+                     2, 81, "unterminated string");
+  // Nesting past the limit inside a block: at the first '{' too deep.
+  ParseOptions shallow;
+  shallow.max_nesting_depth = 3;
+  const std::string msg =
+      ErrorOf("ENTRY e {\n" + line + "{\"" + std::string(20, 'a') +
+                  "\":{\"b\":{\"c\":{\"d\":{\"e\":1}}}}}\n}\n",
+              shallow);
+  EXPECT_EQ(msg.substr(0, 12), "t.hlo:2:81: ") << msg;
+  EXPECT_NE(msg.find("nesting deeper than 3 levels"), std::string::npos) << msg;
+}
+
+TEST(FastPaths, OperandListsWithIndexComments) {
+  auto m = ParseOk(R"(
+ENTRY e {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  t = (f32[], f32[], f32[], f32[], f32[], f32[]) tuple(%a, %b, %a, %b, %a, /*index=5*/%b)
+  u = (f32[], f32[], f32[], f32[], f32[], f32[]) tuple(%a, %b, %a, %b, %a, /*index=5 */%b)
+  ROOT v = (f32[], f32[], f32[], f32[], f32[], f32[]) tuple(%a, %b, %a, %b, %a, /*index=*/%b)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Instruction* a = Find(*m, "a");
+  const Instruction* b = Find(*m, "b");
+  for (const char* name : {"t", "u", "v"}) {
+    const Instruction* t = Find(*m, name);
+    ASSERT_NE(t, nullptr) << name;
+    ASSERT_EQ(t->operand_count(), 6) << name;
+    for (int k = 0; k < 6; ++k) {
+      EXPECT_EQ(t->operand(k), k % 2 == 0 ? a : b) << name << " " << k;
+    }
+  }
+  EXPECT_EQ(a->user_count(), 3);
+}
+
+TEST(FastPaths, ShapesSpelledAlikeAreSharedAndLayoutsStayLayouts) {
+  auto m = ParseOk(R"(
+%f (x: f32[2], y: f32[2]{0}) -> f32[2] {
+  %x = f32[2] parameter(0)
+  %y = f32[2]{0} parameter(1)
+  ROOT %s = f32[2] add(%x, %x)
+}
+
+ENTRY %e (p: f32[2]{0}) -> f32[2]{0} {
+  %p = f32[2]{0} parameter(0)
+  %c = f32[2] call(%p), to_apply=%f
+  ROOT %n = f32[2]{0} negate(%p), metadata={op_name="n" scheduling_name="n"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Instruction* x = Find(*m, "x");
+  const Instruction* s = Find(*m, "s");
+  const Instruction* y = Find(*m, "y");
+  const Instruction* n = Find(*m, "n");
+  ASSERT_TRUE(x && s && y && n);
+  EXPECT_TRUE(x->shared_shape().SharesWith(s->shared_shape()));
+  EXPECT_TRUE(y->shared_shape().SharesWith(n->shared_shape()));
+  EXPECT_FALSE(x->shape().has_layout());
+  EXPECT_TRUE(y->shape().has_layout());
+  EXPECT_EQ(n->metadata().scheduling_name, "n");
+  EXPECT_EQ(n->operand(0), Find(*m, "p"));
+}
+
+TEST(FastPaths, ErrorsTheyStepAroundAreTheTokensErrors) {
+  EXPECT_PARSE_ERROR(
+      "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={op_name=\"x\"}, "
+      "metadata={op_name=\"y\"}\n}\n",
+      2, 56, "duplicate attribute 'metadata'");
+  EXPECT_PARSE_ERROR(
+      "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] add(%a, %c)\n}\n",
+      3, 26, "'c'");
+  EXPECT_PARSE_ERROR(
+      "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT a = f32[] negate(%a)\n}\n",
+      3, 8, "duplicate instruction name 'a'");
+  EXPECT_PARSE_ERROR(
+      "ENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] parameter(0)\n}\n", 3,
+      23, "duplicate parameter number 0");
+}
+
 TEST(Errors, NestingDepthBombs) {
   const int n = 100000;
   EXPECT_PARSE_ERROR("ENTRY e {\n  ROOT p = " + std::string(n, '(') + "f32[]" +

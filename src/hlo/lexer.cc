@@ -632,13 +632,7 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
         const unsigned closes = static_cast<unsigned>(
             _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('}'))));
         // Bit i: inside a string at byte i (parity of the quotes up to i).
-        unsigned inside = quotes;
-        inside ^= inside << 1;
-        inside ^= inside << 2;
-        inside ^= inside << 4;
-        inside ^= inside << 8;
-        if (in_string) inside = ~inside;
-        inside &= 0xffff;
+        const unsigned inside = InsideStringMask16(quotes, in_string);
         unsigned braces = (opens | closes) & ~inside;
         while (braces != 0) {
           const int i = __builtin_ctz(braces);
@@ -668,6 +662,15 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
     }
 #endif
     const unsigned char c = static_cast<unsigned char>(d[p]);
+    if (c >= 0x80) {  // in a string or not
+      const size_t len = Utf8SequenceLength(p);
+      if (len == 0) {
+        MakeError(p, "invalid UTF-8 byte sequence");
+        return false;
+      }
+      p += len;
+      continue;
+    }
     if (in_string) {
       if (c == '"') {
         in_string = false;
@@ -677,14 +680,6 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
       } else if (c == 0) {
         MakeError(p, "unexpected NUL byte in string");
         return false;
-      } else if (c >= 0x80) {
-        const size_t len = Utf8SequenceLength(p);
-        if (len == 0) {
-          MakeError(p, "invalid UTF-8 byte sequence");
-          return false;
-        }
-        p += len;
-        continue;
       }
     } else if (c == '{') {
       if (++depth > max_depth) {
@@ -703,14 +698,6 @@ bool Lexer::ScanBraceBlob(size_t start, int max_depth, std::string_view* out,
     } else if (c == 0) {
       MakeError(p, "unexpected NUL byte");
       return false;
-    } else if (c >= 0x80) {
-      const size_t len = Utf8SequenceLength(p);
-      if (len == 0) {
-        MakeError(p, "invalid UTF-8 byte sequence");
-        return false;
-      }
-      p += len;
-      continue;
     }
     ++p;
   }

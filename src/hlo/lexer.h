@@ -40,6 +40,22 @@
 
 namespace hloverlap {
 
+// For scanning text 16 bytes at a time: bit i of the result is set when
+// byte i of the block is inside a double-quoted string, given `quotes` (bit
+// i: byte i is '"') and whether the block starts inside a string. The
+// parity of the quotes up to each byte (a prefix XOR), so only for blocks
+// without backslashes, which callers check first. Shared by the lexer's
+// brace-blob scan and the printer's blob test.
+inline unsigned InsideStringMask16(unsigned quotes, bool in_string) {
+  unsigned inside = quotes;
+  inside ^= inside << 1;
+  inside ^= inside << 2;
+  inside ^= inside << 4;
+  inside ^= inside << 8;
+  if (in_string) inside = ~inside;
+  return inside & 0xffff;
+}
+
 enum class TokenKind : uint8_t {
   kEof,
   kError,

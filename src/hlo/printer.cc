@@ -32,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
+#include "hlo/lexer.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -321,13 +322,7 @@ bool IsBraceBlob(std::string_view s) {
             _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
       };
       if (bits('\\') == 0) {
-        unsigned inside = bits('"');
-        inside ^= inside << 1;
-        inside ^= inside << 2;
-        inside ^= inside << 4;
-        inside ^= inside << 8;
-        if (in_string) inside = ~inside;
-        inside &= 0xffff;
+        const unsigned inside = InsideStringMask16(bits('"'), in_string);
         const int opens = Popcount16(bits('{') & ~inside);
         const int closes = Popcount16(bits('}') & ~inside);
         if (depth > closes) {

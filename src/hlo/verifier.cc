@@ -338,6 +338,14 @@ uint64_t NameHash(std::string_view s) {
   return h ^ (h >> 29);
 }
 
+// Slots (a power of two, 16 at least) for an open-addressing table that
+// holds n entries at most half full.
+size_t TableCapacity(size_t n) {
+  size_t capacity = 16;
+  while (capacity < 2 * n) capacity *= 2;
+  return capacity;
+}
+
 // Pointer -> V by open addressing on the pointer's bits, which are never
 // dereferenced (an operand may be anything). Fixed capacity, at most half
 // full: Insert fails (nullptr) past what Reserve allowed, and for a key
@@ -346,10 +354,8 @@ template <typename K, typename V>
 class PointerMap {
  public:
   void Reserve(size_t n) {
-    size_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
-    slots_.assign(capacity, Slot{});
-    shift_ = 64 - __builtin_ctzll(capacity);
+    slots_.assign(TableCapacity(n), Slot{});
+    shift_ = 64 - __builtin_ctzll(slots_.size());
     size_ = 0;
   }
   V* Insert(const K* key, V value) {
@@ -364,6 +370,9 @@ class PointerMap {
     return &slots_[k].value;
   }
   V* Find(const K* key) {
+    return const_cast<V*>(std::as_const(*this).Find(key));
+  }
+  const V* Find(const K* key) const {
     if (key == nullptr || slots_.empty()) return nullptr;
     for (size_t k = Home(key);; k = (k + 1) & (slots_.size() - 1)) {
       if (slots_[k].key == key) return &slots_[k].value;
@@ -390,10 +399,8 @@ class PointerMap {
 class NameSet {
  public:
   void Reserve(size_t n) {
-    size_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
-    slots_.assign(capacity, Slot{});
-    shift_ = 64 - __builtin_ctzll(capacity);
+    slots_.assign(TableCapacity(n), Slot{});
+    shift_ = 64 - __builtin_ctzll(slots_.size());
     size_ = 0;
   }
   // False if a name equal to `name` is already in the set (or the set is
@@ -637,58 +644,9 @@ class Verifier {
     const Computation* computation;
     int32_t index;
   };
-  // Instruction -> Position: open addressing on the pointer's bits, which
-  // are never dereferenced (an operand may be anything), half full at most.
-  // Cheaper than a general hash map for the few lookups per instruction.
-  class PositionIndex {
-   public:
-    void Reserve(size_t n) {
-      size_t capacity = 16;
-      while (capacity < 2 * n) capacity *= 2;
-      Rehash(capacity);
-    }
-    // Keeps the first position of an instruction listed twice.
-    void Insert(const Instruction* key, Position position) {
-      if (2 * (size_ + 1) > slots_.size()) Rehash(2 * slots_.size());
-      size_t k = Home(key);
-      while (slots_[k].key != nullptr) {
-        if (slots_[k].key == key) return;
-        k = (k + 1) & (slots_.size() - 1);
-      }
-      slots_[k] = Slot{key, position};
-      ++size_;
-    }
-    const Position* Find(const Instruction* key) const {
-      if (key == nullptr || slots_.empty()) return nullptr;
-      for (size_t k = Home(key);; k = (k + 1) & (slots_.size() - 1)) {
-        if (slots_[k].key == key) return &slots_[k].position;
-        if (slots_[k].key == nullptr) return nullptr;
-      }
-    }
-
-   private:
-    struct Slot {
-      const Instruction* key = nullptr;
-      Position position{};
-    };
-    size_t Home(const Instruction* key) const {
-      return (reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ull) >>
-             shift_;
-    }
-    void Rehash(size_t capacity) {
-      std::vector<Slot> old = std::move(slots_);
-      slots_.assign(capacity, Slot{});
-      shift_ = 64 - __builtin_ctzll(capacity);
-      size_ = 0;
-      for (const Slot& slot : old) {
-        if (slot.key != nullptr) Insert(slot.key, slot.position);
-      }
-    }
-    std::vector<Slot> slots_;
-    size_t size_ = 0;
-    int shift_ = 64;
-  };
-  PositionIndex position_;
+  // Instruction -> Position (BuildIndex reserves room for every instruction;
+  // an instruction listed twice keeps its first position).
+  PointerMap<Instruction, Position> position_;
   // (operand, user) pairs of the users() lists longer than kScanLimit.
   absl::flat_hash_set<std::pair<const Instruction*, const Instruction*>>
       user_edges_;

@@ -17,13 +17,27 @@
 #ifndef HLOVERLAP_TOOLS_MALLOC_TUNING_H_
 #define HLOVERLAP_TOOLS_MALLOC_TUNING_H_
 
+// AddressSanitizer replaces malloc: nothing below applies (GCC defines
+// __SANITIZE_ADDRESS__, clang answers __has_feature).
+#if defined(__SANITIZE_ADDRESS__)
+#define HLOVERLAP_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HLOVERLAP_UNDER_ASAN 1
+#endif
+#endif
+
+// First, so that __GLIBC__ is defined (by the C library's own headers)
+// when tested below.
+#include <cstddef>
+#include <cstdint>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #endif
 
@@ -54,7 +68,7 @@ inline void TuneMallocForCompilerWorkload() {
   // ~80 brk calls. Only address space: pages are touched (and faulted in)
   // when used.
   mallopt(M_TOP_PAD, 16 << 20);
-#if !defined(__SANITIZE_ADDRESS__) && defined(MADV_HUGEPAGE)
+#if !defined(HLOVERLAP_UNDER_ASAN) && defined(MADV_HUGEPAGE)
   // Huge pages cover only whole 2 MiB aligned stretches, and only those
   // not touched before the advice: one 4 KiB page written in a stretch (a
   // chunk header malloc writes when it splits the heap's top) and the whole

@@ -37,7 +37,7 @@ namespace {
 // to 2 MiB, where the break happened to be) and any stretch malloc wrote a
 // header into before the advice still faulted page by page (~300-800).
 TEST(MallocTuning, FreshHeapFaultsInHugePages) {
-#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+#if defined(HLOVERLAP_UNDER_ASAN) || !defined(__GLIBC__)
   GTEST_SKIP() << "the sanitizers' allocator replaces glibc's malloc";
 #else
   if (!KernelGrantsHugePages()) {

@@ -22,6 +22,7 @@
 #include "hlo/diagnostic.h"
 #include "hlo/opcode_traits.h"
 #include "hlo/shape_inference.h"
+#include "hlo/text_hash.h"
 
 namespace hloverlap {
 namespace {
@@ -304,40 +305,6 @@ bool HasSchedule(const Computation& c) {
          !c.IsFusionComputation();
 }
 
-// Hash of an instruction or computation name for the quick pass's name
-// sets: every byte, eight at a time (names are short; std::hash's byte loop
-// was a tenth of the verifier's cost).
-uint64_t NameHash(std::string_view s) {
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  auto mix = [&h](uint64_t w) {
-    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
-  };
-  uint64_t w = 0;
-  if (n >= 8) {
-    for (; n > 8; p += 8, n -= 8) {
-      std::memcpy(&w, p, 8);
-      mix(w);
-    }
-    std::memcpy(&w, p + n - 8, 8);  // the last 8 bytes (overlapping)
-  } else if (n >= 4) {
-    uint32_t a = 0;
-    uint32_t b = 0;
-    std::memcpy(&a, p, 4);
-    std::memcpy(&b, p + n - 4, 4);
-    w = (uint64_t{a} << 32) | b;
-  } else if (n > 0) {
-    w = (uint64_t{static_cast<unsigned char>(p[0])} << 16) |
-        (uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
-        static_cast<unsigned char>(p[n - 1]);
-  }
-  mix(w);
-  h *= 0x94d049bb133111ebull;
-  return h ^ (h >> 29);
-}
-
 // Slots (a power of two, 16 at least) for an open-addressing table that
 // holds n entries at most half full.
 size_t TableCapacity(size_t n) {
@@ -408,7 +375,7 @@ class NameSet {
   template <typename NameOf>
   bool Insert(std::string_view name, uint32_t id, const NameOf& name_of) {
     if (2 * (size_ + 1) > slots_.size()) return false;
-    const uint64_t h = NameHash(name);
+    const uint64_t h = HashText(name);
     const uint32_t tag = static_cast<uint32_t>(h) | 1;  // 0: empty slot
     size_t k = h >> shift_;
     while (slots_[k].tag != 0) {

@@ -52,7 +52,10 @@ saying what was lost) and runs jax.jit's compile of the step instead.
 """
 
 import contextlib
+import dataclasses
+import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -60,19 +63,31 @@ import tempfile
 import time
 import traceback
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 from hloverlap import gspmd
 from hloverlap import text as hlo
 from hloverlap import xla as xla_opts
-from hloverlap.binary import OptResult, run_opt, summarize_remarks
+from hloverlap import plan as plan_mod
+from hloverlap import sim as sim_mod
+from hloverlap.binary import (OptResult, format_remark, run_opt,
+                              summarize_remarks)
 from hloverlap.errors import (BridgeError, BridgeFallbackWarning, UserSite,
                               source_hint)
-from hloverlap.options import Options, as_options
+from hloverlap.options import Options, as_options, parse_byte_size
 
 __all__ = ["jit", "compile", "hlo_text_of", "compile_hlo_text",
            "BridgeCompiled", "FallbackCompiled", "BridgeJitted",
-           "BridgeError", "BridgeFallbackWarning"]
+           "BridgeError", "BridgeFallbackWarning", "PlanWarning"]
+
+
+_LOG = logging.getLogger("hloverlap")
+
+
+class PlanWarning(UserWarning):
+  """A fixed preset that the planner's cached choice beats by more than
+  10% (hloverlap.plan.WARN_SLOWER_FRACTION)."""
 
 
 def _jax():
@@ -153,8 +168,17 @@ def compile_stablehlo(stable, devices: Sequence[Any],
 
 
 def _compile_stablehlo(stable, devices, xla_options, use_shardy):
-  import numpy as np  # pylint: disable=g-import-not-at-top
   _, _, xc, get_backend = _xla_modules()
+  opts = _compile_options(devices, xla_options, use_shardy)
+  backend = get_backend()
+  return backend.compile_and_load(stable, xc.DeviceList(tuple(devices)), opts)
+
+
+def _compile_options(devices, xla_options, use_shardy):
+  """jaxlib CompileOptions of the route: one replica, one partition per
+  device, SPMD partitioning on (ANCHORS §4)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  _, _, xc, _ = _xla_modules()
   opts = xc.CompileOptions()
   eb = opts.executable_build_options
   n = len(devices)
@@ -169,8 +193,7 @@ def _compile_stablehlo(stable, devices, xla_options, use_shardy):
     eb.use_shardy_partitioner = bool(use_shardy)
   if xla_options:
     opts.env_option_overrides = xla_opts.overrides_list(xla_options)
-  backend = get_backend()
-  return backend.compile_and_load(stable, xc.DeviceList(tuple(devices)), opts)
+  return opts
 
 
 def jax_uses_shardy() -> Optional[bool]:
@@ -290,6 +313,7 @@ class BridgeCompiled:
     self._out_shardings = out_shardings  # else resolved on the first call
     self.sharding_source = "jit-compile" if out_shardings else None
     self._final_hlo: Optional[str] = None
+    self.plan: Optional[plan_mod.Plan] = None  # the planner's table
 
   def remark_counts(self) -> Dict[str, int]:
     return summarize_remarks(self.remarks)
@@ -310,7 +334,10 @@ class BridgeCompiled:
                 dropped_xla_options=self.dropped_xla_options,
                 xla_options=self.xla_options, timings=self.timings,
                 hloverlap_args=self.opt_result.args[1:]
-                if self.opt_result else None)
+                if self.opt_result else None,
+                plan=self.plan.as_dict() if self.plan is not None else None,
+                plan_summary=self.plan.summary_line()
+                if self.plan is not None else None)
 
   # -- outputs --------------------------------------------------------------
   def _resolve_out_shardings(self, per_out) -> List[Any]:
@@ -406,6 +433,7 @@ class FallbackCompiled:
   (`error` is the BridgeError; the warning said what was lost)."""
 
   route = "jax.jit"
+  plan = None
 
   def __init__(self, compiled, error: BridgeError, xla_options, seconds):
     self.compiled = compiled
@@ -439,7 +467,7 @@ class _StageFailed(Exception):
   def __init__(self, stage: str, cause: BaseException,
                module_text: Optional[str] = None,
                module_path: Optional[str] = None, fallback=None):
-    super().__init__(stage)
+    super().__init__("{}: {}: {}".format(stage, type(cause).__name__, cause))
     self.stage = stage
     self.cause = cause
     self.module_text = module_text
@@ -546,8 +574,9 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
                                 devices=len(devices))
   state: Dict[str, Any] = {}
   try:
-    c = _compile_route(lowered, before, decision, opts, xla_options,
-                       devices, use_shardy, donate, work, state)
+    how = _plan_and_compile if opts.plans() else _compile_route
+    c = how(lowered, before, decision, opts, xla_options, devices,
+            use_shardy, donate, work, state)
   except _StageFailed as f:
     hint = source_hint(str(f.cause), f.module_text, f.module_path)
     err = BridgeError(site, f.stage, "{}: {}".format(
@@ -579,6 +608,12 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
   c.timings["total_s"] = round(c.compile_seconds, 3)
   c.use_shardy = use_shardy
   c.keep_dir = opts.keep_dir
+  if c.plan is not None:
+    record["plan"] = c.plan.as_dict()
+    _LOG.info("%s", c.plan.summary_line())
+  else:
+    _warn_if_plan_faster(opts, c, before, decision, xla_options, devices,
+                         donate, use_shardy)
   if opts.keep_dir:
     record.update(c.summary())
     _write(os.path.join(work, "bridge.json"),
@@ -588,51 +623,83 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
   return c
 
 
-def _compile_route(lowered, jax_text, decision, opts, xla_options, devices,
-                   use_shardy, donate, work, state) -> BridgeCompiled:
-  timings: Dict[str, float] = {}
-  stage_label, jit_exe, fb = None, None, None
-  in_shardings = out_shardings = None
-  route_opts = dict(xla_options)
+@dataclasses.dataclass
+class _Route:
+  """What every candidate of one compile shares: the module hloverlap
+  reads, the XLA options of the route's compile, and (GSPMD) jax.jit's
+  dump compile with its shardings."""
+  decision: Any
+  jax_text: str
+  hlo_in: str
+  xla_options: Dict[str, object]
+  stage: Optional[str] = None
+  fallback: Any = None  # jax.jit's executable (the GSPMD dump compile)
+  in_shardings: Optional[List[Any]] = None
+  out_shardings: Optional[List[Any]] = None
+  dropped: List[str] = dataclasses.field(default_factory=list)
+  timings: Dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class _Built:
+  """One candidate after hloverlap and the route fixups."""
+  opt: OptResult
+  after: str  # the module text handed to XLA
+  fixes: List[str]
+  aliases: List[Tuple[int, int]]
+  route_path: str
+  timings: Dict[str, float]
+
+
+def _prepare_route(lowered, jax_text, decision, xla_options, devices, work,
+                   state) -> _Route:
+  """The module hloverlap works on (GSPMD: XLA's partitioned module, from a
+  jax.jit compile that dumps it; shard_map: JAX's lowering)."""
+  if decision.route != "gspmd":
+    return _Route(decision, jax_text, jax_text, dict(xla_options))
   dropped: List[str] = []
-  if decision.route == "gspmd":
-    dump_dir = os.path.join(work, "xla_dump")
-    shutil.rmtree(dump_dir, ignore_errors=True)
-    t = time.perf_counter()
-    with _stage("dump"):
-      with _without_persistent_cache():
-        jit_exe = _jit_compile(lowered, dict(xla_options,
-                                             **gspmd.dump_options(dump_dir)),
-                               dropped)
-    timings["jit_compile_s"] = round(time.perf_counter() - t, 3)
-    state["jit_compile_s"] = timings["jit_compile_s"]
-    fb = jit_exe
-    with _stage("dump", fallback=fb):
-      files = gspmd.dump_files(dump_dir, hlo.module_name(jax_text))
-      try:
-        stage = gspmd.pick_stage(files, len(devices))
-      except gspmd.StageNotFound as e:
-        names = sorted(os.listdir(dump_dir)) if os.path.isdir(dump_dir) \
-            else []
-        raise gspmd.StageNotFound("{} [dump files: {}]".format(
-            e, ", ".join(names[:8]) or "none")) from None
-      stage_label = stage.label
-      state["route_detail"] = "XLA's partitioned module, dump stage " + \
-          stage.label
-      with open(stage.path) as f:
-        partitioned = f.read()
-      _write(os.path.join(work, "partitioned.hlo"), partitioned)
-      in_shardings = _leaves(getattr(jit_exe, "input_shardings", None))
-      out_shardings = _leaves(getattr(jit_exe, "output_shardings", None))
-    hlo_in = hlo.strip_shardings(partitioned)
-    route_opts = gspmd.disable_partitioning(
-        {k: v for k, v in xla_options.items() if k not in dropped})
-  else:
-    hlo_in = jax_text
+  timings: Dict[str, float] = {}
+  dump_dir = os.path.join(work, "xla_dump")
+  shutil.rmtree(dump_dir, ignore_errors=True)
+  t = time.perf_counter()
+  with _stage("dump"):
+    with _without_persistent_cache():
+      jit_exe = _jit_compile(lowered, dict(xla_options,
+                                           **gspmd.dump_options(dump_dir)),
+                             dropped)
+  timings["jit_compile_s"] = round(time.perf_counter() - t, 3)
+  state["jit_compile_s"] = timings["jit_compile_s"]
+  with _stage("dump", fallback=jit_exe):
+    files = gspmd.dump_files(dump_dir, hlo.module_name(jax_text))
+    try:
+      stage = gspmd.pick_stage(files, len(devices))
+    except gspmd.StageNotFound as e:
+      names = sorted(os.listdir(dump_dir)) if os.path.isdir(dump_dir) \
+          else []
+      raise gspmd.StageNotFound("{} [dump files: {}]".format(
+          e, ", ".join(names[:8]) or "none")) from None
+    state["route_detail"] = "XLA's partitioned module, dump stage " + \
+        stage.label
+    with open(stage.path) as f:
+      partitioned = f.read()
+    _write(os.path.join(work, "partitioned.hlo"), partitioned)
+    in_shardings = _leaves(getattr(jit_exe, "input_shardings", None))
+    out_shardings = _leaves(getattr(jit_exe, "output_shardings", None))
+  route_opts = gspmd.disable_partitioning(
+      {k: v for k, v in xla_options.items() if k not in dropped})
+  return _Route(decision, jax_text, hlo.strip_shardings(partitioned),
+                route_opts, stage.label, jit_exe, in_shardings,
+                out_shardings, dropped, timings)
+
+
+def _build(route: _Route, opts: Options, donate: bool, work: str) -> _Built:
+  """hloverlap opt, then the fixups the StableHLO route needs."""
+  timings: Dict[str, float] = {}
+  fb = route.fallback
   in_path = os.path.join(work, "before.hlo")
   t = time.perf_counter()
-  with _stage("hloverlap", hlo_in, in_path, fb):
-    opt = run_opt(hlo_in, opts.replace(keep_dir=work))
+  with _stage("hloverlap", route.hlo_in, in_path, fb):
+    opt = run_opt(route.hlo_in, opts.replace(keep_dir=work))
   timings["hloverlap_s"] = round(time.perf_counter() - t, 3)
   after = opt.text
   out_path = os.path.join(work, "after.hlo")
@@ -644,30 +711,445 @@ def _compile_route(lowered, jax_text, decision, opts, xla_options, devices,
       after, fixes = hlo.make_route_legal(after)
     if not donate:
       after = hlo.strip_buffer_donor(after)
-    elif decision.route == "gspmd":
+    elif route.decision.route == "gspmd":
       after, aliases = hlo.donors_to_aliases(after)
     else:
       after, aliases = hlo.donors_to_aliases(
           after, *hlo.shard_map_sharding_keys(after))
   route_path = os.path.join(work, "after_route.hlo")
   _write(route_path, after)
-  with _stage("stablehlo", after, route_path, fb):
-    stable = hlo_text_to_stablehlo(after)
   timings["prepare_s"] = round(time.perf_counter() - t, 3)
+  return _Built(opt, after, fixes, aliases, route_path, timings)
+
+
+def _compile_built(route: _Route, built: _Built, devices, use_shardy,
+                   extra_xla: Optional[Mapping[str, object]] = None):
+  """XLA's compile of a built candidate: (executable, XLA options used,
+  options XLA did not know)."""
+  fb = route.fallback
+  opts = dict(route.xla_options, **dict(extra_xla or {}))
+  dropped: List[str] = []
   t = time.perf_counter()
-  with _stage("xla-compile", after, route_path, fb):
-    exe = compile_stablehlo(stable, devices, route_opts, use_shardy, dropped)
-  timings["xla_compile_s"] = round(time.perf_counter() - t, 3)
+  with _stage("stablehlo", built.after, built.route_path, fb):
+    stable = hlo_text_to_stablehlo(built.after)
+  built.timings["prepare_s"] = round(
+      built.timings.get("prepare_s", 0.0) + time.perf_counter() - t, 3)
+  t = time.perf_counter()
+  with _stage("xla-compile", built.after, built.route_path, fb):
+    exe = compile_stablehlo(stable, devices, opts, use_shardy, dropped)
+  built.timings["xla_compile_s"] = round(time.perf_counter() - t, 3)
   for k in dropped:
-    route_opts.pop(k, None)
-  c = BridgeCompiled(exe, lowered, devices, opt, hlo_in, after, route_opts,
-                     fixes, 0.0, route=decision.route,
-                     route_reason=decision.reason, stage=stage_label,
-                     lowering_text=jax_text, in_shardings=in_shardings,
-                     out_shardings=out_shardings, aliases=aliases,
-                     timings=timings)
-  c.dropped_xla_options = sorted(set(dropped))
+    opts.pop(k, None)
+  return exe, opts, dropped
+
+
+def _wrap(route: _Route, built: _Built, exe, lowered, devices, xla_used,
+          dropped) -> BridgeCompiled:
+  timings = dict(route.timings)
+  timings.update(built.timings)
+  c = BridgeCompiled(exe, lowered, devices, built.opt, route.hlo_in,
+                     built.after, xla_used, built.fixes, 0.0,
+                     route=route.decision.route,
+                     route_reason=route.decision.reason, stage=route.stage,
+                     lowering_text=route.jax_text,
+                     in_shardings=route.in_shardings,
+                     out_shardings=route.out_shardings,
+                     aliases=built.aliases, timings=timings)
+  c.dropped_xla_options = sorted(set(dropped) | set(route.dropped))
   return c
+
+
+def _compile_route(lowered, jax_text, decision, opts, xla_options, devices,
+                   use_shardy, donate, work, state) -> BridgeCompiled:
+  """One fixed preset (or pass list): the route, hloverlap, XLA."""
+  route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
+                         work, state)
+  built = _build(route, opts, donate, work)
+  exe, used, dropped = _compile_built(route, built, devices, use_shardy)
+  return _wrap(route, built, exe, lowered, devices, used, dropped)
+
+
+# --- planning (hloverlap.plan) --------------------------------------------
+def _slug(name: str) -> str:
+  return re.sub(r"[^\w.-]+", "_", name)
+
+
+def _peak_bytes(exe) -> Optional[int]:
+  """The executable's peak device memory from XLA's memory analysis
+  (arguments + outputs - aliased + temporaries + code, or XLA's own peak
+  where this jaxlib reports one)."""
+  try:
+    st = exe.get_compiled_memory_stats()
+  except Exception:  # pylint: disable=broad-except
+    return None
+  peak = getattr(st, "peak_memory_in_bytes", 0) or 0
+  if peak > 0:
+    return int(peak)
+  parts = [getattr(st, k, 0) or 0 for k in (
+      "argument_size_in_bytes", "output_size_in_bytes",
+      "temp_size_in_bytes", "generated_code_size_in_bytes")]
+  total = sum(parts) - (getattr(st, "alias_size_in_bytes", 0) or 0)
+  return int(total) if total > 0 else None
+
+
+def _device_memory_bytes(devices) -> Optional[int]:
+  try:
+    stats = devices[0].memory_stats() or {}
+    limit = stats.get("bytes_limit")
+    return int(limit) if limit else None
+  except Exception:  # pylint: disable=broad-except
+    return None
+
+
+_VERSIONS: Dict[str, str] = {}
+
+
+def _tool_version(binary: Optional[str]) -> str:
+  """`hloverlap --version` plus the binary's size and mtime (a rebuilt
+  binary plans again)."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  from hloverlap.binary import find_binary  # pylint: disable=g-import-not-at-top
+  exe = find_binary(binary)
+  st = os.stat(exe)
+  key = "{}:{}:{}".format(exe, st.st_size, st.st_mtime_ns)
+  if key not in _VERSIONS:
+    try:
+      out = subprocess.run([exe, "--version"], capture_output=True,
+                           text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+      out = "?"
+    _VERSIONS[key] = "{} ({} bytes, mtime {})".format(out, st.st_size,
+                                                       st.st_mtime_ns)
+  return _VERSIONS[key]
+
+
+def _jaxlib_version() -> str:
+  try:
+    import jaxlib  # pylint: disable=g-import-not-at-top
+    return str(getattr(jaxlib, "__version__", "?"))
+  except ImportError:
+    return "?"
+
+
+def _process_count() -> int:
+  try:
+    return int(_jax().process_count())
+  except Exception:  # pylint: disable=broad-except
+    return 1
+
+
+def _process_index() -> int:
+  try:
+    return int(_jax().process_index())
+  except Exception:  # pylint: disable=broad-except
+    return 0
+
+
+def _agree():
+  """Under jax.distributed: a function that replaces a list of ints by
+  process 0's (every process compiles the same candidate, or their
+  collectives would deadlock); None with one process."""
+  if _process_count() <= 1:
+    return None
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+  def agree(values: List[int]) -> List[int]:
+    arr = np.full((65,), -1, np.int32)
+    arr[0] = len(values)
+    arr[1:1 + len(values)] = values[:64]
+    out = np.asarray(multihost_utils.broadcast_one_to_all(arr))
+    return [int(v) for v in out[1:1 + int(out[0])]]
+  return agree
+
+
+def _plan_key(route: _Route, opts: Options, xla_options, devices, donate,
+              use_shardy, cands) -> str:
+  return plan_mod.cache_key(dict(
+      module=hashlib.sha256(route.jax_text.encode()).hexdigest(),
+      route=route.decision.route, devices=len(devices),
+      device_kind=str(getattr(devices[0], "device_kind", "?")),
+      processes=_process_count(), hloverlap=_tool_version(opts.binary),
+      jaxlib=_jaxlib_version(), xla_options=xla_options, donate=donate,
+      use_shardy=use_shardy, loops=opts.loop_rules(),
+      memory_budget=opts.memory_budget, plan_by=opts.plan_by,
+      pipeline_depth=opts.pipeline_depth, extra_args=list(opts.extra_args),
+      route_fixups=opts.route_fixups, verify=opts.verify,
+      candidates=[c.spec() for c in cands]))
+
+
+def _serialize(exe) -> Optional[bytes]:
+  _, _, _, get_backend = _xla_modules()
+  for how in (lambda: exe.serialize(),
+              lambda: get_backend().serialize_executable(exe)):
+    try:
+      data = how()
+      if data:
+        return bytes(data)
+    except Exception:  # pylint: disable=broad-except
+      continue
+  return None
+
+
+def _deserialize(data: bytes, devices, xla_options, use_shardy):
+  _, _, xc, get_backend = _xla_modules()
+  backend = get_backend()
+  opts = _compile_options(devices, xla_options, use_shardy)
+  try:
+    return backend.deserialize_executable(
+        data, xc.DeviceList(tuple(devices)), opts)
+  except TypeError:
+    return backend.deserialize_executable(data, opts)
+
+
+def _fresh_inputs(exe, lowered, devices, kept):
+  """A maker of fresh random arguments with the executable's parameter
+  shapes, types and shardings (the planner never runs the caller's
+  buffers: they may be donated)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  jax = _jax()
+  from jax._src import sharding_impls  # pylint: disable=g-import-not-at-top
+  infos = _jax().tree_util.tree_leaves(lowered.args_info)
+  if kept is not None and len(kept) < len(infos):
+    infos = [infos[i] for i in kept]
+  shardings = [sharding_impls.GSPMDSharding(tuple(devices), op)
+               for op in exe.get_parameter_shardings()]
+  rng = np.random.default_rng(0)
+  host = []
+  for info in infos:
+    dt = np.dtype(info.dtype)
+    shape = tuple(info.shape)
+    if np.issubdtype(dt, np.floating) or dt.name == "bfloat16":
+      host.append((rng.standard_normal(shape, np.float32) * 0.02).astype(dt))
+    else:
+      host.append(np.zeros(shape, dt))
+  return lambda: [jax.device_put(h, s) for h, s in zip(host, shardings)]
+
+
+def _time_executable(exe, make_inputs, steps: int) -> float:
+  """The median wall time of `steps` calls (one warm-up first), each on
+  fresh inputs placed before its clock starts."""
+  samples = []
+  for i in range(steps + 1):
+    args = make_inputs()
+    for a in args:
+      a.block_until_ready()
+    t = time.perf_counter()
+    out = exe.execute_sharded(args)
+    for arrs in out.disassemble_into_single_device_arrays():
+      for a in arrs:
+        a.block_until_ready()
+    if i:
+      samples.append(time.perf_counter() - t)
+  return plan_mod.median_ms(samples)
+
+
+def _plan_and_compile(lowered, jax_text, decision, opts: Options,
+                      xla_options, devices, use_shardy, donate, work,
+                      state) -> BridgeCompiled:
+  """Options.preset == "plan": every candidate through hloverlap and XLA,
+  judged on the module XLA will execute (hloverlap.plan)."""
+  cands = plan_mod.candidates(opts.allow_reassociation)
+  folder = plan_mod.cache_dir(opts.plan_cache)
+  route0 = _Route(decision, jax_text, jax_text, {})
+  key = _plan_key(route0, opts, xla_options, devices, donate, use_shardy,
+                  cands)
+  proc = _process_index()
+  cached = plan_mod.load_cached(folder, key)
+  if cached is not None and _process_count() == 1:
+    c = _from_cache(cached, folder, key, lowered, jax_text, decision, opts,
+                    xla_options, devices, use_shardy, donate, work, state,
+                    proc)
+    if c is not None:
+      return c
+  route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
+                         work, state)
+  by_name = {c.name: c for c in cands}
+
+  def build(c: plan_mod.Candidate) -> plan_mod.Built:
+    sub = os.path.join(work, "cand-" + _slug(c.name))
+    os.makedirs(sub, exist_ok=True)
+    o = opts.replace(preset=c.preset, passes=c.passes, remarks=None,
+                     pipeline_depth=(c.pipeline_depth
+                                     if c.pipeline_depth is not None
+                                     else opts.pipeline_depth),
+                     loops=list(c.loops) + opts.loop_rules())
+    b = _build(route, o, donate, sub)
+    return plan_mod.Built(b.after, b, b.timings.get("hloverlap_s", 0.0))
+
+  def compile_(c: plan_mod.Candidate, pb: plan_mod.Built):
+    t = time.perf_counter()
+    exe, used, dropped = _compile_built(route, pb.payload, devices,
+                                        use_shardy, dict(c.xla_options))
+    return plan_mod.Compiled((exe, used, dropped), executable_hlo_text(exe),
+                             _peak_bytes(exe), time.perf_counter() - t)
+
+  def simulate(c: plan_mod.Candidate, cc: plan_mod.Compiled):
+    path = os.path.join(work, "cand-" + _slug(c.name), "final.hlo")
+    r = sim_mod.simulate(cc.final_text, opts.binary, path=path)
+    return plan_mod.Simulated(r.step_ms, r.exposed_comm_ms, r.compute_ms,
+                              r.peak_bytes)
+
+  measure = None
+  if opts.plan_by == "measure":
+    makers: Dict[str, Any] = {}
+
+    def measure(c: plan_mod.Candidate, cc: plan_mod.Compiled) -> float:
+      exe = cc.executable[0]
+      if "inputs" not in makers:
+        makers["inputs"] = _fresh_inputs(exe, lowered, devices,
+                                         _kept_var_idx(lowered))
+      return _time_executable(exe, makers["inputs"], opts.plan_measure_steps)
+  budget = opts.memory_budget
+  t = time.perf_counter()
+  try:
+    plan, kept = plan_mod.run(
+        cands, build, compile_, simulate,
+        max_compiles=opts.plan_max_compiles, budget_s=opts.plan_budget_s,
+        threads=opts.plan_threads,
+        device_memory_bytes=_device_memory_bytes(devices),
+        memory_budget_bytes=(parse_byte_size(budget) if budget is not None
+                             else None),
+        measure=measure, measure_top=opts.plan_measure_top, agree=_agree())
+  except _StageFailed:
+    raise
+  except Exception as e:  # pylint: disable=broad-except
+    raise _StageFailed("plan", e, fallback=route.fallback) from e
+  plan.key = key
+  _write(os.path.join(work, "plan.json"),
+         json.dumps(plan.as_dict(), indent=1, default=str))
+  if plan.chosen is None or plan.chosen not in kept:
+    errs = "; ".join("{}: {}".format(r.candidate, r.error or r.why_not)
+                     for r in plan.rows if r.error or r.why_not)
+    raise _StageFailed("plan", RuntimeError(
+        "no candidate could be chosen ({})".format(errs[:2000])),
+                       fallback=route.fallback)
+  pb, cc = kept[plan.chosen]
+  exe, used, dropped = cc.executable
+  c = _wrap(route, pb.payload, exe, lowered, devices, used, dropped)
+  c.plan = plan
+  c.timings["plan_s"] = round(time.perf_counter() - t, 3)
+  c._final_hlo = cc.final_text  # pylint: disable=protected-access
+  _write_remarks(opts, c.remarks)
+  blobs = {}
+  data = _serialize(exe) if folder else None
+  if data:
+    blobs["exe-p{}".format(proc)] = data
+  plan_mod.store_cached(folder, key, dict(
+      plan=plan.as_dict(), chosen=by_name[plan.chosen].spec(),
+      after=pb.payload.after, remarks=c.remarks, xla_options=used,
+      dropped=sorted(set(dropped) | set(route.dropped)), stage=route.stage,
+      route=decision.route, fixes=pb.payload.fixes,
+      aliases=pb.payload.aliases), blobs)
+  return c
+
+
+def _from_cache(cached, folder, key, lowered, jax_text, decision, opts,
+                xla_options, devices, use_shardy, donate, work, state, proc):
+  """A restarted job: the cached plan's executable, no planning, no
+  compile (or, without a usable executable, one compile of the choice)."""
+  plan = plan_mod.Plan.from_dict(cached.get("plan", {}))
+  plan.from_cache = True
+  plan.key = key
+  t = time.perf_counter()
+  data = plan_mod.load_blob(folder, key, "exe-p{}".format(proc))
+  exe = None
+  if data:
+    try:
+      exe = _deserialize(data, devices, cached.get("xla_options") or {},
+                         use_shardy)
+    except Exception:  # pylint: disable=broad-except
+      exe = None
+  if exe is None:
+    spec = cached.get("chosen") or {}
+    cand = next((c for c in plan_mod.candidates(opts.allow_reassociation)
+                 if c.name == spec.get("name")), None)
+    if cand is None:
+      return None
+    route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
+                           work, state)
+    o = opts.replace(preset=cand.preset, passes=cand.passes, remarks=None,
+                     pipeline_depth=(cand.pipeline_depth
+                                     if cand.pipeline_depth is not None
+                                     else opts.pipeline_depth),
+                     loops=list(cand.loops) + opts.loop_rules())
+    built = _build(route, o, donate, work)
+    exe, used, dropped = _compile_built(route, built, devices, use_shardy,
+                                        dict(cand.xla_options))
+    c = _wrap(route, built, exe, lowered, devices, used, dropped)
+  else:
+    opt = OptResult(cached.get("after", ""), list(cached.get("remarks", [])),
+                    "", ["(cached plan {})".format(key)], 0.0)
+    built = _Built(opt, cached.get("after", ""), list(cached.get("fixes", [])),
+                   [tuple(a) for a in cached.get("aliases", [])], "", {})
+    route = _Route(decision, jax_text, jax_text,
+                   dict(cached.get("xla_options") or {}),
+                   stage=cached.get("stage"))
+    c = _wrap(route, built, exe, lowered, devices,
+              dict(cached.get("xla_options") or {}),
+              list(cached.get("dropped") or []))
+    c.sharding_source = None
+    c._in_shardings = _parameter_shardings(exe, devices)  # pylint: disable=protected-access
+  c.plan = plan
+  c.timings["plan_s"] = round(time.perf_counter() - t, 3)
+  _write_remarks(opts, c.remarks)
+  return c
+
+
+def _parameter_shardings(exe, devices) -> Optional[List[Any]]:
+  try:
+    from jax._src import sharding_impls  # pylint: disable=g-import-not-at-top
+    return [sharding_impls.GSPMDSharding(tuple(devices), op)
+            for op in exe.get_parameter_shardings()]
+  except Exception:  # pylint: disable=broad-except
+    return None
+
+
+def _write_remarks(opts: Options, remarks: List[dict]) -> None:
+  """The chosen candidate's remarks where Options.remarks asks for them."""
+  if opts.remarks is None:
+    return
+  if opts.remarks_format == "json":
+    payload = "".join(json.dumps(r, sort_keys=True) + "\n" for r in remarks)
+  else:
+    payload = "".join(format_remark(r) + "\n" for r in remarks)
+  if opts.remarks == "-":
+    import sys  # pylint: disable=g-import-not-at-top
+    sys.stderr.write(payload)
+  else:
+    _write(opts.remarks, payload)
+
+
+def _warn_if_plan_faster(opts, c, jax_text, decision, xla_options, devices,
+                         donate, use_shardy) -> None:
+  """A fixed preset, and a plan of the same step on disk whose best is more
+  than WARN_SLOWER_FRACTION faster than that preset's candidate: say so."""
+  try:
+    as_plan = opts.replace(preset="plan", passes=None)
+    cands = plan_mod.candidates(as_plan.allow_reassociation)
+    key = _plan_key(_Route(decision, jax_text, jax_text, {}), as_plan,
+                    xla_options, devices, donate, use_shardy, cands)
+    cached = plan_mod.load_cached(plan_mod.cache_dir(opts.plan_cache), key)
+    if cached is None:
+      return
+    plan = plan_mod.Plan.from_dict(cached.get("plan", {}))
+    mine = plan.row(opts.preset or "")
+    best = plan.row(plan.chosen or "")
+    if (mine is None or best is None or not mine.predicted_ms or
+        not best.predicted_ms):
+      return
+    if best.predicted_ms < mine.predicted_ms * (
+        1 - plan_mod.WARN_SLOWER_FRACTION):
+      warnings.warn(
+          "hloverlap: preset {!r} is predicted at {:.1f} ms, the planner's "
+          "choice {!r} at {:.1f} ms ({:.0f}% faster); Options(preset='plan') "
+          "(the default) uses it".format(
+              opts.preset, mine.predicted_ms, best.candidate,
+              best.predicted_ms,
+              100 * (1 - best.predicted_ms / mine.predicted_ms)),
+          PlanWarning, stacklevel=4)
+  except Exception:  # pylint: disable=broad-except
+    return
 
 
 # --- jit ----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Options of the bridge and their mapping to `hloverlap opt` arguments.
 
-    Options(preset="auto-rewrite",             # --preset=auto-rewrite
+    Options(preset="plan",                     # the bridge's planner (default)
             loops=["innermost:pipeline=depth=2",
                    "op_name~fori_loop:pipeline=off"],   # --loop=... (in order)
             memory_budget="512MiB",             # --memory-budget=512MiB
@@ -22,13 +22,54 @@ class OptionsError(ValueError):
   """An option value that `hloverlap opt` would reject (caught early)."""
 
 
+# Options.preset of the JAX bridge's planner (hloverlap.plan); not a preset
+# of the binary.
+PLAN = "plan"
+# What "plan" runs where there is no XLA compile (binary.run_opt alone).
+CLI_PLAN_PRESET = "auto-rewrite"
+
+_UNITS = {"": 0, "b": 0}
+for _k, _u in enumerate("kmgt", 1):
+  _UNITS.update({_u: _k, _u + "b": _k, _u + "ib": _k})
+
+
+def parse_byte_size(text: Union[int, str]) -> int:
+  """Bytes of a size such as 4096, 512M, 1.5GiB: the units of the tool's
+  --memory-budget (src/support/byte_size.cc: every unit a power of 1024)."""
+  if isinstance(text, int) and not isinstance(text, bool):
+    if text < 0:
+      raise OptionsError("size must not be negative")
+    return text
+  s = str(text).strip()
+  i = len(s)
+  while i > 0 and s[i - 1].isalpha():
+    i -= 1
+  number, unit = s[:i], s[i:].lower()
+  try:
+    value = float(number)
+  except ValueError:
+    value = -1.0
+  if unit not in _UNITS or not number or not value >= 0 or value != value:
+    raise OptionsError("invalid size {!r} (examples: 4096, 512M, 1.5GiB; "
+                       "units B, K, M, G, T, also KB/KiB..., powers of 1024)"
+                       .format(text))
+  out = value * (1 << (10 * _UNITS[unit]))
+  if out >= 2**63:
+    raise OptionsError("invalid size {!r}: too large".format(text))
+  return int(out)
+
+
 @dataclasses.dataclass
 class Options:
-  # auto-rewrite: hloverlap plans the loop rewrites (hoist, pipeliner, both
-  # or none) with its cost model, predicting each after the async conversion
-  # and scheduling XLA does next; "hoist-pipeline" = collective-hoist then
-  # collective-pipeliner, "pipeline" = pipeliner only.
-  preset: Optional[str] = "auto-rewrite"
+  # "plan" (the default, the bridge's planner, hloverlap.plan): every
+  # candidate (cleanup, hoist, pipeline, hoist-pipeline; XLA's while-loop
+  # double buffering off and on; pipeliner depth 2) through hloverlap and
+  # XLA, and the one whose executable is predicted fastest (or measured,
+  # plan_by="measure") within memory is kept. Any other value is one of the
+  # binary's presets, run alone: "hoist-pipeline" = collective-hoist then
+  # collective-pipeliner, "pipeline" = pipeliner only, "auto-rewrite" = the
+  # CLI planner on the unfused module.
+  preset: Optional[str] = PLAN
   passes: Optional[Union[str, Sequence[str]]] = None
   loops: Union[Sequence[str], Mapping[str, str], None] = ()
   pipeline_depth: Optional[int] = None
@@ -49,6 +90,27 @@ class Options:
   # switches XLA's pipelining off would otherwise switch hloverlap's off
   # too, silently: 0 collectives pipelined.)
   xla_flags_env: bool = False
+  # --- the planner (preset="plan") ---
+  # "predict": simulate each candidate's executable (XLA's final module);
+  # "measure": also time the best plan_measure_top of them on this job's
+  # devices (plan_measure_steps steps each, fresh random inputs), choose by
+  # the measured median.
+  plan_by: str = "predict"
+  plan_measure_top: int = 3
+  plan_measure_steps: int = 5
+  # Candidates that reorder float sums (the reduction deferral: gradients
+  # accumulated locally and reduced once per step) only when True.
+  allow_reassociation: bool = False
+  # Wall-time budget of the candidates' compiles (seconds; None: no limit).
+  # Candidates not compiled by then are left out (the table says so).
+  plan_budget_s: Optional[float] = 300.0
+  plan_max_compiles: Optional[int] = None  # compile at most this many
+  plan_threads: Optional[int] = None  # compile threads (default: cores / 2)
+  # On-disk cache of the choice (and the chosen executable), keyed by the
+  # module, these options, the hloverlap and jaxlib versions and the
+  # devices: True = $HLOVERLAP_CACHE_DIR or ~/.cache/hloverlap, a path, or
+  # False.
+  plan_cache: Union[bool, str] = True
 
   def loop_rules(self) -> List[str]:
     """The `--loop` values, in order, validated."""
@@ -82,9 +144,10 @@ class Options:
     if catalog is None:
       catalog = _catalog_of(self.binary)
     if self.preset is not None and self.passes is not None:
-      raise OptionsError("give either preset or passes, not both")
-    if (self.preset is not None and catalog is not None and
-        self.preset not in catalog["presets"]):
+      if self.preset != PLAN:
+        raise OptionsError("give either preset or passes, not both")
+    if (self.preset is not None and self.preset != PLAN and
+        catalog is not None and self.preset not in catalog["presets"]):
       raise OptionsError("unknown preset {!r}; known: {}".format(
           self.preset, ", ".join(catalog["presets"])))
     if self.remarks_format not in ("json", "text"):
@@ -105,7 +168,29 @@ class Options:
         raise OptionsError("memory_budget must not be negative")
       if isinstance(self.memory_budget, str) and not self.memory_budget.strip():
         raise OptionsError("memory_budget is empty")
+      if isinstance(self.memory_budget, str):
+        parse_byte_size(self.memory_budget)
+    if self.plan_by not in ("predict", "measure"):
+      raise OptionsError("plan_by must be 'predict' or 'measure', not {!r}"
+                         .format(self.plan_by))
+    for name in ("plan_measure_top", "plan_measure_steps"):
+      v = getattr(self, name)
+      if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise OptionsError("{} must be an int >= 1".format(name))
+    for name in ("plan_max_compiles", "plan_threads"):
+      v = getattr(self, name)
+      if v is not None and (not isinstance(v, int) or isinstance(v, bool) or
+                            v < 1):
+        raise OptionsError("{} must be None or an int >= 1".format(name))
+    if self.plan_budget_s is not None and not (
+        isinstance(self.plan_budget_s, (int, float)) and
+        self.plan_budget_s > 0):
+      raise OptionsError("plan_budget_s must be None or a positive number")
     self.loop_rules()
+
+  def plans(self) -> bool:
+    """True when the bridge's planner chooses the pipeline."""
+    return self.preset == PLAN and self.passes is None
 
   def passes_arg(self) -> Optional[str]:
     if self.passes is None:
@@ -126,6 +211,10 @@ class Options:
     p = self.passes_arg()
     if p is not None:
       args.append("--passes=" + p)
+    elif self.preset == PLAN:
+      # Without XLA (hloverlap alone): the CLI planner, which predicts each
+      # candidate on the unfused module (the bridge compiles them instead).
+      args.append("--preset=" + CLI_PLAN_PRESET)
     elif self.preset is not None:
       args.append("--preset=" + self.preset)
     for rule in self.loop_rules():

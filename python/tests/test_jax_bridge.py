@@ -20,6 +20,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "fake_hloverlap.py")
 
 HLO = fixtures.SHARD_MAP
+# These tests check the routes with one fixed preset (one compile); the
+# planner (the default, preset="plan") is tested in test_plan.py.
+FIXED = "hoist-pipeline"
 
 
 # --- a tiny pytree implementation (tuples, lists, dicts, leaves) ----------
@@ -358,7 +361,7 @@ class CompileTest(_TmpCase):
 
   def setUp(self):
     super().setUp()
-    self.opts = hloverlap.Options(binary=self.exe,
+    self.opts = hloverlap.Options(binary=self.exe, preset=FIXED,
                                   loops=["op_name~fori_loop:pipeline=off"])
 
   def test_route_and_options(self):
@@ -547,7 +550,7 @@ class GspmdRouteTest(_TmpCase):
 
   def setUp(self):
     super().setUp()
-    self.opts = hloverlap.Options(binary=self.exe)
+    self.opts = hloverlap.Options(binary=self.exe, preset=FIXED)
 
   def _compile(self, env, opts=None, **kw):
     with env as hjax:
@@ -638,7 +641,7 @@ class FallbackAndErrorTest(_TmpCase):
 
   def setUp(self):
     super().setUp()
-    self.opts = hloverlap.Options(binary=self.exe)
+    self.opts = hloverlap.Options(binary=self.exe, preset=FIXED)
 
   def _fail(self, env, **kw):
     with env as hjax:
@@ -705,7 +708,7 @@ class FallbackAndErrorTest(_TmpCase):
     self.assertEqual(len(msgs), 1, [str(x.message) for x in w])
     self.assertIn("_user_step at ", msgs[0])
     self.assertIn("stage 'xla-compile' failed", msgs[0])
-    self.assertIn("lost: hloverlap's rewrites (--preset=auto-rewrite",
+    self.assertIn("lost: hloverlap's rewrites (--preset=hoist-pipeline",
                   msgs[0])
     self.assertIn("fallback=None", msgs[0])
     self.assertEqual(c.route, "jax.jit")
@@ -756,7 +759,7 @@ class JitTest(_TmpCase):
     with env as hjax:
       f = hjax.jit(lambda p, n, q: None, static_argnums=(1,),
                    donate_argnums=(0,),
-                   options=hloverlap.Options(binary=exe))
+                   options=hloverlap.Options(binary=exe, preset=FIXED))
       p, q = Array((4,), tag="p"), Array((4,), tag="q")
       r, _ = f(p, 3, q)
       f(p, 3, q)
@@ -775,7 +778,7 @@ class JitTest(_TmpCase):
     env = FakeJaxEnv(text=fixtures.GSPMD)
     with env as hjax:
       f = hjax.jit(_user_step, in_shardings=(X, X), out_shardings=(X, REPL),
-                   donate_argnums=(0,), options=hloverlap.Options(binary=exe),
+                   donate_argnums=(0,), options=hloverlap.Options(binary=exe, preset=FIXED),
                    fallback=None)
       f(Array((4,), sharding=X, tag="p1"), Array((4,), sharding=X))
       f(Array((4,), sharding=X, tag="p2"), Array((4,), sharding=X))
@@ -795,7 +798,7 @@ class JitTest(_TmpCase):
     exe = self.exe
     env = FakeJaxEnv(text=fixtures.GSPMD, dump="renamed")
     with env as hjax:
-      f = hjax.jit(_user_step, options=hloverlap.Options(binary=exe))
+      f = hjax.jit(_user_step, options=hloverlap.Options(binary=exe, preset=FIXED))
       with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         f(Array((4,)), Array((4,)))

@@ -47,7 +47,11 @@ class OptionsTest(unittest.TestCase):
     self.assertIn("--passes=inline,collective-pipeliner", o.to_args("a", "b"))
     self.assertFalse(any(a.startswith("--preset") for a in o.to_args("a", "b")))
     with self.assertRaises(OptionsError):
-      Options(passes="dce").validate()  # preset is set too
+      Options(preset="pipeline", passes="dce").validate()  # both fixed
+    # The default preset is the bridge's planner: fixed passes replace it.
+    Options(passes="dce").validate()
+    self.assertFalse(Options(passes="dce").plans())
+    self.assertTrue(Options().plans())
 
   def test_no_pipeline(self):
     for o in (Options(preset=None), Options(preset=None, passes=""),

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""The bridge's planner on XLA's final modules, at widths no machine here has.
+
+On the GPU machine (one H200 is enough: JAX's mock GPU client compiles for
+N GPUs, nothing runs), one command:
+
+  HLOVERLAP_BIN=.device/bin/hloverlap python3 bench/plan_rank.py collect \\
+      --out DIR [--pack OUT] [--widths 2,4,8] [--programs perf_shardmap,...]
+
+For each width (a child process with `mock_num_gpu_processes=N`) and
+program (the perf configuration of ANCHORS §1a and the seed size, written
+with shard_map and with jit shardings; small corpus-like programs for the
+CLI planner's validation), it compiles
+  * jax.jit with the bridge's XLA options (the reference), and
+  * hloverlap.jax.compile with the default Options (preset="plan": every
+    candidate through hloverlap and XLA, each executable's final module
+    simulated, the choice made as the bridge makes it),
+and records, per candidate, the predicted step, exposed communication,
+peak memory (XLA's memory analysis), compile seconds, and the choice.
+Every candidate's hloverlap output (unfused, `after.hlo`) and XLA's final
+module of it (`final.hlo`) are kept, with jax.jit's final module, in
+DIR/<program>_w<N>/ and packed per width into DIR/plan_rank_w<N>.tar.xz.
+
+  python3 bench/plan_rank.py table --in DIR [--hloverlap build/hloverlap]
+
+(here, no GPU) simulates every kept final module again with the given
+binary and prints the Markdown table of docs/BENCHMARKS.md ("The bridge's
+planner on XLA's final modules"): per program and width, each candidate's
+prediction, the planner's choice, default / best, and jax.jit.
+"""
+import argparse
+import glob
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+
+PERF = dict(layers=8, d=2048, heads=16, seq=1024, mb=1, accum=4)
+SEED = dict(PERF, mb=4)
+SMALL = dict(layers=4, d=256, heads=4, seq=64, mb=2, accum=4)
+PROGRAMS = {
+    "perf_shardmap": dict(PERF, par="fsdp", mode="shardmap"),
+    "perf_gspmd": dict(PERF, par="fsdp", mode="gspmd"),
+    "seed_shardmap": dict(SEED, par="fsdp", mode="shardmap", widths=[2]),
+    "seed_gspmd": dict(SEED, par="fsdp", mode="gspmd", widths=[2]),
+    "small_shardmap_fsdp": dict(SMALL, par="fsdp", mode="shardmap"),
+    "small_gspmd_fsdp": dict(SMALL, par="fsdp", mode="gspmd"),
+    "small_gspmd_dp": dict(SMALL, par="dp", mode="gspmd"),
+}
+MOCK_XLA_FLAGS = ("--xla_gpu_enable_command_buffer= "
+                  "--xla_gpu_shard_autotuning=false "
+                  "--xla_gpu_autotune_level=0")
+
+
+def _gz(src, dst):
+  with open(src, "rb") as f, gzip.open(dst, "wb", compresslevel=6) as g:
+    shutil.copyfileobj(f, g)
+
+
+def child(out, width, programs, threads):
+  import jax
+  import hloverlap
+  import hloverlap.jax as hjax
+  from hloverlap import xla as xla_opts
+  from bridge_device_check import build
+  jax.config.update("mock_num_gpu_processes", width)
+  devs = jax.devices()
+  assert len(devs) == width, (len(devs), width)
+  records = []
+  for name in programs:
+    cfg = dict(PROGRAMS[name])
+    if width not in cfg.pop("widths", [width]):
+      continue
+    dest = os.path.join(out, "{}_w{}".format(name, width))
+    os.makedirs(dest, exist_ok=True)
+    rec = dict(program=name, width=width, config=cfg,
+               kind=devs[0].device_kind)
+    try:
+      fn, jk, params, xs, _ = build(cfg, devs, abstract=True)
+      lowered = jax.jit(fn, **jk).lower(params, xs)
+      t = time.perf_counter()
+      jc = hjax._jit_compile(lowered, xla_opts.bridge_options())
+      rec["jit_compile_s"] = round(time.perf_counter() - t, 3)
+      rt = jc.runtime_executable()
+      rec["jit_peak_bytes"] = hjax._peak_bytes(rt)
+      with open(os.path.join(dest, "jit.final.hlo"), "w") as f:
+        f.write(jc.as_text())
+      if name.startswith("perf") and width == 2:
+        with open(os.path.join(dest, "jit.final.to_string.hlo"), "w") as f:
+          f.write(rt.hlo_modules()[0].to_string())
+        st = rt.get_compiled_memory_stats()
+        rec["memory_stats_fields"] = {
+            k: getattr(st, k) for k in dir(st)
+            if k.endswith("bytes") and not k.startswith("_")}
+        rec["exe_api"] = [k for k in dir(rt) if not k.startswith("_")]
+        try:
+          t = time.perf_counter()
+          data = hjax._serialize(rt)
+          rec["serialize_s"] = round(time.perf_counter() - t, 3)
+          rec["serialized_bytes"] = len(data) if data else None
+          if data:
+            t = time.perf_counter()
+            hjax._deserialize(data, devs, xla_opts.bridge_options(), None)
+            rec["deserialize_s"] = round(time.perf_counter() - t, 3)
+        except Exception as e:  # noqa
+          rec["serialize_error"] = repr(e)[:1000]
+      kd = os.path.join("/tmp/plan_rank", "{}_w{}".format(name, width))
+      shutil.rmtree(kd, ignore_errors=True)
+      opts = hloverlap.Options(keep_dir=kd, plan_cache=False,
+                               plan_budget_s=None, plan_threads=threads)
+      t = time.perf_counter()
+      try:
+        bc = hjax.compile(lowered, opts, fallback=None)
+        rec["plan_summary"] = bc.plan.summary_line()
+        rec["timings"] = bc.timings
+      except Exception as e:  # noqa
+        rec["bridge_error"] = repr(e)[:3000]
+      rec["bridge_compile_s"] = round(time.perf_counter() - t, 3)
+      pj = os.path.join(kd, "plan.json")
+      if os.path.exists(pj):
+        with open(pj) as f:
+          rec["plan"] = json.load(f)
+      for cand in sorted(glob.glob(os.path.join(kd, "cand-*"))):
+        cd = os.path.join(dest, os.path.basename(cand)[5:])
+        os.makedirs(cd, exist_ok=True)
+        for fn_ in ("after_route.hlo", "final.hlo", "remarks.json"):
+          src = os.path.join(cand, fn_)
+          if os.path.exists(src):
+            _gz(src, os.path.join(cd, fn_ + ".gz"))
+      src = os.path.join(kd, "before.hlo")
+      if not os.path.exists(src):
+        src = os.path.join(kd, "partitioned.hlo")
+      for fn_ in ("partitioned.hlo",):
+        if os.path.exists(os.path.join(kd, fn_)):
+          _gz(os.path.join(kd, fn_), os.path.join(dest, fn_ + ".gz"))
+      with open(os.path.join(dest, "jax_lowered.hlo"), "w") as f:
+        f.write(hjax.hlo_text_of(lowered))
+    except Exception as e:  # noqa
+      rec["error"] = repr(e)[:3000]
+      rec["traceback"] = traceback.format_exc()[-3000:]
+    for fn_ in glob.glob(os.path.join(dest, "*.hlo")):
+      _gz(fn_, fn_ + ".gz")
+      os.remove(fn_)
+    records.append(rec)
+    print("RECORD " + json.dumps(rec, default=str), flush=True)
+  return records
+
+
+def collect(args):
+  widths = [int(w) for w in args.widths.split(",")]
+  programs = args.programs.split(",") if args.programs else list(PROGRAMS)
+  os.makedirs(args.out, exist_ok=True)
+  procs = {}
+  for n in widths:
+    env = dict(os.environ, XLA_FLAGS=MOCK_XLA_FLAGS, PYTHONUNBUFFERED="1")
+    log = open(os.path.join(args.out, "child_w{}.log".format(n)), "w")
+    procs[n] = (subprocess.Popen(
+        [sys.executable, __file__, "child", "--out", args.out, "--width",
+         str(n), "--programs", ",".join(programs), "--threads",
+         str(args.threads)], env=env, stdout=log, stderr=subprocess.STDOUT),
+                log)
+  records = []
+  t0 = time.time()
+  for n, (p, log) in procs.items():
+    try:
+      p.wait(timeout=max(1, args.timeout - (time.time() - t0)))
+    except subprocess.TimeoutExpired:
+      p.kill()
+    log.close()
+    with open(os.path.join(args.out, "child_w{}.log".format(n))) as f:
+      for line in f:
+        if line.startswith("RECORD "):
+          records.append(json.loads(line[7:]))
+  pack = args.pack or args.out
+  os.makedirs(pack, exist_ok=True)
+  with open(os.path.join(pack, "plan_rank.json"), "w") as f:
+    json.dump(records, f, indent=1, default=str)
+  for n in widths:
+    with tarfile.open(os.path.join(pack, "plan_rank_w{}.tar.xz".format(
+        n)), "w:xz") as tar:
+      for d in sorted(glob.glob(os.path.join(args.out, "*_w{}".format(n)))):
+        tar.add(d, arcname=os.path.basename(d))
+  for r in records:
+    print(json.dumps({k: r.get(k) for k in (
+        "program", "width", "jit_compile_s", "bridge_compile_s",
+        "plan_summary", "bridge_error", "error")}, default=str)[:1500])
+
+
+# --- here: the table ---------------------------------------------------------
+def sim_ms(binary, path):
+  out = subprocess.run([binary, "sim", path, "--format=json"],
+                       capture_output=True, text=True)
+  if out.returncode:
+    return None, out.stderr.strip().splitlines()[-1:] or ["?"]
+  d = json.loads(out.stdout)
+  return d, None
+
+
+def table(args):
+  from hloverlap import plan as plan_mod
+  with open(os.path.join(args.inp, "plan_rank.json")) as f:
+    records = json.load(f)
+  lines = ["| program | GPUs | jax.jit | " +
+           " | ".join(c.name for c in plan_mod.candidates()) +
+           " | chosen | chosen / best | best / jax.jit |",
+           "|---" * (len(plan_mod.candidates()) + 6) + "|"]
+  out_records = []
+  for rec in records:
+    d = os.path.join(args.inp, "{}_w{}".format(rec["program"],
+                                               rec["width"]))
+    row = {}
+    rows = []
+    for c in plan_mod.candidates():
+      p = os.path.join(d, re.sub(r"[^\w.-]+", "_", c.name), "final.hlo.gz")
+      r = plan_mod.PlanRow(c.name)
+      if os.path.exists(p):
+        j, err = sim_ms(args.hloverlap, p)
+        if j:
+          r.predicted_ms = j["step_time_ms"]
+          r.exposed_comm_ms = j["exposed_communication_ms"]
+        else:
+          r.error = err[0]
+      old = {x["candidate"]: x for x in (rec.get("plan") or {}).get(
+          "rows", [])}.get(c.name, {})
+      r.peak_bytes = old.get("peak_bytes")
+      r.same_as = old.get("same_as")
+      if r.same_as:
+        r.predicted_ms = None
+      rows.append(r)
+    for r in rows:
+      if r.same_as:
+        twin = next(x for x in rows if x.candidate == r.same_as)
+        r.predicted_ms, r.peak_bytes = twin.predicted_ms, twin.peak_bytes
+    chosen = plan_mod.choose(rows)
+    jit, _ = sim_ms(args.hloverlap, os.path.join(d, "jit.final.hlo.gz"))
+    jit_ms = jit["step_time_ms"] if jit else None
+    best = min((r.predicted_ms for r in rows if r.predicted_ms), default=None)
+    ch = next((r for r in rows if r.candidate == chosen), None)
+
+    def f(v):
+      return "{:.1f}".format(v) if v is not None else "–"
+    lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+        rec["program"], rec["width"], f(jit_ms),
+        " | ".join(f(r.predicted_ms) for r in rows), chosen,
+        f(ch.predicted_ms / best) if ch and best else "–",
+        "{:+.1%}".format(best / jit_ms - 1) if best and jit_ms else "–"))
+    out_records.append(dict(program=rec["program"], width=rec["width"],
+                            jit_ms=jit_ms, chosen=chosen,
+                            rows=[r.as_dict() for r in rows]))
+  print("\n".join(lines))
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump(out_records, f, indent=1)
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__,
+                               formatter_class=argparse.RawTextHelpFormatter)
+  sub = ap.add_subparsers(dest="cmd", required=True)
+  c = sub.add_parser("collect")
+  c.add_argument("--out", required=True)
+  c.add_argument("--pack", default="",
+                 help="folder for plan_rank.json and the per-width archives "
+                 "(default: --out)")
+  c.add_argument("--widths", default="2,4,8")
+  c.add_argument("--programs", default="")
+  c.add_argument("--threads", type=int, default=4)
+  c.add_argument("--timeout", type=float, default=540)
+  ch = sub.add_parser("child")
+  ch.add_argument("--out", required=True)
+  ch.add_argument("--width", type=int, required=True)
+  ch.add_argument("--programs", required=True)
+  ch.add_argument("--threads", type=int, default=4)
+  t = sub.add_parser("table")
+  t.add_argument("--in", dest="inp", required=True)
+  t.add_argument("--hloverlap", default=os.path.join(ROOT, "build",
+                                                     "hloverlap"))
+  t.add_argument("--json")
+  args = ap.parse_args()
+  if args.cmd == "collect":
+    collect(args)
+  elif args.cmd == "child":
+    child(args.out, args.width, args.programs.split(","), args.threads)
+  else:
+    table(args)
+
+
+if __name__ == "__main__":
+  main()

@@ -7,6 +7,7 @@ FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead.
 FAKE_HLOVERLAP_FAIL_AT=NAME exits with 2 and `IN:LINE:3: ...` pointing at
 the line that defines NAME. FAKE_HLOVERLAP_COPY=1 inserts a copy of ENTRY's
 first parameter (to exercise the route fixups).
+`sim IN --format=json` prints a step (see `sim`). `--version` a version.
 `opt --list-presets --json` / `opt --list-passes --json` print the real
 binary's shape of catalog with a preset of its own ("fake-preset") and the
 pipeliner's depth range as 1..64; FAKE_HLOVERLAP_LIST_LOG=FILE appends a
@@ -36,6 +37,11 @@ def main(argv):
               {"name": "depth", "type": "int", "min": 1, "max": 64,
                "default": 1, "flag": "--pipeline-depth", "help": ""}]}]}))
     return 0
+  if argv[:1] == ["--version"]:
+    print("hloverlap fake")
+    return 0
+  if argv[:1] == ["sim"]:
+    return sim(argv[1:])
   code = int(os.environ.get("FAKE_HLOVERLAP_EXIT", "0"))
   if code:
     sys.stderr.write("in.hlo:1:1: expected 'HloModule'\n")
@@ -85,6 +91,25 @@ def main(argv):
          "metrics": {"bytes_moved": 16, "depth": 1}}
     line = json.dumps(r) if fmt == "json" else "passed: fake"
     open(remarks, "w").write(line + "\n")
+  return 0
+
+
+def sim(argv):
+  """`sim IN --format=json`: the step is FAKE_SIM_STEPS[K] (a JSON object)
+  for the first key K that occurs in IN's text, else 100 ms; a key whose
+  value is null makes sim fail."""
+  text = open(argv[0]).read()
+  steps = json.loads(os.environ.get("FAKE_SIM_STEPS", "{}"))
+  step = 100.0
+  for k, v in steps.items():
+    if k in text:
+      if v is None:
+        sys.stderr.write("{}:1:1: cannot simulate\n".format(argv[0]))
+        return 2
+      step = float(v)
+      break
+  print(json.dumps({"step_time_ms": step, "exposed_communication_ms": 1.0,
+                    "compute_ms": step - 1.0, "peak_memory_bytes": 1000}))
   return 0
 
 

@@ -3,6 +3,7 @@
 Checks what the bridge hands to XLA (text, compile options) and how it maps
 arguments and results; the real thing runs in bench/jax_bridge_bench.py.
 """
+import json
 import os
 import stat
 import sys
@@ -182,6 +183,7 @@ class FakeJaxEnv:
     self.lower_calls = []
     self.jit_compiles = []  # compiler_options of Lowered.compile
     self.fallback_calls = []
+    self.deserialized = []
     self.dump = dump
     self.jit_compile_error = jit_compile_error
     env = self
@@ -249,12 +251,19 @@ class FakeJaxEnv:
         env.executed.append(list(leaves))
         return Results(leaves)
 
+      def serialize(self):
+        return ("exe:" + self.module[1]).encode()
+
       def get_output_shardings(self):
         if fail_output_shardings:
           raise RuntimeError("no")
         return None
 
     class Backend:
+
+      def deserialize_executable(self, data, devices, options):
+        env.deserialized.append(data)
+        return Executable(("stablehlo", data.decode()[len("exe:"):]))
 
       def compile_and_load(self, module, devices, options):
         env.compiled.append((module, options, devices))
@@ -811,3 +820,106 @@ class JitTest(_TmpCase):
 
 if __name__ == "__main__":
   unittest.main()
+
+
+class PlanTest(unittest.TestCase):
+  """The default (preset="plan"): every candidate compiled, its final
+  module simulated (the fake `sim` reads FAKE_SIM_STEPS), the fastest
+  kept; the choice cached on disk."""
+
+  STEPS = {"--preset=cleanup": 60.0, "collective-hoist,tuple": 53.0,
+           "--preset=pipeline": 62.0, "--preset=hoist-pipeline": 54.0}
+
+  def setUp(self):
+    self.exe = _fake_exe()
+    self.cache = tempfile.mkdtemp()
+    self.opts = hloverlap.Options(binary=self.exe, plan_cache=self.cache)
+    self.env_patch = mock.patch.dict(os.environ, {
+        "FAKE_SIM_STEPS": json.dumps(self.STEPS)})
+    self.env_patch.start()
+
+  def tearDown(self):
+    self.env_patch.stop()
+
+  def test_chooses_the_fastest_final_module(self):
+    env = FakeJaxEnv()
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts)
+    self.assertEqual(c.plan.chosen, "hoist")
+    # the step runs the chosen candidate's executable.
+    self.assertIn("collective-hoist", c.executable.module[1])
+    self.assertIn("no rewrite: 60.0 ms", c.plan.summary_line())
+    names = [r.candidate for r in c.plan.rows]
+    self.assertIn("hoist+xla-db", names)
+    # every candidate compiled once (the fake opt's outputs all differ).
+    self.assertEqual(len(env.compiled), len(names))
+    db = [o for _, o, _ in env.compiled
+          if ("xla_gpu_enable_while_loop_double_buffering", True)
+          in o.env_option_overrides]
+    self.assertEqual(len(db), sum(1 for n in names if "xla-db" in n))
+    self.assertIn("plan", c.summary())
+    self.assertIn("hloverlap plan: hoist", c.summary()["plan_summary"])
+
+  def test_bridge_json_has_the_table(self):
+    keep = tempfile.mkdtemp()
+    with FakeJaxEnv() as hjax:
+      hjax.compile(Lowered(HLO), self.opts.replace(keep_dir=keep))
+    with open(os.path.join(keep, "bridge.json")) as f:
+      rec = json.load(f)
+    rows = {r["candidate"]: r for r in rec["plan"]["rows"]}
+    self.assertEqual(rows["hoist"]["predicted_ms"], 53.0)
+    self.assertTrue(rows["hoist"]["chosen"])
+    self.assertTrue(os.path.exists(os.path.join(keep, "cand-hoist",
+                                                "final.hlo")))
+
+  def test_cached_second_start_compiles_nothing(self):
+    env = FakeJaxEnv()
+    with env as hjax:
+      hjax.compile(Lowered(HLO), self.opts)
+      n = len(env.compiled)
+      c = hjax.compile(Lowered(HLO), self.opts)
+    self.assertEqual(len(env.compiled), n)  # no planning, no compile
+    self.assertEqual(len(env.deserialized), 1)
+    self.assertTrue(c.plan.from_cache)
+    self.assertEqual(c.plan.chosen, "hoist")
+    self.assertIn("collective-hoist", c.executable.module[1])
+
+  def test_other_options_plan_again(self):
+    env = FakeJaxEnv()
+    with env as hjax:
+      hjax.compile(Lowered(HLO), self.opts)
+      n = len(env.compiled)
+      hjax.compile(Lowered(HLO), self.opts.replace(memory_budget="1G"))
+    self.assertGreater(len(env.compiled), n + 1)
+    self.assertEqual(env.deserialized, [])
+
+  def test_no_candidate_simulates_falls_back(self):
+    os.environ["FAKE_SIM_STEPS"] = json.dumps({"optimized": None})
+    env = FakeJaxEnv()
+    with env as hjax, warnings.catch_warnings(record=True) as w:
+      warnings.simplefilter("always")
+      hjax.compile(Lowered(HLO, env=env), self.opts)
+    msg = "\n".join(str(x.message) for x in w)
+    self.assertIn("stage 'plan' failed", msg)
+    self.assertIn("no candidate could be chosen", msg)
+
+  def test_fixed_preset_warns_when_the_plan_is_faster(self):
+    env = FakeJaxEnv()
+    with env as hjax:
+      hjax.compile(Lowered(HLO), self.opts)
+      with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        hjax.compile(Lowered(HLO), self.opts.replace(preset="pipeline"))
+        hjax.compile(Lowered(HLO), self.opts.replace(preset="hoist-pipeline"))
+    msgs = [str(x.message) for x in w if x.category is hjax.PlanWarning]
+    self.assertEqual(len(msgs), 1)  # pipeline 62 vs 53; hoist-pipeline 54
+    self.assertIn("preset 'pipeline' is predicted at 62.0 ms", msgs[0])
+
+  def test_options_checked(self):
+    for bad in (dict(plan_by="guess"), dict(plan_measure_top=0),
+                dict(plan_budget_s=-1), dict(plan_threads=0),
+                dict(memory_budget="12XB")):
+      with self.subTest(bad=bad), self.assertRaises(
+          hloverlap.options.OptionsError):
+        self.opts.replace(**bad).validate()
+

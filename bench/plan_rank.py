@@ -21,6 +21,12 @@ Every candidate's hloverlap output (unfused, `after.hlo`) and XLA's final
 module of it (`final.hlo`) are kept, with jax.jit's final module, in
 DIR/<program>_w<N>/ and packed per width into DIR/plan_rank_w<N>.tar.xz.
 
+  HLOVERLAP_BIN=... python3 bench/plan_rank.py timing [--programs P,Q]
+
+(GPU machine) the planning time of a first start (a fresh process: jax.jit
+compile for reference, then the planner, which fills a plan cache) and of a
+restarted job (a second fresh process: the planner from that cache).
+
   python3 bench/plan_rank.py table --in DIR [--hloverlap build/hloverlap]
 
 (here, no GPU) simulates every kept final module again with the given
@@ -197,6 +203,66 @@ def collect(args):
         "plan_summary", "bridge_error", "error")}, default=str)[:1500])
 
 
+# --- planning time and the cached restart ----------------------------------
+def timing_child(program, width, cache, threads, what):
+  """One process: `what` is "first" (jax.jit compile, then the planner,
+  which fills `cache`) or "restart" (the planner again, from `cache`)."""
+  import jax
+  import hloverlap
+  import hloverlap.jax as hjax
+  from hloverlap import xla as xla_opts
+  from bridge_device_check import build
+  jax.config.update("mock_num_gpu_processes", width)
+  cfg = dict(PROGRAMS[program])
+  cfg.pop("widths", None)
+  fn, jk, params, xs, _ = build(cfg, jax.devices(), abstract=True)
+  rec = dict(program=program, width=width, what=what, threads=threads)
+  t = time.perf_counter()
+  lowered = jax.jit(fn, **jk).lower(params, xs)
+  rec["lower_s"] = round(time.perf_counter() - t, 3)
+  if what == "first":
+    t = time.perf_counter()
+    hjax._jit_compile(lowered, xla_opts.bridge_options())
+    rec["jit_compile_s"] = round(time.perf_counter() - t, 3)
+  opts = hloverlap.Options(plan_cache=cache, plan_threads=threads)
+  t = time.perf_counter()
+  bc = hjax.compile(lowered, opts, fallback=None)
+  rec["bridge_compile_s"] = round(time.perf_counter() - t, 3)
+  rec["from_cache"] = bc.plan.from_cache
+  rec["chosen"] = bc.plan.chosen
+  rec["plan_summary"] = bc.plan.summary_line()
+  rec["timings"] = bc.timings
+  rec["table"] = bc.plan.table()
+  print("RECORD " + json.dumps(rec), flush=True)
+
+
+def timing(args):
+  records = []
+  for program in args.programs.split(","):
+    cache = os.path.join("/tmp/plan_cache", program)
+    shutil.rmtree(cache, ignore_errors=True)
+    for what in ("first", "restart"):
+      env = dict(os.environ, XLA_FLAGS=MOCK_XLA_FLAGS, PYTHONUNBUFFERED="1")
+      r = subprocess.run(
+          [sys.executable, __file__, "timing-child", "--program", program,
+           "--width", str(args.width), "--cache", cache, "--threads",
+           str(args.threads), "--what", what], env=env,
+          capture_output=True, text=True, timeout=args.timeout)
+      got = [json.loads(l[7:]) for l in r.stdout.splitlines()
+             if l.startswith("RECORD ")]
+      if not got:
+        got = [dict(program=program, what=what, rc=r.returncode,
+                    stderr=r.stderr[-3000:])]
+      records += got
+      print(json.dumps({k: v for k, v in got[0].items() if k != "table"}),
+            flush=True)
+      if "table" in got[0]:
+        print(got[0]["table"], flush=True)
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump(records, f, indent=1)
+
+
 # --- here: the table ---------------------------------------------------------
 def sim_ms(binary, path):
   out = subprocess.run([binary, "sim", path, "--format=json"],
@@ -282,6 +348,18 @@ def main():
   ch.add_argument("--width", type=int, required=True)
   ch.add_argument("--programs", required=True)
   ch.add_argument("--threads", type=int, default=4)
+  tm = sub.add_parser("timing")
+  tm.add_argument("--programs", default="perf_shardmap,perf_gspmd")
+  tm.add_argument("--width", type=int, default=2)
+  tm.add_argument("--threads", type=int, default=0)
+  tm.add_argument("--timeout", type=float, default=300)
+  tm.add_argument("--json")
+  tc = sub.add_parser("timing-child")
+  tc.add_argument("--program", required=True)
+  tc.add_argument("--width", type=int, required=True)
+  tc.add_argument("--cache", required=True)
+  tc.add_argument("--threads", type=int, default=0)
+  tc.add_argument("--what", required=True)
   t = sub.add_parser("table")
   t.add_argument("--in", dest="inp", required=True)
   t.add_argument("--hloverlap", default=os.path.join(ROOT, "build",
@@ -292,6 +370,11 @@ def main():
     collect(args)
   elif args.cmd == "child":
     child(args.out, args.width, args.programs.split(","), args.threads)
+  elif args.cmd == "timing":
+    timing(args)
+  elif args.cmd == "timing-child":
+    timing_child(args.program, args.width, args.cache, args.threads or None,
+                 args.what)
   else:
     table(args)
 

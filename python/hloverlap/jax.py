@@ -923,7 +923,10 @@ def _fresh_inputs(exe, lowered, devices, kept):
       host.append((rng.standard_normal(shape, np.float32) * 0.02).astype(dt))
     else:
       host.append(np.zeros(shape, dt))
-  return lambda: [jax.device_put(h, s) for h, s in zip(host, shardings)]
+  # make_array_from_callback: each process places its own shards (the same
+  # seed on every process gives the same global value).
+  return lambda: [jax.make_array_from_callback(h.shape, s, lambda i, h=h: h[i])
+                  for h, s in zip(host, shardings)]
 
 
 def _time_executable(exe, make_inputs, steps: int) -> float:
@@ -1003,14 +1006,18 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   budget = opts.memory_budget
   t = time.perf_counter()
   try:
+    agree = _agree()
     plan, kept = plan_mod.run(
         cands, build, compile_, simulate,
-        max_compiles=opts.plan_max_compiles, budget_s=opts.plan_budget_s,
+        max_compiles=opts.plan_max_compiles,
+        # Every process must hold the candidate process 0 chooses: no
+        # time cut-off (which differs per process) under jax.distributed.
+        budget_s=opts.plan_budget_s if agree is None else None,
         threads=opts.plan_threads,
         device_memory_bytes=_device_memory_bytes(devices),
         memory_budget_bytes=(parse_byte_size(budget) if budget is not None
                              else None),
-        measure=measure, measure_top=opts.plan_measure_top, agree=_agree())
+        measure=measure, measure_top=opts.plan_measure_top, agree=agree)
   except _StageFailed:
     raise
   except Exception as e:  # pylint: disable=broad-except

@@ -513,7 +513,9 @@ def run(cands: Sequence[Candidate],
           twin.predicted_ms, twin.exposed_comm_ms, twin.peak_bytes)
   by = "predict"
   chosen = choose(rows, "predict", device_memory_bytes, memory_budget_bytes)
-  if measure is not None and chosen is not None:
+  # With `agree`, every process calls it the same number of times, whatever
+  # it compiled: a process that skipped a call would hang the others.
+  if measure is not None and (chosen is not None or agree is not None):
     by = "measure"
     ranked = sorted((r for r in rows if r.fits and r.same_as is None),
                     key=lambda r: r.predicted_ms)

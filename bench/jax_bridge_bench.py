@@ -306,6 +306,13 @@ def variant(cfg_name, cfg, name, iters, ref=None, ref2=None, save=None,
                  aliases=bc.aliases)
       rec["hloverlap_s"] = round(bc.opt_result.seconds, 3) if bc.opt_result \
           else None
+      plan = getattr(bc, "plan", None)
+      if plan is not None:  # the planner (the default): its table, and
+        # predicted beside measured below (the simulator's error)
+        rec["plan"] = plan.as_dict()
+        rec["plan_summary"] = plan.summary_line()
+        chosen = plan.row(plan.chosen)
+        rec["predicted_ms"] = chosen.predicted_ms if chosen else None
       rec["route_fixes"] = bc.fixes
       rec["dropped_xla_options"] = bc.dropped_xla_options
       rec["use_shardy"] = bc.use_shardy

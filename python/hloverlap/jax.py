@@ -15,6 +15,13 @@ result with XLA, call it on jax.Arrays -- for shard_map and GSPMD programs.
     compiled = hjax.compile(jax.jit(f).lower(*args), options)
     out = compiled(*args)
 
+What is compiled is chosen on what XLA will run (Options.preset="plan", the
+default; hloverlap.plan): every candidate (cleanup, hoist, pipeline,
+hoist-pipeline; XLA's double buffering off/on; pipeliner depth 2) goes
+through steps 2-4 below, in threads, and `hloverlap sim` of each
+executable's optimized module (with XLA's memory analysis) decides;
+`compiled.plan` keeps the table. A fixed preset runs steps 2-4 once.
+
 Two routes; the bridge picks one from JAX's lowering
 (hloverlap.text.detect_route), the caller does not:
 

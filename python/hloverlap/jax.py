@@ -909,18 +909,22 @@ def _deserialize(data: bytes, devices, xla_options, use_shardy):
     return backend.deserialize_executable(data, opts)
 
 
-def _fresh_inputs(exe, lowered, devices, kept):
+def _fresh_inputs(exe, lowered, devices, kept, known_shardings=None):
   """A maker of fresh random arguments with the executable's parameter
   shapes, types and shardings (the planner never runs the caller's
-  buffers: they may be donated)."""
+  buffers: they may be donated). The shardings: jax.jit's (GSPMD route),
+  else the executable's parameter shardings."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   jax = _jax()
-  from jax._src import sharding_impls  # pylint: disable=g-import-not-at-top
   infos = _jax().tree_util.tree_leaves(lowered.args_info)
   if kept is not None and len(kept) < len(infos):
     infos = [infos[i] for i in kept]
-  shardings = [sharding_impls.GSPMDSharding(tuple(devices), op)
-               for op in exe.get_parameter_shardings()]
+  shardings = known_shardings
+  if shardings is None or len(shardings) != len(infos):
+    shardings = _parameter_shardings(exe, devices)
+  if shardings is None or len(shardings) != len(infos):
+    raise RuntimeError("the executable's parameter shardings are unknown "
+                       "(cannot place inputs to time it)")
   rng = np.random.default_rng(0)
   host = []
   for info in infos:
@@ -1008,7 +1012,8 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
       exe = cc.executable[0]
       if "inputs" not in makers:
         makers["inputs"] = _fresh_inputs(exe, lowered, devices,
-                                         _kept_var_idx(lowered))
+                                         _kept_var_idx(lowered),
+                                         route.in_shardings)
       return _time_executable(exe, makers["inputs"], opts.plan_measure_steps)
   budget = opts.memory_budget
   t = time.perf_counter()
@@ -1111,10 +1116,25 @@ def _from_cache(cached, folder, key, lowered, jax_text, decision, opts,
 
 
 def _parameter_shardings(exe, devices) -> Optional[List[Any]]:
+  """jax Shardings of the executable's parameters (None if this JAX cannot
+  build them from XLA's OpShardings)."""
+  try:
+    ops = exe.get_parameter_shardings()
+  except Exception:  # pylint: disable=broad-except
+    return None
+  if ops is None:
+    return None
   try:
     from jax._src import sharding_impls  # pylint: disable=g-import-not-at-top
-    return [sharding_impls.GSPMDSharding(tuple(devices), op)
-            for op in exe.get_parameter_shardings()]
+    return [sharding_impls.GSPMDSharding(tuple(devices), op) for op in ops]
+  except Exception:  # pylint: disable=broad-except
+    pass
+  try:  # newer JAX: a NamedSharding from an OpSharding
+    from jax._src import sharding_impls  # pylint: disable=g-import-not-at-top
+    import numpy as np  # pylint: disable=g-import-not-at-top
+    mesh = _jax().sharding.Mesh(np.array(devices), ("_hloverlap",))
+    return [sharding_impls._gspmd_to_named_sharding_via_mesh(op, mesh)  # pylint: disable=protected-access
+            for op in ops]
   except Exception:  # pylint: disable=broad-except
     return None
 

@@ -101,7 +101,8 @@ def worker(args):
       params, xs = concrete(aparams, 1), concrete(axs, 100)
       ref = shards(jax.jit(fn, **jk)(params, xs))
       for vname, extra in VARIANTS.items():
-        opts = hloverlap.Options(plan_cache=False, **extra)
+        opts = hloverlap.Options(plan_cache=False, sim_args=args.sim_arg,
+                                 **extra)
         f = hjax.jit(fn, options=opts, fallback=None, **jk)
         t = time.perf_counter()
         out = shards(f(params, xs))
@@ -132,6 +133,8 @@ def main():
   ap.add_argument("--processes", type=int, default=2)
   ap.add_argument("--devices-per-process", type=int, default=2)
   ap.add_argument("--out")
+  ap.add_argument("--sim-arg", action="append", default=[],
+                  help="extra `hloverlap sim` argument (repeatable)")
   ap.add_argument("--timeout", type=float, default=500)
   ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
   ap.add_argument("--process-id", type=int, default=0, help=argparse.SUPPRESS)
@@ -147,7 +150,8 @@ def main():
              JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo")
   procs = [subprocess.Popen(
       [sys.executable, __file__, "--worker", "--process-id", str(i),
-       "--processes", str(args.processes), "--coordinator", coord],
+       "--processes", str(args.processes), "--coordinator", coord] +
+      ["--sim-arg=" + a for a in args.sim_arg],
       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
            for i in range(args.processes)]
   records, logs = [], []

@@ -124,7 +124,8 @@ def child(out, width, programs, threads):
       kd = os.path.join("/tmp/plan_rank", "{}_w{}".format(name, width))
       shutil.rmtree(kd, ignore_errors=True)
       opts = hloverlap.Options(keep_dir=kd, plan_cache=False,
-                               plan_budget_s=None, plan_threads=threads)
+                               plan_budget_s=None, plan_threads=threads,
+                               sim_args=SIM_ARGS)
       t = time.perf_counter()
       try:
         bc = hjax.compile(lowered, opts, fallback=None)
@@ -174,7 +175,8 @@ def collect(args):
     procs[n] = (subprocess.Popen(
         [sys.executable, __file__, "child", "--out", args.out, "--width",
          str(n), "--programs", ",".join(programs), "--threads",
-         str(args.threads)], env=env, stdout=log, stderr=subprocess.STDOUT),
+         str(args.threads)] + ["--sim-arg=" + a for a in SIM_ARGS],
+        env=env, stdout=log, stderr=subprocess.STDOUT),
                 log)
   records = []
   t0 = time.time()
@@ -224,7 +226,8 @@ def timing_child(program, width, cache, threads, what):
     t = time.perf_counter()
     hjax._jit_compile(lowered, xla_opts.bridge_options())
     rec["jit_compile_s"] = round(time.perf_counter() - t, 3)
-  opts = hloverlap.Options(plan_cache=cache, plan_threads=threads)
+  opts = hloverlap.Options(plan_cache=cache, plan_threads=threads,
+                           sim_args=SIM_ARGS)
   t = time.perf_counter()
   bc = hjax.compile(lowered, opts, fallback=None)
   rec["bridge_compile_s"] = round(time.perf_counter() - t, 3)
@@ -246,7 +249,8 @@ def timing(args):
       r = subprocess.run(
           [sys.executable, __file__, "timing-child", "--program", program,
            "--width", str(args.width), "--cache", cache, "--threads",
-           str(args.threads), "--what", what], env=env,
+           str(args.threads), "--what", what] +
+          ["--sim-arg=" + a for a in SIM_ARGS], env=env,
           capture_output=True, text=True, timeout=args.timeout)
       got = [json.loads(l[7:]) for l in r.stdout.splitlines()
              if l.startswith("RECORD ")]
@@ -264,8 +268,11 @@ def timing(args):
 
 
 # --- here: the table ---------------------------------------------------------
+SIM_ARGS = []
+
+
 def sim_ms(binary, path):
-  out = subprocess.run([binary, "sim", path, "--format=json"],
+  out = subprocess.run([binary, "sim", path, "--format=json"] + SIM_ARGS,
                        capture_output=True, text=True)
   if out.returncode:
     return None, out.stderr.strip().splitlines()[-1:] or ["?"]
@@ -365,7 +372,11 @@ def main():
   t.add_argument("--hloverlap", default=os.path.join(ROOT, "build",
                                                      "hloverlap"))
   t.add_argument("--json")
+  for p in (c, ch, tm, tc, t):
+    p.add_argument("--sim-arg", action="append", default=[],
+                   help="extra `hloverlap sim` argument (repeatable)")
   args = ap.parse_args()
+  SIM_ARGS.extend(args.sim_arg)
   if args.cmd == "collect":
     collect(args)
   elif args.cmd == "child":

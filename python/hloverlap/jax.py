@@ -881,6 +881,7 @@ def _plan_key(route: _Route, opts: Options, xla_options, devices, donate,
       use_shardy=use_shardy, loops=opts.loop_rules(),
       memory_budget=opts.memory_budget, plan_by=opts.plan_by,
       pipeline_depth=opts.pipeline_depth, extra_args=list(opts.extra_args),
+      sim_args=list(opts.sim_args),
       route_fixups=opts.route_fixups, verify=opts.verify,
       candidates=[c.spec() for c in cands]))
 
@@ -958,6 +959,17 @@ def _time_executable(exe, make_inputs, steps: int) -> float:
   return plan_mod.median_ms(samples)
 
 
+def _sim_args(opts: Options, devices) -> List[str]:
+  """`hloverlap sim` arguments: the GPU preset of the devices' kind (the
+  simulator models the H200 and the H100), then Options.sim_args."""
+  args = list(opts.sim_args)
+  if not any(a == "--gpu" or a.startswith("--gpu=") for a in args):
+    kind = str(getattr(devices[0], "device_kind", "")).upper()
+    if "H100" in kind:
+      args.insert(0, "--gpu=h100")
+  return args
+
+
 def _plan_and_compile(lowered, jax_text, decision, opts: Options,
                       xla_options, devices, use_shardy, donate, work,
                       state) -> BridgeCompiled:
@@ -998,9 +1010,12 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
     return plan_mod.Compiled((exe, used, dropped), executable_hlo_text(exe),
                              _peak_bytes(exe), time.perf_counter() - t)
 
+  sim_args = _sim_args(opts, devices)
+
   def simulate(c: plan_mod.Candidate, cc: plan_mod.Compiled):
     path = os.path.join(work, "cand-" + _slug(c.name), "final.hlo")
-    r = sim_mod.simulate(cc.final_text, opts.binary, path=path)
+    r = sim_mod.simulate(cc.final_text, opts.binary, args=sim_args,
+                         path=path)
     return plan_mod.Simulated(r.step_ms, r.exposed_comm_ms, r.compute_ms,
                               r.peak_bytes)
 

@@ -111,6 +111,11 @@ class Options:
   # devices: True = $HLOVERLAP_CACHE_DIR or ~/.cache/hloverlap, a path, or
   # False.
   plan_cache: Union[bool, str] = True
+  # Extra `hloverlap sim` arguments for the planner's predictions (e.g.
+  # "--gpu-spec=FILE", "--collective-table=FILE" from a calibration). The
+  # GPU preset follows the devices' kind (H100 -> --gpu=h100, else h200)
+  # unless these give --gpu.
+  sim_args: Sequence[str] = ()
 
   def loop_rules(self) -> List[str]:
     """The `--loop` values, in order, validated."""
@@ -173,6 +178,9 @@ class Options:
     if self.plan_by not in ("predict", "measure"):
       raise OptionsError("plan_by must be 'predict' or 'measure', not {!r}"
                          .format(self.plan_by))
+    if isinstance(self.sim_args, str) or not all(
+        isinstance(a, str) for a in self.sim_args):
+      raise OptionsError("sim_args must be a sequence of strings")
     for name in ("plan_measure_top", "plan_measure_steps"):
       v = getattr(self, name)
       if not isinstance(v, int) or isinstance(v, bool) or v < 1:

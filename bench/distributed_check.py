@@ -72,7 +72,6 @@ def shards(tree):
 
 
 def same(a, b):
-  import numpy as np
   if len(a) != len(b):
     return False
   for la, lb in zip(a, b):
@@ -80,6 +79,37 @@ def same(a, b):
       if x.shape != y.shape or x.tobytes() != y.tobytes():
         return False
   return True
+
+
+def diff(a, b):
+  """Elements that differ and the largest |difference| (as float64)."""
+  import numpy as np
+  n = worst = 0
+  for la, lb in zip(a, b):
+    for x, y in zip(la, lb):
+      if x.shape != y.shape:
+        return dict(shape_mismatch=True)
+      xf, yf = x.astype(np.float64), y.astype(np.float64)
+      d = np.abs(xf - yf)
+      n += int(np.count_nonzero(x.view(np.uint8).reshape(-1) !=
+                                y.view(np.uint8).reshape(-1)) > 0 and
+               np.count_nonzero(d) or 0)
+      worst = max(worst, float(d.max()) if d.size else 0.0)
+  return dict(differing=n, max_abs=worst)
+
+
+def verify(binary, keep, cand, devices):
+  """The reference interpreter on hloverlap's input and output of the
+  chosen candidate (bit-identical or not)."""
+  import re
+  d = os.path.join(keep, "cand-" + re.sub(r"[^\w.-]+", "_", cand))
+  a, b = os.path.join(d, "before.hlo"), os.path.join(d, "after.hlo")
+  if not (os.path.exists(a) and os.path.exists(b)):
+    return "no files"
+  r = subprocess.run([binary, "verify", a, b, "--devices={}".format(devices)],
+                     capture_output=True, text=True, timeout=600)
+  last = (r.stdout.strip().splitlines() or ["?"])[-1]
+  return "rc={} {}".format(r.returncode, last[:200])
 
 
 def worker(args):
@@ -101,14 +131,19 @@ def worker(args):
       params, xs = concrete(aparams, 1), concrete(axs, 100)
       ref = shards(jax.jit(fn, **jk)(params, xs))
       for vname, extra in VARIANTS.items():
+        keep = "/tmp/distributed_check/p{}_{}_{}".format(pid, name, vname)
         opts = hloverlap.Options(plan_cache=False, sim_args=args.sim_arg,
-                                 **extra)
+                                 keep_dir=keep, **extra)
         f = hjax.jit(fn, options=opts, fallback=None, **jk)
         t = time.perf_counter()
         out = shards(f(params, xs))
         c = f.last
+        chosen = c.plan.chosen if getattr(c, "plan", None) else None
         rec[vname] = dict(
-            bit_identical=same(out, ref),
+            bit_identical=same(out, ref), diff=diff(out, ref),
+            interpreter=(verify(hloverlap.find_binary(), keep, chosen,
+                                len(jax.devices()))
+                         if chosen and pid == 0 else None),
             seconds=round(time.perf_counter() - t, 2),
             route=c.route,
             chosen=c.plan.chosen if getattr(c, "plan", None) else None,
@@ -176,10 +211,12 @@ def main():
       ok = r[v]["bit_identical"]
       passed += ok
       failed += not ok
-      print("process {} {} {}: {} route={} chosen={} {:.1f}s".format(
+      print("process {} {} {}: {} {} route={} chosen={} {:.1f}s{}".format(
           r["process"], r["program"], v,
-          "bit-identical" if ok else "DIFFERENT", r[v]["route"],
-          r[v]["chosen"], r[v]["seconds"]))
+          "bit-identical" if ok else "DIFFERENT", r[v]["diff"],
+          r[v]["route"], r[v]["chosen"], r[v]["seconds"],
+          "; interpreter: " + r[v]["interpreter"]
+          if r[v].get("interpreter") else ""))
   for prog in PROGRAMS:
     for v in ("plan", "plan_measure"):
       chosen = {r[v]["chosen"] for r in records

@@ -982,12 +982,17 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
                   cands)
   proc = _process_index()
   cached = plan_mod.load_cached(folder, key)
-  if cached is not None and _process_count() == 1:
-    c = _from_cache(cached, folder, key, lowered, jax_text, decision, opts,
-                    xla_options, devices, use_shardy, donate, work, state,
-                    proc)
-    if c is not None:
-      return c
+  agree = _agree()
+  name = (cached.get("chosen") or {}).get("name") if cached else None
+  idx = next((i for i, c in enumerate(cands) if c.name == name), -1)
+  if agree is not None:  # process 0's cached choice, else everyone plans
+    idx = agree([idx])[0]
+  if idx >= 0:
+    if name != cands[idx].name:
+      cached = None  # this process's cache disagrees with process 0's
+    return _from_cache(cached, cands[idx], folder, key, lowered, jax_text,
+                       decision, opts, xla_options, devices, use_shardy,
+                       donate, work, state, proc)
   route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
                          work, state)
   by_name = {c.name: c for c in cands}
@@ -1033,7 +1038,6 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   budget = opts.memory_budget
   t = time.perf_counter()
   try:
-    agree = _agree()
     plan, kept = plan_mod.run(
         cands, build, compile_, simulate,
         max_compiles=opts.plan_max_compiles,
@@ -1078,28 +1082,31 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   return c
 
 
-def _from_cache(cached, folder, key, lowered, jax_text, decision, opts,
-                xla_options, devices, use_shardy, donate, work, state, proc):
-  """A restarted job: the cached plan's executable, no planning, no
-  compile (or, without a usable executable, one compile of the choice)."""
-  plan = plan_mod.Plan.from_dict(cached.get("plan", {}))
-  plan.from_cache = True
-  plan.key = key
+def _from_cache(cached, cand, folder, key, lowered, jax_text, decision,
+                opts, xla_options, devices, use_shardy, donate, work, state,
+                proc) -> BridgeCompiled:
+  """A restarted job: the cached choice `cand` without planning; its
+  executable from the cache (nothing compiled), else one compile of it.
+  `cached` is this process's cache record, or None when only process 0's
+  choice is known here."""
   t = time.perf_counter()
-  data = plan_mod.load_blob(folder, key, "exe-p{}".format(proc))
   exe = None
+  data = plan_mod.load_blob(folder, key, "exe-p{}".format(proc)) \
+      if cached is not None else None
   if data:
     try:
       exe = _deserialize(data, devices, cached.get("xla_options") or {},
                          use_shardy)
     except Exception:  # pylint: disable=broad-except
       exe = None
+  if cached is not None:
+    plan = plan_mod.Plan.from_dict(cached.get("plan", {}))
+  else:
+    plan = plan_mod.Plan(cand.name, [plan_mod.PlanRow(
+        cand.name, chosen=True, why_not="process 0's cached choice")])
+  plan.from_cache = True
+  plan.key = key
   if exe is None:
-    spec = cached.get("chosen") or {}
-    cand = next((c for c in plan_mod.candidates(opts.allow_reassociation)
-                 if c.name == spec.get("name")), None)
-    if cand is None:
-      return None
     route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
                            work, state)
     o = opts.replace(preset=cand.preset, passes=cand.passes, remarks=None,

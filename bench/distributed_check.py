@@ -90,11 +90,10 @@ def diff(a, b):
       if x.shape != y.shape:
         return dict(shape_mismatch=True)
       xf, yf = x.astype(np.float64), y.astype(np.float64)
-      d = np.abs(xf - yf)
-      n += int(np.count_nonzero(x.view(np.uint8).reshape(-1) !=
-                                y.view(np.uint8).reshape(-1)) > 0 and
-               np.count_nonzero(d) or 0)
-      worst = max(worst, float(d.max()) if d.size else 0.0)
+      both_nan = np.isnan(xf) & np.isnan(yf)
+      n += int(np.count_nonzero(~((xf == yf) | both_nan)))
+      d = np.where(both_nan, 0.0, np.abs(xf - yf))
+      worst = max(worst, float(np.nanmax(d)) if d.size else 0.0)
   return dict(differing=n, max_abs=worst)
 
 

@@ -1024,6 +1024,13 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
     return plan_mod.Simulated(r.step_ms, r.exposed_comm_ms, r.compute_ms,
                               r.peak_bytes)
 
+  def estimate(c: plan_mod.Candidate, pb: plan_mod.Built) -> float:
+    """The CLI planner's estimate: `hloverlap sim` of the unfused module
+    (compute priced as XLA will fuse it), before any XLA compile."""
+    path = os.path.join(work, "cand-" + _slug(c.name), "estimate.hlo")
+    return sim_mod.simulate(pb.text, opts.binary, args=sim_args,
+                            path=path).step_ms
+
   measure = None
   if opts.plan_by == "measure":
     makers: Dict[str, Any] = {}
@@ -1039,7 +1046,7 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   t = time.perf_counter()
   try:
     plan, kept = plan_mod.run(
-        cands, build, compile_, simulate,
+        cands, build, compile_, simulate, estimate=estimate,
         max_compiles=opts.plan_max_compiles,
         # Every process must hold the candidate process 0 chooses: no
         # time cut-off (which differs per process) under jax.distributed.

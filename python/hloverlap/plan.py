@@ -202,19 +202,20 @@ class Plan:
   def table(self) -> str:
     """The table as Markdown (for logs and docs)."""
     lines = ["| candidate | predicted ms | measured ms | exposed comm ms | "
-             "peak | compile s | chosen | note |",
-             "|---|---|---|---|---|---|---|---|"]
+             "peak | compile s | unfused estimate ms | chosen | note |",
+             "|---|---|---|---|---|---|---|---|---|"]
 
     def f(v, fmt="{:.2f}"):
       return fmt.format(v) if v is not None else ""
     for r in self.rows:
       note = r.why_not or r.error or (
           "same module as " + r.same_as if r.same_as else "")
-      lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+      lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
           r.candidate, f(r.predicted_ms), f(r.measured_ms),
           f(r.exposed_comm_ms),
           format_bytes(r.peak_bytes) if r.peak_bytes is not None else "",
-          f(r.compile_s, "{:.1f}"), "yes" if r.chosen else "",
+          f(r.compile_s, "{:.1f}"), f(r.estimate_ms),
+          "yes" if r.chosen else "",
           (note or "").replace("|", "/")[:120]))
     return "\n".join(lines)
 
@@ -441,9 +442,10 @@ def run(cands: Sequence[Candidate],
         todo.append(c)
     # 3. prune by the CLI planner's estimate of the unfused module.
     if estimate is not None:
-      for c in todo:
+      efuts = {pool.submit(estimate, c, built[c.name]): c for c in todo}
+      for fut in concurrent.futures.as_completed(efuts):
         try:
-          row_of[c.name].estimate_ms = estimate(c, built[c.name])
+          row_of[efuts[fut].name].estimate_ms = round(fut.result(), 4)
         except Exception:  # pylint: disable=broad-except
           pass
       if max_compiles is not None and len(todo) > max_compiles:

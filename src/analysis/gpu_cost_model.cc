@@ -477,6 +477,7 @@ std::optional<CollectiveInfo> GpuCostModel::GetCollectiveInfo(
   } else if (op == Opcode::kCollectivePermute && coll->operand_count() > 0) {
     info.bytes = coll->operand(0)->shape().ByteSize();
   } else if (coll->opcode() == Opcode::kAllGatherStart ||
+             coll->opcode() == Opcode::kAllReduceStart ||
              coll->opcode() == Opcode::kCollectivePermuteStart) {
     info.bytes = CollectiveResultBytes(*coll);
   } else {

@@ -12,6 +12,7 @@
 #include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/opcode_traits.h"
+#include "hlo/shape_inference.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap {
@@ -81,11 +82,11 @@ int64_t CollectiveResultBytes(const Instruction& instruction) {
   const Shape& shape = instruction.shape();
   switch (instruction.opcode()) {
     case Opcode::kAllGatherStart:
-    case Opcode::kCollectivePermuteStart:
-      if (shape.IsTuple() && shape.tuple_size() >= 2) {
-        return shape.tuple_shapes(1).ByteSize();
-      }
-      return shape.ByteSize();
+    case Opcode::kAllReduceStart:
+    case Opcode::kCollectivePermuteStart: {
+      const Shape* result = NativeStartResultPart(instruction.opcode(), shape);
+      return result != nullptr ? result->ByteSize() : shape.ByteSize();
+    }
     default:
       return shape.ByteSize();
   }

@@ -825,6 +825,14 @@ const std::vector<SlotList>& OpcodeSlots() {
 constexpr std::array<std::string_view, 3> kLateRawAttrs = {
     "statistics", "result_accuracy", "origin"};
 
+// A raw attribute XLA prints right after the called computations: a
+// reducing collective's output_to_operand_aliasing (all-reduce-start's
+// result aliases its operand: `to_apply=%add, output_to_operand_aliasing=`).
+bool IsAfterCalleesRawAttr(Opcode op, std::string_view name) {
+  return (op == Opcode::kAllReduceStart || op == Opcode::kAllReduce) &&
+         name == "output_to_operand_aliasing";
+}
+
 bool IsLateRawAttr(std::string_view name) {
   for (std::string_view n : kLateRawAttrs) {
     if (n == name) return true;
@@ -1240,13 +1248,21 @@ class InstructionPrinter {
       // Raw attributes XLA has no fixed place for, in stored order.
       for (size_t j = 0; j < raw.size(); ++j) {
         const bool left = j >= 64 || (raw_left >> j & 1);
-        if (left && !IsLateRawAttr(raw[j].name)) {
+        if (left && !IsLateRawAttr(raw[j].name) &&
+            !IsAfterCalleesRawAttr(instr_.opcode(), raw[j].name)) {
           if (j < 64) raw_left &= ~(uint64_t{1} << j);
           PrintRaw(raw[j]);
         }
       }
     }
     PrintCalledComputations();
+    for (size_t j = 0; j < raw.size(); ++j) {
+      const bool left = j >= 64 || (raw_left >> j & 1);
+      if (left && IsAfterCalleesRawAttr(instr_.opcode(), raw[j].name)) {
+        if (j < 64) raw_left &= ~(uint64_t{1} << j);
+        PrintRaw(raw[j]);
+      }
+    }
     if (attrs_.is_composite) out_.Lit(", is_composite=true");
     if (!attrs_.sharding.empty()) {
       out_.Lit(", sharding=");

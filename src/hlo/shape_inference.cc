@@ -1120,6 +1120,59 @@ absl::StatusOr<Shape> InferAllGatherStartShape(
   return Shape::Tuple({std::move(ops), *std::move(result)});
 }
 
+absl::StatusOr<Shape> InferAllReduceStartShape(
+    absl::Span<const Shape* const> operands) {
+  absl::StatusOr<Shape> result = InferAllReduceShape(operands);
+  if (!result.ok()) return result.status();
+  return Shape::Tuple(
+      {Shape::Tuple(StrippedOperands(operands)), *std::move(result)});
+}
+
+bool AllReduceStartHasOperandPart(const Shape& start) {
+  return start.IsTuple() && start.tuple_size() == 2 &&
+         start.tuple_shapes(0).IsTuple();
+}
+
+bool NativeStartShapeMatches(const Shape& expected, const Shape& actual,
+                             bool context, bool check_layouts) {
+  if (!expected.IsTuple() || expected.tuple_size() != 2 || !actual.IsTuple() ||
+      actual.tuple_size() < 2 || (!context && actual.tuple_size() != 2)) {
+    return false;
+  }
+  const Shape& want_ops = expected.tuple_shapes(0);
+  const Shape& ops = actual.tuple_shapes(0);
+  // A lone operand, bare in `expected`, may be in a 1-tuple.
+  const bool ops_ok =
+      ShapesMatch(want_ops, ops, check_layouts) ||
+      (!want_ops.IsTuple() && ops.IsTuple() && ops.tuple_size() == 1 &&
+       ShapesMatch(want_ops, ops.tuple_shapes(0), check_layouts));
+  if (!ops_ok || !ShapesMatch(expected.tuple_shapes(1), actual.tuple_shapes(1),
+                              check_layouts)) {
+    return false;
+  }
+  for (int64_t k = 2; k < actual.tuple_size(); ++k) {
+    if (!actual.tuple_shapes(k).IsArray()) return false;
+  }
+  return true;
+}
+
+const Shape* NativeStartResultPart(Opcode start_opcode, const Shape& start) {
+  switch (start_opcode) {
+    case Opcode::kAllReduceStart:
+      return AllReduceStartHasOperandPart(start) ? &start.tuple_shapes(1)
+                                                 : &start;
+    case Opcode::kAllGatherStart:
+    case Opcode::kCollectivePermuteStart:
+      return start.IsTuple() && start.tuple_size() >= 2 ? &start.tuple_shapes(1)
+                                                        : nullptr;
+    case Opcode::kCopyStart:
+      return start.IsTuple() && start.tuple_size() >= 2 ? &start.tuple_shapes(0)
+                                                        : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
 absl::StatusOr<Shape> InferCollectivePermuteStartShape(
     absl::Span<const Shape* const> operands, bool in_place) {
   absl::StatusOr<Shape> result =
@@ -1175,7 +1228,8 @@ absl::StatusOr<Shape> InferNativeDoneShape(Opcode done_opcode,
   const absl::string_view name = AsAbsl(OpcodeName(done_opcode));
   switch (done_opcode) {
     case Opcode::kAllReduceDone:
-      return start;
+      return AllReduceStartHasOperandPart(start) ? start.tuple_shapes(1)
+                                                 : start;
     case Opcode::kAllGatherDone:
     case Opcode::kCollectivePermuteDone:
       if (!start.IsTuple() || start.tuple_size() < 2) {

@@ -204,10 +204,42 @@ absl::StatusOr<Shape> InferCollectivePermuteShape(
 // --- Asynchronous pairs
 // -------------------------------------------------------
 
+// The forms XLA prints for the start of a native collective pair. The
+// operand part holds a lone operand bare (older dumps) or in a 1-tuple (an
+// executable's module since 2025, `compiled.as_text()`); all-reduce-start
+// had no operand part before 2025:
+//   all-gather-start          (operand, result) | ((operand), result) |
+//                             ((operands...), (results...))
+//   collective-permute-start  the same, then optional context scalars
+//   all-reduce-start          result | (results...) |
+//                             ((operand), result) |
+//                             ((operands...), (results...))
+// The Infer*StartShape functions return one form (the lone operand bare for
+// all-gather and collective-permute, with the operand part for all-reduce);
+// NativeStartShapeMatches accepts every form of it.
+
 // all-gather-start: (operand, result), or ((operands...), (results...)).
 absl::StatusOr<Shape> InferAllGatherStartShape(
     absl::Span<const Shape* const> operands, int64_t dimension,
     int64_t group_size);
+// all-reduce-start with its operand part: ((operands...), result), result
+// being InferAllReduceShape's (a tuple for several operands).
+absl::StatusOr<Shape> InferAllReduceStartShape(
+    absl::Span<const Shape* const> operands);
+// Whether `start`, an all-reduce-start's shape, has the operand part
+// (element 0 a tuple: the older form is the all-reduce's shape, whose
+// elements are arrays).
+bool AllReduceStartHasOperandPart(const Shape& start);
+// Whether `actual` is the start shape `expected` (an Infer*StartShape
+// result: (operand part, result part)) in any form XLA prints: a lone
+// operand bare or in a 1-tuple, then, when `context` allows, array
+// elements after the result part.
+bool NativeStartShapeMatches(const Shape& expected, const Shape& actual,
+                             bool context, bool check_layouts = false);
+// The part of a native start's shape (all-gather-start, all-reduce-start,
+// collective-permute-start, copy-start) that its done returns; nullptr when
+// the shape has no such part.
+const Shape* NativeStartResultPart(Opcode start_opcode, const Shape& start);
 // collective-permute-start: (operand, result) without the trailing context
 // elements (u32[]/s32[] scalars) an actual start shape may carry; several
 // operands: ((operands...), (results...)); in-place form: (input, output).
@@ -226,8 +258,8 @@ absl::StatusOr<Shape> InferAsyncUpdateShape(const Shape& start);
 // async-done: element 1 of the start (or update) shape.
 absl::StatusOr<Shape> InferAsyncDoneShape(const Shape& start);
 // Done halves of the native pairs: all-gather-done (element 1 of the start),
-// all-reduce-done (the start shape), collective-permute-done (element 1),
-// copy-done (element 0).
+// all-reduce-done (element 1 of a start with an operand part, otherwise the
+// start shape), collective-permute-done (element 1), copy-done (element 0).
 absl::StatusOr<Shape> InferNativeDoneShape(Opcode done_opcode,
                                            const Shape& start);
 

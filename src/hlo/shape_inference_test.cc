@@ -410,6 +410,63 @@ TEST(ShapeInferenceTest, AsyncPairs) {
               "must be a start tuple");
 }
 
+// Every form XLA prints for a native start (shape_inference.h lists them).
+TEST(ShapeInferenceTest, NativeStartForms) {
+  const Shape a = F32({4});
+  const Shape b = BF16({2});
+  const Shape u32 = Shape::Scalar(PrimitiveType::kU32);
+  const Shape ag = InferAllGatherStartShape({&a}, 0, 2).value();
+  // A lone operand bare or in a 1-tuple; nothing after the result.
+  EXPECT_TRUE(NativeStartShapeMatches(ag, Shape::Tuple({a, F32({8})}),
+                                      /*context=*/false));
+  EXPECT_TRUE(NativeStartShapeMatches(
+      ag, Shape::Tuple({Shape::Tuple({a}), F32({8})}), /*context=*/false));
+  EXPECT_FALSE(NativeStartShapeMatches(
+      ag, Shape::Tuple({Shape::Tuple({a, a}), F32({8})}), false));
+  EXPECT_FALSE(NativeStartShapeMatches(
+      ag, Shape::Tuple({Shape::Tuple({a}), F32({4})}), false));
+  EXPECT_FALSE(NativeStartShapeMatches(
+      ag, Shape::Tuple({Shape::Tuple({a}), F32({8}), u32}), false));
+  EXPECT_FALSE(NativeStartShapeMatches(ag, F32({8}), false));
+  // Several operands: the operand part is a tuple in both forms.
+  const Shape ag2 = InferAllGatherStartShape({&a, &b}, 0, 2).value();
+  EXPECT_TRUE(NativeStartShapeMatches(
+      ag2,
+      Shape::Tuple({Shape::Tuple({a, b}), Shape::Tuple({F32({8}), BF16({4})})}),
+      false));
+  // collective-permute-start: context scalars may follow.
+  const Shape cp = InferCollectivePermuteStartShape({&a}).value();
+  EXPECT_TRUE(NativeStartShapeMatches(
+      cp, Shape::Tuple({Shape::Tuple({a}), a, u32, u32}), /*context=*/true));
+  EXPECT_FALSE(NativeStartShapeMatches(
+      cp, Shape::Tuple({Shape::Tuple({a}), a, Shape::Tuple({u32})}), true));
+  // all-reduce-start with an operand part (the lone operand always in a
+  // 1-tuple: a bare one would read as the older two-result form).
+  ExpectShape(InferAllReduceStartShape({&a}), "((f32[4]), f32[4])");
+  ExpectShape(InferAllReduceStartShape({&a, &b}),
+              "((f32[4], bf16[2]), (f32[4], bf16[2]))");
+  ExpectError(InferAllReduceStartShape({}), "at least one operand");
+  const Shape ar = Shape::Tuple({Shape::Tuple({a}), a});
+  EXPECT_TRUE(AllReduceStartHasOperandPart(ar));
+  EXPECT_FALSE(AllReduceStartHasOperandPart(a));
+  EXPECT_FALSE(AllReduceStartHasOperandPart(Shape::Tuple({a, a})));
+  ExpectShape(InferNativeDoneShape(Opcode::kAllReduceDone, ar), "f32[4]");
+  ExpectShape(
+      InferNativeDoneShape(Opcode::kAllReduceDone, Shape::Tuple({a, b})),
+      "(f32[4], bf16[2])");
+  // The part each done returns.
+  EXPECT_EQ(NativeStartResultPart(Opcode::kAllReduceStart, ar),
+            &ar.tuple_shapes(1));
+  EXPECT_EQ(NativeStartResultPart(Opcode::kAllReduceStart, a), &a);
+  EXPECT_EQ(NativeStartResultPart(Opcode::kAllGatherStart, ag),
+            &ag.tuple_shapes(1));
+  EXPECT_EQ(NativeStartResultPart(Opcode::kAllGatherStart, a), nullptr);
+  const Shape copy = InferCopyStartShape(a).value();
+  EXPECT_EQ(NativeStartResultPart(Opcode::kCopyStart, copy),
+            &copy.tuple_shapes(0));
+  EXPECT_EQ(NativeStartResultPart(Opcode::kAdd, a), nullptr);
+}
+
 TEST(ShapeInferenceTest, HelpersAndLayouts) {
   Shape with_layout = F32({2, 3});
   with_layout.SetDefaultLayout();

@@ -495,6 +495,25 @@ class Verifier {
                    const char* explanation) {
     CheckResult(c, i, inferred, [explanation] { return explanation; });
   }
+  // CheckResult for a native start: `inferred` is an Infer*StartShape
+  // result, accepted in every form XLA prints (NativeStartShapeMatches;
+  // `context`: context scalars may follow the result part).
+  template <typename Explain>
+  void CheckStartResult(const Computation& c, const Instruction& i,
+                        const absl::StatusOr<Shape>& inferred, bool context,
+                        const Explain& explain) {
+    if (!inferred.ok()) {
+      Report(c, i, inferred.status().message());
+      return;
+    }
+    if (!NativeStartShapeMatches(*inferred, i.shape(), context,
+                                 options_.check_layouts)) {
+      Report(c, i, "expected result shape ", Str(*inferred),
+             " (a lone operand may be in a 1-tuple",
+             context ? ", context scalars may follow; " : "; ", explain(),
+             "), found ", Str(i.shape()));
+    }
+  }
 
   bool KnownComputation(const Computation* c) const {
     return c != nullptr && (c == only_ || (module_ != nullptr &&
@@ -1924,7 +1943,8 @@ void Verifier::VerifyGatherScatter(const Computation& c, const Instruction& i,
                         size_text);
   };
   if (gather && start) {
-    CheckResult(c, i, InferAllGatherStartShape(ops, dim, *size), explanation);
+    CheckStartResult(c, i, InferAllGatherStartShape(ops, dim, *size),
+                     /*context=*/false, explanation);
   } else if (gather) {
     CheckResult(c, i, InferAllGatherShape(ops, dim, *size), explanation);
   } else {
@@ -1962,8 +1982,16 @@ void Verifier::VerifyReducer(const Computation& c, const Instruction& i) {
 
 void Verifier::VerifyAllReduce(const Computation& c, const Instruction& i) {
   VerifyReducer(c, i);
-  CheckResult(c, i, InferAllReduceShape(OperandShapeList(i)),
-              [&] { return absl::StrCat("operands ", OperandShapes(i)); });
+  auto explanation = [&] {
+    return absl::StrCat("operands ", OperandShapes(i));
+  };
+  if (i.opcode() == Opcode::kAllReduceStart &&
+      AllReduceStartHasOperandPart(i.shape())) {
+    CheckStartResult(c, i, InferAllReduceStartShape(OperandShapeList(i)),
+                     /*context=*/false, explanation);
+    return;
+  }
+  CheckResult(c, i, InferAllReduceShape(OperandShapeList(i)), explanation);
 }
 
 void Verifier::VerifyAllToAll(const Computation& c, const Instruction& i) {
@@ -2000,25 +2028,9 @@ void Verifier::VerifyCollectivePermute(const Computation& c,
     CheckResult(c, i, InferCollectivePermuteShape(ops, in_place), explanation);
     return;
   }
-  absl::StatusOr<Shape> expected =
-      InferCollectivePermuteStartShape(ops, in_place);
-  if (!expected.ok()) {
-    Report(c, i, expected.status().message());
-    return;
-  }
   // The start tuple may carry context scalars after (operand, result).
-  const Shape& shape = i.shape();
-  bool ok = shape.IsTuple() && shape.tuple_size() >= 2 &&
-            Matches(expected->tuple_shapes(0), shape.tuple_shapes(0)) &&
-            Matches(expected->tuple_shapes(1), shape.tuple_shapes(1));
-  for (int64_t k = 2; ok && k < shape.tuple_size(); ++k) {
-    ok = shape.tuple_shapes(k).IsArray();
-  }
-  if (!ok) {
-    Report(c, i, "expected result shape ", Str(*expected),
-           " (followed by optional context scalars; ", explanation(),
-           "), found ", Str(shape));
-  }
+  CheckStartResult(c, i, InferCollectivePermuteStartShape(ops, in_place),
+                   /*context=*/true, explanation);
 }
 
 void Verifier::VerifyAsyncStart(const Computation& c, const Instruction& i) {

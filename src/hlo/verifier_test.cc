@@ -999,15 +999,15 @@ TEST_F(VerifierTest, NativeAsyncCollectives) {
       Verify(),
       ElementsAre(
           "computation main, instruction bad_ags: expected result shape "
-          "(f32[4], f32[8]) (operand f32[4], dimensions={0}, group size 2), "
-          "found (f32[4], f32[4])",
+          "(f32[4], f32[8]) (a lone operand may be in a 1-tuple; operand "
+          "f32[4], dimensions={0}, group size 2), found (f32[4], f32[4])",
           "computation main, instruction wrong_start: operand ars is a "
           "all-reduce-start, expected all-gather-start",
           "computation main, instruction bad_ard: expected result shape "
           "f32[4] (from ars f32[4]), found f32[2]",
           "computation main, instruction bad_cps: expected result shape "
-          "(f32[4], f32[4]) (followed by optional context scalars; operands "
-          "f32[4]), found (f32[4], f32[5])",
+          "(f32[4], f32[4]) (a lone operand may be in a 1-tuple, context "
+          "scalars may follow; operands f32[4]), found (f32[4], f32[5])",
           "computation main, instruction bad_cd: expected result shape f32[4] "
           "(from cs (f32[4], f32[4], u32[])), found f32[5]"));
 }

@@ -16,6 +16,7 @@
 #include "hlo/buffer_semantics.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
+#include "hlo/shape_inference.h"
 #include "hlo/verifier.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
@@ -738,9 +739,20 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       }
       return t.element(1);
     }
-    case Opcode::kAllReduceDone:
+    case Opcode::kAllReduceDone: {
       if (absl::Status s = need(1); !s.ok()) return s;
-      return operand(0);
+      // A start with an operand part, ((operands...), result), as XLA
+      // prints it since 2025; otherwise the start is the result.
+      if (!AllReduceStartHasOperandPart(instr->operand(0)->shape())) {
+        return operand(0);
+      }
+      const Value& t = operand(0);
+      if (!t.is_tuple() || t.tuple_size() != 2) {
+        return Invalid(absl::StrCat("all-reduce-done operand ", t.ShapeString(),
+                                    " is not a start tuple"));
+      }
+      return t.element(1);
+    }
     case Opcode::kCopyStart: {
       if (absl::Status s = need(1); !s.ok()) return s;
       std::vector<Value> elems{operand(0), operand(0)};
@@ -914,15 +926,23 @@ absl::StatusOr<Value> DeviceRunner::ExecCollective(
           absl::StrCat("not a collective: ", std::string(OpcodeName(op))));
   }
   Value result = nvals == 1 ? results[0] : Value::Tuple(results);
+  // A start's operand part: a lone operand bare or in a 1-tuple, as its
+  // shape says (NativeStartShapeMatches lists the forms).
+  const Shape& shape = instr->shape();
+  auto operand_part = [&] {
+    const bool wrap =
+        nvals != 1 || (shape.IsTuple() && shape.tuple_size() > 0 &&
+                       shape.tuple_shapes(0).IsTuple());
+    return wrap ? Value::Tuple(my_operands) : my_operands[0];
+  };
   switch (op) {
-    case Opcode::kAllGatherStart: {
-      Value ops = nvals == 1 ? my_operands[0] : Value::Tuple(my_operands);
-      return Value::Tuple({ops, result});
-    }
+    case Opcode::kAllGatherStart:
+      return Value::Tuple({operand_part(), result});
+    case Opcode::kAllReduceStart:
+      if (!AllReduceStartHasOperandPart(shape)) return result;
+      return Value::Tuple({Value::Tuple(my_operands), result});
     case Opcode::kCollectivePermuteStart: {
-      Value ops = nvals == 1 ? my_operands[0] : Value::Tuple(my_operands);
-      std::vector<Value> elems{ops, result};
-      const Shape& shape = instr->shape();
+      std::vector<Value> elems{operand_part(), result};
       for (int64_t i = 2; i < (shape.IsTuple() ? shape.tuple_size() : 0); ++i) {
         absl::StatusOr<Value> z = Value::ZerosOfShape(shape.tuple_shapes(i));
         if (!z.ok()) return z.status();

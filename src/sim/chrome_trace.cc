@@ -69,6 +69,7 @@ std::string ChromeTraceJson(const SimResult& r) {
     if (e.track != SimEvent::Track::kCollective) {
       if (e.category == "kernel") {
         ev["args"] = {{"flops", e.flops}, {"bytes", e.bytes}};
+        if (e.contention_us > 0) ev["args"]["contention_us"] = e.contention_us;
       }
       events.push_back(std::move(ev));
       continue;

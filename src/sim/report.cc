@@ -88,6 +88,13 @@ std::string FormatSimText(const SimResult& r, int top) {
                           "compute stream waiting for kernel launches)\n",
                           Ms(r.launch_bound_us), pct(r.launch_bound_us));
   }
+  if (r.contention_us > 0) {
+    absl::StrAppendFormat(&out,
+                          "contention:               %s (%.1f%% of step; "
+                          "compute slowed by collectives beside it, in "
+                          "compute)\n",
+                          Ms(r.contention_us), pct(r.contention_us));
+  }
   if (r.async_compute_us > 0) {
     absl::StrAppendFormat(&out, "async compute:            %s (waited %s)\n",
                           Ms(r.async_compute_us), Ms(r.async_compute_wait_us));
@@ -161,6 +168,7 @@ std::string FormatSimJson(const SimResult& r) {
   j["communication_ms"] = r.communication_us / 1000;
   j["exposed_communication_ms"] = r.exposed_communication_us / 1000;
   j["launch_bound_ms"] = r.launch_bound_us / 1000;
+  j["contention_ms"] = r.contention_us / 1000;
   j["async_compute_ms"] = r.async_compute_us / 1000;
   j["async_compute_wait_ms"] = r.async_compute_wait_us / 1000;
   j["kernels"] = r.kernels;

@@ -85,6 +85,16 @@ struct SimOptions {
   // XLA's async dynamic-update-slice fusions) that the compute stream loses
   // to it (shared HBM and SMs): 0 = free overlap, 1 = serial.
   double async_compute_contention = 0;
+  // Contention with collectives in flight (issue 25). NCCL's kernels run
+  // on the SMs and move their bytes through HBM while a collective is on
+  // the collective stream, so a compute-stream kernel beside one runs
+  // slower: a compute-bound kernel at (1 - collective_sm_share) of its
+  // rate (the SMs NCCL's thread blocks hold), a memory-bound one at
+  // (1 - collective_hbm_share) (the HBM bandwidth the collective's traffic
+  // takes). Only the part of the kernel that overlaps the collective
+  // stream's busy time is slowed. 0: free overlap.
+  double collective_sm_share = 0;
+  double collective_hbm_share = 0;
 
   SimOptions();
 };
@@ -113,13 +123,14 @@ struct SimEvent {
   std::string category;  // "kernel", "collective", "loop", "iteration", ...
   double start_us = 0;
   double duration_us = 0;
-  int depth = 0;            // loop nesting (loop / iteration slices)
-  int64_t collective = -1;  // index into SimResult::collectives
-  double issue_us = -1;     // collectives: when the compute stream issued it
-  double done_us = -1;      // collectives: when the -done ran (wait end)
-  double exposed_us = 0;    // collectives: how long the -done waited
-  double flops = 0;         // kernels: the cost model's FLOPs
-  double bytes = 0;         // kernels: the cost model's HBM bytes
+  int depth = 0;             // loop nesting (loop / iteration slices)
+  int64_t collective = -1;   // index into SimResult::collectives
+  double issue_us = -1;      // collectives: when the compute stream issued it
+  double done_us = -1;       // collectives: when the -done ran (wait end)
+  double exposed_us = 0;     // collectives: how long the -done waited
+  double flops = 0;          // kernels: the cost model's FLOPs
+  double bytes = 0;          // kernels: the cost model's HBM bytes
+  double contention_us = 0;  // kernels: time lost to collectives beside it
 };
 
 struct SimResult {
@@ -137,7 +148,10 @@ struct SimResult {
   double launch_bound_us = 0;
   double async_compute_us = 0;       // busy time of the async compute stream
   double async_compute_wait_us = 0;  // compute stream waiting for it
-  int64_t kernels = 0;               // kernel launches simulated
+  // Compute-stream time lost to collectives in flight (SimOptions'
+  // collective_sm_share / collective_hbm_share); part of compute_us.
+  double contention_us = 0;
+  int64_t kernels = 0;  // kernel launches simulated
   // Loop iterations (over every run of a loop, nested ones multiplied) not
   // simulated one by one: extrapolated ones are estimated from the last
   // simulated iteration (a loop that never settled, max_expanded_iterations

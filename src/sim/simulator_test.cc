@@ -29,6 +29,8 @@ SimOptions Neutral() {
   o.memory_efficiency = 1;
   o.compute_efficiency = 1;
   o.async_compute_contention = 0;
+  o.collective_sm_share = 0;
+  o.collective_hbm_share = 0;
   o.host_launch_us = 0;
   o.gemm_host_launch_us = 0;
   o.host_step_us = 0;
@@ -723,6 +725,11 @@ TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
   // overhead + max(compute / ce, memory / me) on the GPU.
   SimOptions preset;
   EXPECT_TRUE(ApplySimOverrides(preset, DefaultSimPresetText()).ok());
+  EXPECT_GT(preset.collective_sm_share, 0);
+  EXPECT_GT(preset.collective_hbm_share, 0);
+  // The dots here run beside an all-gather; contention has its own tests.
+  preset.collective_sm_share = 0;
+  preset.collective_hbm_share = 0;
   EXPECT_GT(preset.kernel_overhead_us, 0);
   EXPECT_LT(preset.memory_efficiency, 1);
   auto m = Parse(OverlapModule(std::string(kStart) + kDot + kDone));
@@ -741,6 +748,69 @@ TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
   EXPECT_DOUBLE_EQ(o.compute_efficiency, 0.5);
   EXPECT_FALSE(ApplySimOverrides(o, "memory_efficiency 2\n").ok());
   EXPECT_DOUBLE_EQ(o.compute_efficiency, 0.5);
+}
+
+// Issue 25: a kernel beside a collective in flight runs at (1 - share) of
+// its rate while the collective stream is busy.
+TEST(SimulatorTest, ComputeBesideACollectiveIsSlowed) {
+  auto m = Parse(OverlapModule(std::string(kStart) + kDot + kDone));
+  ASSERT_NE(m, nullptr);
+  double dot = Cost(*m, "d0");
+  double ag = AgTime(*m, "ags");
+  ASSERT_GT(dot, ag / 0.8);  // d0 outlasts the all-gather even when slowed
+  SimOptions o = Neutral();
+  o.collective_sm_share = 0.2;  // the dots are compute-bound
+  SimResult r = Sim(*m, o);
+  // d0 does ag * 0.8 of its work beside the all-gather, the rest alone:
+  // it takes 0.2 * ag longer; the final dot runs alone.
+  EXPECT_NEAR(r.contention_us, 0.2 * ag, 1e-6);
+  EXPECT_NEAR(r.compute_us, 2 * dot + 0.2 * ag, 1e-6);
+  EXPECT_NEAR(r.step_time_us, 2 * dot + 0.2 * ag, 1e-6);
+  EXPECT_NEAR(r.exposed_communication_us, 0, 1e-9);
+  // The HBM share applies to memory-bound kernels only.
+  o.collective_sm_share = 0;
+  o.collective_hbm_share = 0.5;
+  EXPECT_NEAR(Sim(*m, o).contention_us, 0, 1e-9);
+}
+
+TEST(SimulatorTest, KernelWhollyBesideACollectiveRunsAtTheLowerRate) {
+  // The exponential (memory-bound) ends before the all-gather: all of it
+  // runs at (1 - hbm share); nothing runs beside the collective after the
+  // wait, and without a collective in flight nothing is slowed.
+  std::string order = std::string(kStart) +
+                      "  %e = bf16[1024,1024]{1,0} exponential(%x.s)\n" +
+                      kDone + kDot;
+  std::string text = OverlapModule(order);
+  text.replace(text.find("  %ags"), 0,
+               "  %x.s = bf16[1024,1024]{1,0} slice(%x), "
+               "slice={[0:1024], [0:1024]}\n");
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  SimOptions o = Neutral();
+  o.collective_hbm_share = 0.25;
+  o.collective_sm_share = 0.5;
+  SimResult r = Sim(*m, o);
+  double e = Cost(*m, "e");
+  double ag = AgTime(*m, "ags");
+  ASSERT_LT(e / 0.75, ag);
+  // The slice runs before the all-gather is issued: not slowed.
+  EXPECT_NEAR(r.contention_us, e / 0.75 - e, 1e-6);
+  EXPECT_NEAR(r.exposed_communication_us, ag - e / 0.75, 1e-6);
+  SimResult alone = Sim(*m, Neutral());
+  EXPECT_NEAR(r.step_time_us, alone.step_time_us, 1e-6);  // still ag-bound
+}
+
+TEST(SimulatorTest, ContentionSharesAreValidated) {
+  SimOptions o = Neutral();
+  ASSERT_TRUE(ApplySimOverrides(o,
+                                "collective_sm_share 0.3\n"
+                                "collective_hbm_share 0\n")
+                  .ok());
+  EXPECT_DOUBLE_EQ(o.collective_sm_share, 0.3);
+  EXPECT_DOUBLE_EQ(o.collective_hbm_share, 0);
+  EXPECT_FALSE(ApplySimOverrides(o, "collective_sm_share 1\n").ok());
+  EXPECT_FALSE(ApplySimOverrides(o, "collective_hbm_share 2\n").ok());
+  EXPECT_DOUBLE_EQ(o.collective_sm_share, 0.3);
 }
 
 TEST(SimulatorTest, GpuSpecOverrides) {

@@ -96,10 +96,17 @@ absl::Status ApplyOverrides(GpuSpec& spec, SimOptions* sim,
       sim->compute_efficiency = v;
     } else if (sim != nullptr && k == "async_compute_contention" && v <= 1) {
       sim->async_compute_contention = v;
+    } else if (sim != nullptr && k == "collective_sm_share" && v < 1) {
+      sim->collective_sm_share = v;
+    } else if (sim != nullptr && k == "collective_hbm_share" && v < 1) {
+      sim->collective_hbm_share = v;
     } else if (sim != nullptr &&
                (k == "memory_efficiency" || k == "compute_efficiency" ||
                 k == "async_compute_contention")) {
       return error(absl::StrCat(k, " must be in (0, 1]"));
+    } else if (sim != nullptr &&
+               (k == "collective_sm_share" || k == "collective_hbm_share")) {
+      return error(absl::StrCat(k, " must be in [0, 1)"));
     } else {
       return error(absl::StrCat("unknown key '", k, "'"));
     }

@@ -30,7 +30,8 @@ absl::StatusOr<GpuSpec> ApplyGpuSpecOverrides(GpuSpec spec,
                                               std::string_view text);
 // The same for SimOptions: the GpuSpec keys above plus kernel_overhead_us,
 // gemm_overhead_us, memory_efficiency, compute_efficiency,
-// async_compute_contention, host_launch_us, gemm_host_launch_us,
+// async_compute_contention, collective_sm_share, collective_hbm_share,
+// host_launch_us, gemm_host_launch_us,
 // host_max_lead_us, host_step_us (sim/sim_types.h says what each is).
 absl::Status ApplySimOverrides(SimOptions& options, std::string_view text);
 // The compiled-in preset text (sim/sim_preset.inc).

@@ -104,6 +104,7 @@ struct Totals {
   double async_compute = 0;
   double async_wait = 0;
   double launch_bound = 0;
+  double contention = 0;
   int64_t kernels = 0;
   int64_t extrapolated = 0;
   int64_t iterations = 0;  // loop iterations run (simulated or not)
@@ -120,6 +121,7 @@ struct Totals {
     async_compute += k * d.async_compute;
     async_wait += k * d.async_wait;
     launch_bound += k * d.launch_bound;
+    contention += k * d.contention;
     kernels = SatAdd(kernels, k * static_cast<double>(d.kernels));
     extrapolated =
         SatAdd(extrapolated, k * static_cast<double>(d.extrapolated));
@@ -137,6 +139,7 @@ struct Totals {
     d.async_compute = async_compute - b.async_compute;
     d.async_wait = async_wait - b.async_wait;
     d.launch_bound = launch_bound - b.launch_bound;
+    d.contention = contention - b.contention;
     d.kernels = kernels - b.kernels;
     d.extrapolated = extrapolated - b.extrapolated;
     d.iterations = iterations - b.iterations;
@@ -225,6 +228,8 @@ class Simulator {
         host_modelled_(options.host_launch_us > 0 ||
                        options.gemm_host_launch_us > 0 ||
                        options.host_step_us > 0),
+        contention_(options.collective_sm_share > 0 ||
+                    options.collective_hbm_share > 0),
         h_(host_start) {}
 
   // How far the host was ahead of the compute stream when the step ended
@@ -246,6 +251,7 @@ class Simulator {
     result_.async_compute_us = totals_.async_compute;
     result_.async_compute_wait_us = totals_.async_wait;
     result_.launch_bound_us = totals_.launch_bound;
+    result_.contention_us = totals_.contention;
     result_.kernels = totals_.kernels;
     result_.extrapolated_iterations = totals_.extrapolated;
     result_.summarized_iterations = std::max<int64_t>(
@@ -454,6 +460,10 @@ class Simulator {
     absl::flat_hash_set<const Instruction*> started;
     for (const auto& i : c.instructions()) {
       switch (Kind(*i)) {
+        case StepKind::kKernel:
+          // Its time depends on the collective in flight beside it.
+          if (contention_) r.collective_stream = true;
+          break;
         case StepKind::kSyncCollective:
           r.collective_stream = true;
           break;
@@ -694,6 +704,25 @@ class Simulator {
     }
   }
 
+  // What kernel `s`, starting now, loses to the collectives in flight
+  // beside it (SimOptions::collective_sm_share / collective_hbm_share): the
+  // collective stream is busy from now until coll_free_ (collectives start
+  // in issue order and none is issued after the compute stream's time), and
+  // the kernel runs at (1 - share) of its rate while it is.
+  double ContentionUs(const Step& s) const {
+    if (!contention_ || coll_free_ <= t_ || !(s.duration > 0)) return 0;
+    const double share = s.memory_bound ? options_.collective_hbm_share
+                                        : options_.collective_sm_share;
+    if (!(share > 0) || !(share < 1)) return 0;
+    const double rate = 1 - share;
+    const double window = coll_free_ - t_;
+    if (window * rate >= s.duration) {
+      return s.duration / rate - s.duration;  // wholly beside it
+    }
+    // The part done in the window at the lower rate, the rest at full rate.
+    return window * share;
+  }
+
   // The host launches `s`; the compute stream waits for the launch if it
   // would otherwise start `s` earlier (launch-bound).
   void Launch(const Step& s) {
@@ -731,17 +760,21 @@ class Simulator {
           break;
         case StepKind::kKernel: {
           Launch(s);
+          const double lost = ContentionUs(s);
+          const double duration = s.duration + lost;
           int64_t ev = AddEvent(SimEvent::Track::kCompute, s.instr->name(),
-                                "kernel", t_, s.duration);
+                                "kernel", t_, duration);
           if (ev >= 0) {
             result_.events[ev].flops = s.flops;
             result_.events[ev].bytes = s.bytes;
+            result_.events[ev].contention_us = lost;
           }
-          t_ += s.duration;
-          totals_.compute += s.duration;
+          t_ += duration;
+          totals_.compute += duration;
+          totals_.contention += lost;
           totals_.kernels = SatAdd(totals_.kernels, 1);
           (s.memory_bound ? totals_.memory_bound : totals_.compute_bound) +=
-              s.duration;
+              duration;
           totals_.flops += s.flops;
           totals_.hbm_bytes += s.bytes;
           CapLead();
@@ -1047,6 +1080,7 @@ class Simulator {
   const SimOptions& options_;
   GpuCostModel model_;
   const bool host_modelled_;
+  const bool contention_;  // collectives slow the kernels beside them
   SimResult result_;
   Totals totals_;
   double h_ = 0;  // the host's time (launches)

@@ -31,7 +31,8 @@ absl::StatusOr<GpuSpec> ApplyGpuSpecOverrides(GpuSpec spec,
 // The same for SimOptions: the GpuSpec keys above plus kernel_overhead_us,
 // gemm_overhead_us, memory_efficiency, compute_efficiency,
 // async_compute_contention, host_launch_us, gemm_host_launch_us,
-// host_max_lead_us, host_step_us (sim/sim_types.h says what each is).
+// host_max_lead_us, host_step_us (sim/sim_types.h says what each is), and
+// `unfused_compute xla-fused|per-op` (SimOptions::unfused_compute).
 absl::Status ApplySimOverrides(SimOptions& options, std::string_view text);
 // The compiled-in preset text (sim/sim_preset.inc).
 std::string_view DefaultSimPresetText();

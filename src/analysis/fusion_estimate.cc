@@ -22,11 +22,49 @@ enum class Class {
   kFusible,  // elementwise and data movement: fused into consumers
 };
 
+absl::InlinedVector<int64_t, 6> MinorToMajor(const Shape& s) {
+  if (s.has_layout() &&
+      static_cast<int64_t>(s.layout()->minor_to_major.size()) == s.rank()) {
+    return s.layout()->minor_to_major;
+  }
+  absl::InlinedVector<int64_t, 6> m;
+  for (int64_t d = s.rank() - 1; d >= 0; --d) m.push_back(d);
+  return m;
+}
+
+// A transpose whose result layout leaves every element where it is (the
+// physical order of the non-degenerate dimensions is the operand's): XLA's
+// layout assignment makes it a bitcast.
+bool IsLayoutTranspose(const Instruction& t) {
+  if (t.operand_count() != 1) return false;
+  const Shape& r = t.shape();
+  const Shape& o = t.operand(0)->shape();
+  const auto& perm = t.attrs().dimensions;
+  if (!r.IsArray() || !o.IsArray() || r.rank() != o.rank() ||
+      static_cast<int64_t>(perm.size()) != r.rank()) {
+    return false;
+  }
+  absl::InlinedVector<int64_t, 6> a, b;
+  for (int64_t d : MinorToMajor(r)) {
+    if (d < 0 || d >= r.rank() || perm[d] < 0 || perm[d] >= o.rank()) {
+      return false;
+    }
+    if (r.dimensions(d) != 1) a.push_back(perm[d]);
+  }
+  for (int64_t d : MinorToMajor(o)) {
+    if (d < 0 || d >= o.rank()) return false;
+    if (o.dimensions(d) != 1) b.push_back(d);
+  }
+  return a == b;
+}
+
 Class Classify(const Instruction& i) {
   switch (i.opcode()) {
     case Opcode::kBitcast:
     case Opcode::kReshape:
       return Class::kView;
+    case Opcode::kTranspose:
+      return IsLayoutTranspose(i) ? Class::kView : Class::kFusible;
     case Opcode::kDot:
     case Opcode::kConvolution:
     case Opcode::kScaledDot:
@@ -38,7 +76,6 @@ Class Classify(const Instruction& i) {
       return Class::kHero;
     case Opcode::kBroadcast:
     case Opcode::kIota:
-    case Opcode::kTranspose:
     case Opcode::kSlice:
     case Opcode::kDynamicSlice:
     case Opcode::kConcatenate:
@@ -123,6 +160,10 @@ class Planner {
     for (size_t g = 0; g < groups_.size(); ++g) Price(static_cast<int>(g));
     for (const auto& i : c_.instructions()) {
       Class cls = Classify(*i);
+      if (cls == Class::kView) {  // a bitcast in XLA's module
+        roles_[i.get()].kind = FusedKernelRole::Kind::kAbsorbed;
+        continue;
+      }
       if (cls != Class::kFusible && cls != Class::kHero &&
           cls != Class::kGemm) {
         roles_[i.get()];  // kOwnCost

@@ -305,21 +305,10 @@ class Planner {
   void PlanFusible(const Instruction& i) {
     bool escapes = false;
     auto users = Users(i, escapes);
-    // An operand read by GEMMs only: a slice offset or layout of the call.
-    if ((i.opcode() == Opcode::kDynamicSlice ||
-         i.opcode() == Opcode::kTranspose) &&
-        !escapes && !users.empty()) {
-      bool all_gemm = true;
-      for (const Instruction* u : users) {
-        all_gemm = all_gemm && Classify(*u) == Class::kGemm;
-      }
-      if (all_gemm) {
-        for (const Instruction* u : users) {
-          for (int g : member_of_[u]) Join(i, g);
-        }
-        return;
-      }
-    }
+    // A dynamic-slice or transpose read by a GEMM: a slice offset or layout
+    // of the call (XLA's dynamic-slice fusion), no kernel of its own.
+    const bool gemm_operand =
+        i.opcode() == Opcode::kDynamicSlice || i.opcode() == Opcode::kTranspose;
     bool must = escapes || users.empty();
     int64_t latest_outside = -1;  // position of the last non-fusing user
     absl::InlinedVector<int, 4> groups;
@@ -338,6 +327,8 @@ class Planner {
       if (fuses) {
         for (int g : it->second) {
           if (!groups_[g].gemm) {
+            add_group(g);
+          } else if (gemm_operand && u == groups_[g].members.front()) {
             add_group(g);
           } else if (u != groups_[g].members.front() && IsBroadcastLike(i)) {
             add_group(g);  // an epilogue's bias or alpha

@@ -55,13 +55,22 @@ constexpr char kUnfusedNote[] =
     "module of\n"
     "   the program, e.g. hloverlap.jax's BridgeCompiled.final_hlo())\n";
 
+// An unfused module priced as XLA will fuse it (SimResult::
+// xla_fused_estimate).
+constexpr char kFusedEstimateNote[] =
+    "  (unfused module: compute estimated as XLA:GPU will fuse it, "
+    "analysis/fusion_estimate.h;\n"
+    "   XLA's final module of the program is the reference)\n";
+
 std::string FormatSimText(const SimResult& r, int top) {
   std::string out;
   double step = r.step_time_us;
   auto pct = [&](double v) { return step > 0 ? 100.0 * v / step : 0.0; };
   absl::StrAppendFormat(&out, "GPU model:                %s\n", r.gpu);
   absl::StrAppendFormat(&out, "step time:                %s\n", Ms(step));
-  if (r.unfused) out += kUnfusedNote;
+  if (r.unfused) {
+    out += r.xla_fused_estimate ? kFusedEstimateNote : kUnfusedNote;
+  }
   absl::StrAppendFormat(&out,
                         "compute:                  %s (%.1f%%), %d kernels\n",
                         Ms(r.compute_us), pct(r.compute_us), r.kernels);
@@ -157,9 +166,12 @@ std::string FormatSimJson(const SimResult& r) {
   nlohmann::ordered_json j;
   j["gpu"] = r.gpu;
   j["step_time_ms"] = r.step_time_us / 1000;
-  // "fused" (XLA's final modules) or "unfused upper bound"
-  // (SimResult::unfused).
-  j["step_time_kind"] = r.unfused ? "unfused upper bound" : "fused";
+  // "fused" (XLA's final modules), "xla-fused estimate" (an unfused module
+  // priced as XLA will fuse it) or "unfused upper bound" (every op its own
+  // kernel; SimResult::unfused).
+  j["step_time_kind"] = !r.unfused             ? "fused"
+                        : r.xla_fused_estimate ? "xla-fused estimate"
+                                               : "unfused upper bound";
   j["compute_ms"] = r.compute_us / 1000;
   j["compute_bound_ms"] = r.compute_bound_us / 1000;
   j["memory_bound_ms"] = r.memory_bound_us / 1000;

@@ -24,6 +24,12 @@
 
 namespace hloverlap {
 
+// How an unfused module's compute is priced (SimResult::unfused): as the
+// kernels XLA:GPU will fuse it into (analysis/fusion_estimate.h), or one
+// kernel per op (an upper bound). Modules with fusions are priced as
+// written either way.
+enum class UnfusedCompute { kXlaFused, kPerOp };
+
 struct SimOptions {
   GpuSpec spec;  // device constants (H200Spec() by default)
   // Collective table; nullptr = the compiled-in one.
@@ -95,6 +101,9 @@ struct SimOptions {
   // stream's busy time is slowed. 0: free overlap.
   double collective_sm_share = 0;
   double collective_hbm_share = 0;
+  // Unfused modules (IsUnfusedModule, sim/simulator.h): the preset key
+  // `unfused_compute xla-fused|per-op` sets it.
+  UnfusedCompute unfused_compute = UnfusedCompute::kXlaFused;
 
   SimOptions();
 };
@@ -169,6 +178,9 @@ struct SimResult {
   // modules (a prediction needs XLA's final module, e.g. the JAX bridge's
   // final_hlo()).
   bool unfused = false;
+  // An unfused module priced as XLA will fuse it (UnfusedCompute::
+  // kXlaFused): step_time_us estimates the step of XLA's final module.
+  bool xla_fused_estimate = false;
   std::vector<SimCollective> collectives;  // in first-issue order
   // Liveness peak (bytes) and where it is reached.
   int64_t peak_memory_bytes = 0;

@@ -60,6 +60,19 @@ absl::Status ApplyOverrides(GpuSpec& spec, SimOptions* sim,
           absl::StrCat("gpu spec line ", line_no, ": ", what));
     };
     if (fields.size() != 2) return error("expected 'key value'");
+    if (sim != nullptr && fields[0] == "unfused_compute") {
+      if (fields[1] == "xla-fused") {
+        sim->unfused_compute = UnfusedCompute::kXlaFused;
+      } else if (fields[1] == "per-op") {
+        sim->unfused_compute = UnfusedCompute::kPerOp;
+      } else {
+        return error(
+            absl::StrCat("unfused_compute is xla-fused or per-op, "
+                         "not '",
+                         fields[1], "'"));
+      }
+      continue;
+    }
     char* endp = nullptr;
     double v = std::strtod(fields[1].c_str(), &endp);
     if (endp == fields[1].c_str() || *endp != '\0' || !std::isfinite(v) ||

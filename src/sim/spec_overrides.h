@@ -32,7 +32,8 @@ absl::StatusOr<GpuSpec> ApplyGpuSpecOverrides(GpuSpec spec,
 // gemm_overhead_us, memory_efficiency, compute_efficiency,
 // async_compute_contention, collective_sm_share, collective_hbm_share,
 // host_launch_us, gemm_host_launch_us,
-// host_max_lead_us, host_step_us (sim/sim_types.h says what each is).
+// host_max_lead_us, host_step_us (sim/sim_types.h says what each is), and
+// `unfused_compute xla-fused|per-op` (SimOptions::unfused_compute).
 absl::Status ApplySimOverrides(SimOptions& options, std::string_view text);
 // The compiled-in preset text (sim/sim_preset.inc).
 std::string_view DefaultSimPresetText();

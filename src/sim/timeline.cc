@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/collective_ops.h"
+#include "analysis/fusion_estimate.h"
 #include "analysis/gpu_cost_model.h"
 #include "analysis/module_summary.h"
 #include "hlo/computation.h"
@@ -225,6 +226,10 @@ class Simulator {
       : module_(module),
         options_(options),
         model_(options.spec, options.table),
+        fusion_(options.unfused_compute == UnfusedCompute::kXlaFused &&
+                        IsUnfusedModule(module)
+                    ? std::make_unique<FusionEstimate>(model_)
+                    : nullptr),
         host_modelled_(options.host_launch_us > 0 ||
                        options.gemm_host_launch_us > 0 ||
                        options.host_step_us > 0),
@@ -238,6 +243,7 @@ class Simulator {
 
   SimResult Run() {
     result_.gpu = options_.spec.name;
+    result_.xla_fused_estimate = fusion_ != nullptr;
     RunComputation(*module_.entry(), 0);
     double end = std::max({t_, coll_free_, async_free_});
     result_.step_time_us = end;
@@ -393,10 +399,23 @@ class Simulator {
       case StepKind::kKernel:
         break;
     }
-    OpCost cost = model_.Cost(instr);
+    OpCost cost;
+    bool gemm = false;
+    const FusedKernelRole* fused =
+        fusion_ != nullptr ? &fusion_->Role(instr) : nullptr;
+    if (fused != nullptr && fused->kind == FusedKernelRole::Kind::kAbsorbed) {
+      s.kind = StepKind::kNop;
+      return s;
+    }
+    if (fused != nullptr && fused->kind == FusedKernelRole::Kind::kKernel) {
+      cost = fused->cost;
+      gemm = fused->gemm;
+    } else {
+      cost = model_.Cost(instr);
+      gemm = cost.kernels > 0 && IsGemmKernel(instr);
+    }
     s.kind = StepKind::kNop;
     if (cost.kernels > 0 || cost.time_us > 0) {
-      bool gemm = cost.kernels > 0 && IsGemmKernel(instr);
       s.kind = StepKind::kKernel;
       s.duration = KernelTime(cost, gemm);
       if (gemm) s.launch += options_.gemm_host_launch_us;
@@ -1079,6 +1098,9 @@ class Simulator {
   const Module& module_;
   const SimOptions& options_;
   GpuCostModel model_;
+  // Unfused modules: the kernels XLA will make of them (SimOptions::
+  // unfused_compute); nullptr: every op its own kernel.
+  std::unique_ptr<FusionEstimate> fusion_;
   const bool host_modelled_;
   const bool contention_;  // collectives slow the kernels beside them
   SimResult result_;

@@ -883,6 +883,7 @@ def _plan_key(route: _Route, opts: Options, xla_options, devices, donate,
       pipeline_depth=opts.pipeline_depth, extra_args=list(opts.extra_args),
       sim_args=list(opts.sim_args),
       route_fixups=opts.route_fixups, verify=opts.verify,
+      max_modules=opts.plan_max_modules,
       candidates=[c.spec() for c in cands]))
 
 
@@ -1047,7 +1048,7 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   try:
     plan, kept = plan_mod.run(
         cands, build, compile_, simulate, estimate=estimate,
-        max_compiles=opts.plan_max_compiles,
+        max_modules=opts.plan_max_modules,
         # Every process must hold the candidate process 0 chooses: no
         # time cut-off (which differs per process) under jax.distributed.
         budget_s=opts.plan_budget_s if agree is None else None,

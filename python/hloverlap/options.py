@@ -104,7 +104,12 @@ class Options:
   # Wall-time budget of the candidates' compiles (seconds; None: no limit).
   # Candidates not compiled by then are left out (the table says so).
   plan_budget_s: Optional[float] = 300.0
-  plan_max_compiles: Optional[int] = None  # compile at most this many
+  # Prune before compiling: hloverlap's distinct modules are ranked by the
+  # CLI planner's estimate (`hloverlap sim` of the unfused module, compute
+  # priced as XLA will fuse it) and only the best plan_max_modules are
+  # compiled, each with its XLA options (plus cleanup, the baseline).
+  # None: compile every candidate.
+  plan_max_modules: Optional[int] = 3
   plan_threads: Optional[int] = None  # compile threads (default: cores / 2)
   # On-disk cache of the choice (and the chosen executable), keyed by the
   # module, these options, the hloverlap and jaxlib versions and the
@@ -185,7 +190,7 @@ class Options:
       v = getattr(self, name)
       if not isinstance(v, int) or isinstance(v, bool) or v < 1:
         raise OptionsError("{} must be an int >= 1".format(name))
-    for name in ("plan_max_compiles", "plan_threads"):
+    for name in ("plan_max_modules", "plan_threads"):
       v = getattr(self, name)
       if v is not None and (not isinstance(v, int) or isinstance(v, bool) or
                             v < 1):

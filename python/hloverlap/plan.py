@@ -392,7 +392,7 @@ def run(cands: Sequence[Candidate],
         compile_: Callable[[Candidate, Built], Compiled],
         simulate: Callable[[Candidate, Compiled], Simulated],
         *, estimate: Optional[Callable[[Candidate, Built], float]] = None,
-        max_compiles: Optional[int] = None,
+        max_modules: Optional[int] = None,
         budget_s: Optional[float] = None,
         threads: Optional[int] = None,
         device_memory_bytes: Optional[int] = None,
@@ -433,14 +433,17 @@ def run(cands: Sequence[Candidate],
       b = built.get(c.name)
       if b is None:
         continue
-      sig = (hashlib.sha256(b.text.encode()).hexdigest(),
-             tuple(sorted(c.xla_options)))
+      sig = (_text_sig(b), tuple(sorted(c.xla_options)))
       if sig in first_of:
         row_of[c.name].same_as = first_of[sig]
       else:
         first_of[sig] = c.name
         todo.append(c)
-    # 3. prune by the CLI planner's estimate of the unfused module.
+    # 3. prune by the CLI planner's estimate of the unfused module. The
+    # estimate sees hloverlap's module, not XLA's options, so it ranks
+    # modules: the best `max_modules` are compiled with every XLA option
+    # of theirs; cleanup's module is always compiled (the baseline of the
+    # memory budget and of the summary).
     if estimate is not None:
       efuts = {pool.submit(estimate, c, built[c.name]): c for c in todo}
       for fut in concurrent.futures.as_completed(efuts):
@@ -448,18 +451,25 @@ def run(cands: Sequence[Candidate],
           row_of[efuts[fut].name].estimate_ms = round(fut.result(), 4)
         except Exception:  # pylint: disable=broad-except
           pass
-      if max_compiles is not None and len(todo) > max_compiles:
-        ranked = sorted(todo, key=lambda c: (
-            row_of[c.name].estimate_ms is None,
-            row_of[c.name].estimate_ms or 0.0))
-        keep = set(c.name for c in ranked[:max_compiles])
-        if "cleanup" in by_name and built.get("cleanup") is not None:
-          keep.add(first_of.get(_sig(built["cleanup"], by_name["cleanup"]),
-                                 "cleanup"))
+      modules: Dict[str, List[Candidate]] = {}
+      for c in todo:
+        modules.setdefault(_text_sig(built[c.name]), []).append(c)
+      if max_modules is not None and len(modules) > max_modules:
+
+        def module_estimate(group):
+          ests = [row_of[c.name].estimate_ms for c in group
+                  if row_of[c.name].estimate_ms is not None]
+          return min(ests) if ests else float("inf")
+        ranked = sorted(modules.values(), key=module_estimate)
+        keep = set(c.name for g in ranked[:max_modules] for c in g)
+        if "cleanup" in row_of and "cleanup" not in keep and any(
+            c.name == "cleanup" for c in todo):
+          keep.add("cleanup")
         for c in todo:
           if c.name not in keep:
-            row_of[c.name].why_not = "pruned: the unfused-module estimate " \
-                "ranks it below the {} compiled".format(max_compiles)
+            row_of[c.name].why_not = (
+                "not compiled: the unfused-module estimate of its module "
+                "ranks below the best {}".format(max_modules))
         todo = [c for c in todo if c.name in keep]
     # 4. XLA, in threads (it releases the GIL), within the budget.
     compiled: Dict[str, Compiled] = {}
@@ -549,9 +559,8 @@ def run(cands: Sequence[Candidate],
   return plan, kept
 
 
-def _sig(b: Built, c: Candidate):
-  return (hashlib.sha256(b.text.encode()).hexdigest(),
-          tuple(sorted(c.xla_options)))
+def _text_sig(b: Built) -> str:
+  return hashlib.sha256(b.text.encode()).hexdigest()
 
 
 def median_ms(samples: Sequence[float]) -> float:

@@ -833,7 +833,8 @@ class PlanTest(unittest.TestCase):
   def setUp(self):
     self.exe = _fake_exe()
     self.cache = tempfile.mkdtemp()
-    self.opts = hloverlap.Options(binary=self.exe, plan_cache=self.cache)
+    self.opts = hloverlap.Options(binary=self.exe, plan_cache=self.cache,
+                                  plan_max_modules=None)
     self.env_patch = mock.patch.dict(os.environ, {
         "FAKE_SIM_STEPS": json.dumps(self.STEPS)})
     self.env_patch.start()
@@ -859,6 +860,21 @@ class PlanTest(unittest.TestCase):
     self.assertEqual(len(db), sum(1 for n in names if "xla-db" in n))
     self.assertIn("plan", c.summary())
     self.assertIn("hloverlap plan: hoist", c.summary()["plan_summary"])
+
+  def test_pruned_by_the_unfused_estimate(self):
+    # the fake sim prices the unfused modules as their final ones: the
+    # default keeps the best 3 modules (and cleanup's).
+    env = FakeJaxEnv()
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts.replace(plan_max_modules=3))
+    rows = {r.candidate: r for r in c.plan.rows}
+    self.assertIn("not compiled", rows["pipeline"].why_not)
+    self.assertEqual(rows["pipeline"].estimate_ms, 62.0)
+    self.assertIsNone(rows["pipeline"].predicted_ms)
+    self.assertEqual(c.plan.chosen, "hoist")
+    self.assertEqual(len(env.compiled),
+                     sum(1 for r in c.plan.rows if r.predicted_ms is not None
+                         and r.same_as is None))
 
   def test_bridge_json_has_the_table(self):
     keep = tempfile.mkdtemp()

@@ -168,11 +168,31 @@ class RunTest(unittest.TestCase):
            "hoist-pipeline": 81.0}
     plan, _ = plan_mod.run(self.cands(), b, c, s, threads=1,
                            estimate=lambda cand, bb: est[cand.name],
-                           max_compiles=2)
+                           max_modules=2)
     self.assertEqual(sorted(calls["compile"]),
                      ["cleanup", "hoist", "hoist-pipeline"])
-    self.assertIn("pruned", plan.row("pipeline").why_not)
+    self.assertIn("not compiled", plan.row("pipeline").why_not)
+    self.assertEqual(plan.row("pipeline").estimate_ms, 99.0)
     self.assertEqual(plan.chosen, "hoist")
+
+  def test_pruning_ranks_modules_not_xla_options(self):
+    # hoist and hoist+xla-db are one module: both compiled or neither.
+    cands = [c for c in plan_mod.candidates(depth2=False)
+             if c.name.split("+")[0] in ("cleanup", "hoist", "pipeline")]
+    steps = {"cleanup": 60.0, "cleanup+xla-db": 59.0, "hoist": 53.0,
+             "hoist+xla-db": 52.0, "pipeline": 62.0, "pipeline+xla-db": 58.0}
+    b, c, s, calls = fake(steps, texts={
+        "hoist+xla-db": "module of hoist",
+        "cleanup+xla-db": "module of cleanup",
+        "pipeline+xla-db": "module of pipeline"})
+    est = {"module of cleanup": 90.0, "module of hoist": 80.0,
+           "module of pipeline": 85.0}
+    plan, _ = plan_mod.run(cands, b, c, s, threads=1,
+                           estimate=lambda cand, bb: est[bb.text],
+                           max_modules=1)
+    self.assertEqual(sorted(calls["compile"]),
+                     ["cleanup", "hoist", "hoist+xla-db"])
+    self.assertEqual(plan.chosen, "hoist+xla-db")
 
   def test_budget(self):
     steps = {"cleanup": 60.0, "hoist": 53.0, "pipeline": 62.0,

@@ -123,9 +123,11 @@ def child(out, width, programs, threads):
           rec["serialize_error"] = repr(e)[:1000]
       kd = os.path.join("/tmp/plan_rank", "{}_w{}".format(name, width))
       shutil.rmtree(kd, ignore_errors=True)
+      # Every candidate compiled (the table's columns); the default's
+      # pruning is replayed from the recorded estimates (`table`).
       opts = hloverlap.Options(keep_dir=kd, plan_cache=False,
                                plan_budget_s=None, plan_threads=threads,
-                               sim_args=SIM_ARGS)
+                               sim_args=SIM_ARGS, plan_max_modules=None)
       t = time.perf_counter()
       try:
         bc = hjax.compile(lowered, opts, fallback=None)

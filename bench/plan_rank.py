@@ -282,61 +282,93 @@ def sim_ms(binary, path):
   return d, None
 
 
+def replay(rows, max_modules):
+  """The planner's choice with pruning (`max_modules`), replayed on a
+  recorded table in which every candidate was compiled: the same
+  plan.run, fed the recorded estimates and predictions."""
+  from hloverlap import plan as plan_mod
+  by = {r["candidate"]: r for r in rows}
+  cands = [c for c in plan_mod.candidates() if c.name in by]
+
+  def module(c):
+    r = by[c.name]
+    base = c.name.replace("+xla-db", "")
+    root = by.get(base, {}).get("same_as") or base
+    return root if r.get("same_as") is None or "+xla-db" in c.name \
+        else r["same_as"].replace("+xla-db", "")
+
+  def build(c):
+    return plan_mod.Built("module " + module(c), None)
+
+  def compile_(c, b):
+    r = by[c.name]
+    if r.get("predicted_ms") is None:
+      raise RuntimeError(r.get("error") or "not compiled")
+    return plan_mod.Compiled(None, None, r.get("peak_bytes"))
+
+  def simulate(c, cc):
+    return plan_mod.Simulated(by[c.name]["predicted_ms"])
+
+  def estimate(c, b):
+    r = by[module(c)] if module(c) in by else by[c.name]
+    v = r.get("estimate_ms") or by[c.name].get("estimate_ms")
+    if v is None:
+      raise RuntimeError("no estimate")
+    return v
+  plan, _ = plan_mod.run(cands, build, compile_, simulate, estimate=estimate,
+                         max_modules=max_modules, threads=1)
+  return plan
+
+
 def table(args):
+  """Per program and width: every candidate's prediction on its final
+  module (the planner's own numbers, as recorded by `collect`), the
+  default's choice (pruned to the best 3 modules by the unfused
+  estimate), the choice with every candidate compiled, and jax.jit."""
   from hloverlap import plan as plan_mod
   with open(os.path.join(args.inp, "plan_rank.json")) as f:
     records = json.load(f)
-  lines = ["| program | GPUs | jax.jit | " +
-           " | ".join(c.name for c in plan_mod.candidates()) +
-           " | chosen | chosen / best | best / jax.jit |",
-           "|---" * (len(plan_mod.candidates()) + 6) + "|"]
-  out_records = []
+  names = [c.name for c in plan_mod.candidates()]
+  lines = ["| program | GPUs | jax.jit | " + " | ".join(names) +
+           " | default (compiles) | default / best | default / jax.jit |"
+           " planning s (all) |",
+           "|---" * (len(names) + 7) + "|"]
+  out = []
+
+  def f(v):
+    return "{:.1f}".format(v) if v is not None else "–"
   for rec in records:
-    d = os.path.join(args.inp, "{}_w{}".format(rec["program"],
-                                               rec["width"]))
-    row = {}
-    rows = []
-    for c in plan_mod.candidates():
-      p = os.path.join(d, re.sub(r"[^\w.-]+", "_", c.name), "final.hlo.gz")
-      r = plan_mod.PlanRow(c.name)
-      if os.path.exists(p):
-        j, err = sim_ms(args.hloverlap, p)
-        if j:
-          r.predicted_ms = j["step_time_ms"]
-          r.exposed_comm_ms = j["exposed_communication_ms"]
-        else:
-          r.error = err[0]
-      old = {x["candidate"]: x for x in (rec.get("plan") or {}).get(
-          "rows", [])}.get(c.name, {})
-      r.peak_bytes = old.get("peak_bytes")
-      r.same_as = old.get("same_as")
-      if r.same_as:
-        r.predicted_ms = None
-      rows.append(r)
+    d = os.path.join(args.inp, "{}_w{}".format(rec["program"], rec["width"]))
+    rows = (rec.get("plan") or {}).get("rows", [])
+    if not rows:
+      continue
+    by = {r["candidate"]: r for r in rows}
     for r in rows:
-      if r.same_as:
-        twin = next(x for x in rows if x.candidate == r.same_as)
-        r.predicted_ms, r.peak_bytes = twin.predicted_ms, twin.peak_bytes
-    chosen = plan_mod.choose(rows)
+      if r.get("same_as"):
+        twin = by[r["same_as"]]
+        r.setdefault("predicted_ms", twin.get("predicted_ms"))
     jit, _ = sim_ms(args.hloverlap, os.path.join(d, "jit.final.hlo.gz"))
     jit_ms = jit["step_time_ms"] if jit else None
-    best = min((r.predicted_ms for r in rows if r.predicted_ms), default=None)
-    ch = next((r for r in rows if r.candidate == chosen), None)
-
-    def f(v):
-      return "{:.1f}".format(v) if v is not None else "–"
-    lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+    best = min(r["predicted_ms"] for r in rows if r.get("predicted_ms"))
+    dflt = replay(rows, 3)
+    ch = dflt.row(dflt.chosen)
+    compiles = sum(1 for r in dflt.rows
+                   if r.predicted_ms is not None and r.same_as is None)
+    lines.append("| {} | {} | {} | {} | {} ({}) | {:+.1%} | {} | {} |".format(
         rec["program"], rec["width"], f(jit_ms),
-        " | ".join(f(r.predicted_ms) for r in rows), chosen,
-        f(ch.predicted_ms / best) if ch and best else "–",
-        "{:+.1%}".format(best / jit_ms - 1) if best and jit_ms else "–"))
-    out_records.append(dict(program=rec["program"], width=rec["width"],
-                            jit_ms=jit_ms, chosen=chosen,
-                            rows=[r.as_dict() for r in rows]))
+        " | ".join(f(by.get(n, {}).get("predicted_ms")) for n in names),
+        dflt.chosen, compiles, ch.predicted_ms / best - 1,
+        "{:+.1%}".format(ch.predicted_ms / jit_ms - 1) if jit_ms else "–",
+        f((rec.get("plan") or {}).get("planning_s"))))
+    out.append(dict(program=rec["program"], width=rec["width"],
+                    jit_ms=jit_ms, best_ms=best, default=dflt.chosen,
+                    default_ms=ch.predicted_ms, default_compiles=compiles,
+                    all_compiled_choice=(rec.get("plan") or {}).get("chosen"),
+                    rows=rows))
   print("\n".join(lines))
   if args.json:
-    with open(args.json, "w") as f:
-      json.dump(out_records, f, indent=1)
+    with open(args.json, "w") as fh:
+      json.dump(out, fh, indent=1)
 
 
 def main():

@@ -150,6 +150,8 @@ class Bench:
         c = jnp.dot(c, w, preferred_element_type=jnp.bfloat16)
       else:
         c = c * jnp.bfloat16(0.999) + jnp.bfloat16(1e-3)
+        # One kernel per op: XLA would fuse the elementwise chain into one.
+        c = self.jax.lax.optimization_barrier(c)
     return c
 
   def program(self, coll_kind, comp_kind, n_comp, iters):

@@ -641,7 +641,9 @@ class Parser {
   void ApplyFastShape(const FastShape& fs, Shape* out);
   // An instruction's result shape: one shared with the earlier
   // instructions whose shape is spelled the same (shapes_).
-  bool ParseInstructionShape(SharedShape* out);
+  // `*absent` (when given) is set when the text names an opcode where the
+  // shape would be (`sum = add(a, b)`): nothing is consumed then.
+  bool ParseInstructionShape(SharedShape* out, bool* absent = nullptr);
   // The cached shape spelled `key`, moving past it (to `end`); null if
   // there is none.
   const SharedShape* TakeCachedShape(std::string_view key, size_t end);
@@ -1104,10 +1106,18 @@ bool Parser::TakeCachedLineShape(size_t after_name, SharedShape* out,
   return true;
 }
 
-bool Parser::ParseInstructionShape(SharedShape* out) {
+bool Parser::ParseInstructionShape(SharedShape* out, bool* absent) {
   const size_t open = tok_.offset;
   if (tok_.kind == TK::kIdent) {
     std::optional<PrimitiveType> type = LookupElementType(tok_.text);
+    if (!type && absent != nullptr) {
+      const std::string_view in = lex_.input();
+      const size_t after = tok_.offset + tok_.text.size();
+      if (after < in.size() && in[after] == '(') {
+        *absent = true;
+        return true;
+      }
+    }
     FastShape fs;
     if (type && ScanShapeFast(*type, &fs)) {
       const std::string_view key = lex_.input().substr(open, fs.end - open);
@@ -1587,6 +1597,8 @@ bool Parser::ParseHeader() {
   }
   module_->set_name(std::string(tok_.text));
   Advance();
+  // `HloModule name:`, the older header spelling XLA's parser still reads.
+  if (tok_.kind == TK::kColon) Advance();
   SvSet seen;
   while (tok_.kind == TK::kComma) {
     Advance();
@@ -1960,9 +1972,12 @@ bool Parser::ParseInstruction() {
                  StrCatSv("duplicate instruction name '", name,
                           "' in computation '", comp_->name(), "'"));
   }
+  // No shape written (`sum = add(a, b)`): inferred below, as XLA's parser
+  // does, for the opcodes it infers (ParserInfersShape).
+  bool shapeless = false;
   if (!have_shape) {
     shape_offset = tok_.offset;
-    if (!ParseInstructionShape(&shape)) return false;
+    if (!ParseInstructionShape(&shape, &shapeless)) return false;
   }
 
   if (tok_.kind != TK::kIdent) return Unexpected("opcode");
@@ -1992,6 +2007,12 @@ bool Parser::ParseInstruction() {
                    StrCatSv("unknown opcode '", opcode_text, "'"));
     }
     op = *wrapped;
+  }
+  if (shapeless && (sugar != Sugar::kNone || !ParserInfersShape(op))) {
+    return Error(opcode_offset,
+                 StrCatSv("'", opcode_text,
+                          "' needs a result shape before the opcode (XLA "
+                          "infers none for it)"));
   }
   Advance();
   if (tok_.kind != TK::kLparen) return Unexpected("'(' after opcode");
@@ -2111,6 +2132,15 @@ bool Parser::ParseInstruction() {
     }
     added = comp_->AddInstruction(std::move(inst));
     for (Instruction* operand : operands_) added->AppendOperand(operand);
+    if (shapeless) {
+      absl::StatusOr<Shape> inferred = InferInstructionShape(*added);
+      if (!inferred.ok()) {
+        return Error(opcode_offset,
+                     StrCatSv("cannot infer the shape of '", opcode_text,
+                              "': ", std::string(inferred.status().message())));
+      }
+      added->set_shape(*std::move(inferred));
+    }
   }
   for (Instruction* pred : st.control_preds) {
     added->AddControlPredecessor(pred);

@@ -40,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/lexer.h"
 #include "hlo/opcode_traits.h"
+#include "hlo/raw_attribute_check.h"
 #include "hlo/shape_inference.h"
 #include "hlo/text_hash.h"
 
@@ -717,6 +718,11 @@ class Parser {
   bool ParseControlPredecessors(AttrState* st);
   bool FinishCalledComputations(Instruction* inst, Opcode op, AttrState* st,
                                 size_t opcode_offset);
+  // The attributes kept verbatim that XLA's parser checks: a custom-call's
+  // api_version and operand_layout_constraints, result_accuracy.
+  bool CheckVerbatimAttributes(const Instruction& inst, size_t opcode_offset);
+  // `{shape, shape, ...}` and the end of the input.
+  bool ParseStandaloneShapeList(std::vector<Shape>* shapes);
   bool CheckRequiredAttributes(Instruction* inst, Opcode op,
                                const AttrState& st, size_t opcode_offset);
 
@@ -1652,6 +1658,15 @@ bool Parser::ParseHeader() {
     } else {
       std::string_view raw;
       if (!CaptureRawValue(&raw)) return false;
+      // Kept verbatim, but refused here where XLA's parser refuses them.
+      std::optional<RawAttributeError> bad;
+      if (name == "input_output_alias") bad = CheckInputOutputAlias(raw);
+      if (name == "buffer_donor") bad = CheckBufferDonor(raw);
+      if (bad.has_value()) {
+        return Error(
+            static_cast<size_t>(raw.data() - lex_.input().data()) + bad->offset,
+            StrCatSv(name, ": ", bad->message));
+      }
       module_->raw_header_attributes().push_back(
           RawAttribute{std::string(name), std::string(raw)});
     }
@@ -2108,6 +2123,10 @@ bool Parser::ParseInstruction() {
     return false;
   }
   if (!CheckRequiredAttributes(inst.get(), line_op, st, opcode_offset)) {
+    return false;
+  }
+  if (!inst->attrs().raw.empty() &&
+      !CheckVerbatimAttributes(*inst, opcode_offset)) {
     return false;
   }
   if (inst->opcode() == Opcode::kFusion && inst->to_apply() != nullptr) {
@@ -3867,6 +3886,76 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
   Instruction* added = comp_->AddInstruction(std::move(start));
   for (Instruction* operand : operands_) added->AppendOperand(operand);
   return added;
+}
+
+bool Parser::ParseStandaloneShapeList(std::vector<Shape>* shapes) {
+  Advance();
+  if (tok_.kind != TK::kLbrace) return false;
+  Advance();
+  while (tok_.kind != TK::kRbrace) {
+    Shape shape;
+    if (!ParseShape(&shape, 0)) return false;
+    shapes->push_back(std::move(shape));
+    if (tok_.kind == TK::kComma) {
+      Advance();
+    } else if (tok_.kind != TK::kRbrace) {
+      return false;
+    }
+  }
+  Advance();
+  return tok_.kind == TK::kEof;
+}
+
+bool Parser::CheckVerbatimAttributes(const Instruction& inst,
+                                     size_t opcode_offset) {
+  const std::string_view in = lex_.input();
+  for (const RawAttribute& a : inst.attrs().raw) {
+    // Where `name=` is written on this line (the value follows).
+    auto value_offset = [&]() -> size_t {
+      const size_t at = in.find(StrCatSv(a.name, "="), opcode_offset);
+      return at == std::string_view::npos ? opcode_offset
+                                          : at + a.name.size() + 1;
+    };
+    std::optional<RawAttributeError> bad;
+    if (a.name == "result_accuracy") {
+      bad = CheckResultAccuracy(a.value);
+    } else if (inst.opcode() == Opcode::kCustomCall &&
+               a.name == "api_version") {
+      bad = CheckCustomCallApiVersion(a.value);
+    } else if (inst.opcode() == Opcode::kCustomCall &&
+               a.name == "operand_layout_constraints") {
+      std::vector<Shape> shapes;
+      Parser sub(a.value, opts_);
+      if (!sub.ParseStandaloneShapeList(&shapes)) {
+        bad = RawAttributeError{0, "expected a list of shapes {s, ...}"};
+      } else if (shapes.size() != operands_.size()) {
+        bad = RawAttributeError{
+            0, StrCatSv(shapes.size(), " operand layout constraints for ",
+                        operands_.size(), " operands")};
+      } else if (!inst.shape().IsTuple() && !inst.shape().has_layout()) {
+        bad = RawAttributeError{
+            0, "a layout-constrained custom-call needs a result layout"};
+      } else {
+        for (size_t k = 0; k < shapes.size() && !bad; ++k) {
+          if (shapes[k].IsArray() && !shapes[k].has_layout()) {
+            bad = RawAttributeError{
+                0, StrCatSv("operand layout constraint ", k, " (",
+                            shapes[k].ToString(), ") has no layout")};
+          } else if (!shapes[k].Compatible(operands_[k]->shape())) {
+            bad = RawAttributeError{
+                0, StrCatSv("operand layout constraint ", k, " (",
+                            shapes[k].ToString(), ") does not match operand ",
+                            k, " (", operands_[k]->shape().ToString(), ")")};
+          }
+        }
+      }
+    }
+    if (bad.has_value()) {
+      return Error(value_offset() + bad->offset,
+                   StrCatSv(a.name, ": ", bad->message));
+    }
+  }
+  return true;
 }
 
 bool Parser::ParseStandaloneProgramShape(ProgramShape* program) {

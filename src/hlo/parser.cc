@@ -40,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/lexer.h"
 #include "hlo/opcode_traits.h"
+#include "hlo/raw_attribute_check.h"
 #include "hlo/shape_inference.h"
 #include "hlo/text_hash.h"
 
@@ -641,7 +642,9 @@ class Parser {
   void ApplyFastShape(const FastShape& fs, Shape* out);
   // An instruction's result shape: one shared with the earlier
   // instructions whose shape is spelled the same (shapes_).
-  bool ParseInstructionShape(SharedShape* out);
+  // `*absent` (when given) is set when the text names an opcode where the
+  // shape would be (`sum = add(a, b)`): nothing is consumed then.
+  bool ParseInstructionShape(SharedShape* out, bool* absent = nullptr);
   // The cached shape spelled `key`, moving past it (to `end`); null if
   // there is none.
   const SharedShape* TakeCachedShape(std::string_view key, size_t end);
@@ -715,6 +718,11 @@ class Parser {
   bool ParseControlPredecessors(AttrState* st);
   bool FinishCalledComputations(Instruction* inst, Opcode op, AttrState* st,
                                 size_t opcode_offset);
+  // The attributes kept verbatim that XLA's parser checks: a custom-call's
+  // api_version and operand_layout_constraints, result_accuracy.
+  bool CheckVerbatimAttributes(const Instruction& inst, size_t opcode_offset);
+  // `{shape, shape, ...}` and the end of the input.
+  bool ParseStandaloneShapeList(std::vector<Shape>* shapes);
   bool CheckRequiredAttributes(Instruction* inst, Opcode op,
                                const AttrState& st, size_t opcode_offset);
 
@@ -1104,10 +1112,18 @@ bool Parser::TakeCachedLineShape(size_t after_name, SharedShape* out,
   return true;
 }
 
-bool Parser::ParseInstructionShape(SharedShape* out) {
+bool Parser::ParseInstructionShape(SharedShape* out, bool* absent) {
   const size_t open = tok_.offset;
   if (tok_.kind == TK::kIdent) {
     std::optional<PrimitiveType> type = LookupElementType(tok_.text);
+    if (!type && absent != nullptr) {
+      const std::string_view in = lex_.input();
+      const size_t after = tok_.offset + tok_.text.size();
+      if (after < in.size() && in[after] == '(') {
+        *absent = true;
+        return true;
+      }
+    }
     FastShape fs;
     if (type && ScanShapeFast(*type, &fs)) {
       const std::string_view key = lex_.input().substr(open, fs.end - open);
@@ -1587,6 +1603,8 @@ bool Parser::ParseHeader() {
   }
   module_->set_name(std::string(tok_.text));
   Advance();
+  // `HloModule name:`, the older header spelling XLA's parser still reads.
+  if (tok_.kind == TK::kColon) Advance();
   SvSet seen;
   while (tok_.kind == TK::kComma) {
     Advance();
@@ -1640,6 +1658,15 @@ bool Parser::ParseHeader() {
     } else {
       std::string_view raw;
       if (!CaptureRawValue(&raw)) return false;
+      // Kept verbatim, but refused here where XLA's parser refuses them.
+      std::optional<RawAttributeError> bad;
+      if (name == "input_output_alias") bad = CheckInputOutputAlias(raw);
+      if (name == "buffer_donor") bad = CheckBufferDonor(raw);
+      if (bad.has_value()) {
+        return Error(
+            static_cast<size_t>(raw.data() - lex_.input().data()) + bad->offset,
+            StrCatSv(name, ": ", bad->message));
+      }
       module_->raw_header_attributes().push_back(
           RawAttribute{std::string(name), std::string(raw)});
     }
@@ -1960,9 +1987,12 @@ bool Parser::ParseInstruction() {
                  StrCatSv("duplicate instruction name '", name,
                           "' in computation '", comp_->name(), "'"));
   }
+  // No shape written (`sum = add(a, b)`): inferred below, as XLA's parser
+  // does, for the opcodes it infers (ParserInfersShape).
+  bool shapeless = false;
   if (!have_shape) {
     shape_offset = tok_.offset;
-    if (!ParseInstructionShape(&shape)) return false;
+    if (!ParseInstructionShape(&shape, &shapeless)) return false;
   }
 
   if (tok_.kind != TK::kIdent) return Unexpected("opcode");
@@ -1992,6 +2022,12 @@ bool Parser::ParseInstruction() {
                    StrCatSv("unknown opcode '", opcode_text, "'"));
     }
     op = *wrapped;
+  }
+  if (shapeless && (sugar != Sugar::kNone || !ParserInfersShape(op))) {
+    return Error(opcode_offset,
+                 StrCatSv("'", opcode_text,
+                          "' needs a result shape before the opcode (XLA "
+                          "infers none for it)"));
   }
   Advance();
   if (tok_.kind != TK::kLparen) return Unexpected("'(' after opcode");
@@ -2089,6 +2125,10 @@ bool Parser::ParseInstruction() {
   if (!CheckRequiredAttributes(inst.get(), line_op, st, opcode_offset)) {
     return false;
   }
+  if (!inst->attrs().raw.empty() &&
+      !CheckVerbatimAttributes(*inst, opcode_offset)) {
+    return false;
+  }
   if (inst->opcode() == Opcode::kFusion && inst->to_apply() != nullptr) {
     inst->to_apply()->set_is_fusion_computation(true);
   }
@@ -2111,6 +2151,15 @@ bool Parser::ParseInstruction() {
     }
     added = comp_->AddInstruction(std::move(inst));
     for (Instruction* operand : operands_) added->AppendOperand(operand);
+    if (shapeless) {
+      absl::StatusOr<Shape> inferred = InferInstructionShape(*added);
+      if (!inferred.ok()) {
+        return Error(opcode_offset,
+                     StrCatSv("cannot infer the shape of '", opcode_text,
+                              "': ", std::string(inferred.status().message())));
+      }
+      added->set_shape(*std::move(inferred));
+    }
   }
   for (Instruction* pred : st.control_preds) {
     added->AddControlPredecessor(pred);
@@ -3837,6 +3886,76 @@ Instruction* Parser::BuildSugarStart(std::unique_ptr<Instruction> wrapped,
   Instruction* added = comp_->AddInstruction(std::move(start));
   for (Instruction* operand : operands_) added->AppendOperand(operand);
   return added;
+}
+
+bool Parser::ParseStandaloneShapeList(std::vector<Shape>* shapes) {
+  Advance();
+  if (tok_.kind != TK::kLbrace) return false;
+  Advance();
+  while (tok_.kind != TK::kRbrace) {
+    Shape shape;
+    if (!ParseShape(&shape, 0)) return false;
+    shapes->push_back(std::move(shape));
+    if (tok_.kind == TK::kComma) {
+      Advance();
+    } else if (tok_.kind != TK::kRbrace) {
+      return false;
+    }
+  }
+  Advance();
+  return tok_.kind == TK::kEof;
+}
+
+bool Parser::CheckVerbatimAttributes(const Instruction& inst,
+                                     size_t opcode_offset) {
+  const std::string_view in = lex_.input();
+  for (const RawAttribute& a : inst.attrs().raw) {
+    // Where `name=` is written on this line (the value follows).
+    auto value_offset = [&]() -> size_t {
+      const size_t at = in.find(StrCatSv(a.name, "="), opcode_offset);
+      return at == std::string_view::npos ? opcode_offset
+                                          : at + a.name.size() + 1;
+    };
+    std::optional<RawAttributeError> bad;
+    if (a.name == "result_accuracy") {
+      bad = CheckResultAccuracy(a.value);
+    } else if (inst.opcode() == Opcode::kCustomCall &&
+               a.name == "api_version") {
+      bad = CheckCustomCallApiVersion(a.value);
+    } else if (inst.opcode() == Opcode::kCustomCall &&
+               a.name == "operand_layout_constraints") {
+      std::vector<Shape> shapes;
+      Parser sub(a.value, opts_);
+      if (!sub.ParseStandaloneShapeList(&shapes)) {
+        bad = RawAttributeError{0, "expected a list of shapes {s, ...}"};
+      } else if (shapes.size() != operands_.size()) {
+        bad = RawAttributeError{
+            0, StrCatSv(shapes.size(), " operand layout constraints for ",
+                        operands_.size(), " operands")};
+      } else if (!inst.shape().IsTuple() && !inst.shape().has_layout()) {
+        bad = RawAttributeError{
+            0, "a layout-constrained custom-call needs a result layout"};
+      } else {
+        for (size_t k = 0; k < shapes.size() && !bad; ++k) {
+          if (shapes[k].IsArray() && !shapes[k].has_layout()) {
+            bad = RawAttributeError{
+                0, StrCatSv("operand layout constraint ", k, " (",
+                            shapes[k].ToString(), ") has no layout")};
+          } else if (!shapes[k].Compatible(operands_[k]->shape())) {
+            bad = RawAttributeError{
+                0, StrCatSv("operand layout constraint ", k, " (",
+                            shapes[k].ToString(), ") does not match operand ",
+                            k, " (", operands_[k]->shape().ToString(), ")")};
+          }
+        }
+      }
+    }
+    if (bad.has_value()) {
+      return Error(value_offset() + bad->offset,
+                   StrCatSv(a.name, ": ", bad->message));
+    }
+  }
+  return true;
 }
 
 bool Parser::ParseStandaloneProgramShape(ProgramShape* program) {

@@ -4,11 +4,14 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "hlo/absl_compat.h"
 #include "hlo/computation.h"
+#include "hlo/instruction.h"
+#include "hlo/opcode_traits.h"
 
 namespace hloverlap {
 namespace {
@@ -227,6 +230,10 @@ absl::StatusOr<ProgramShape> GetProgramShape(const Computation& computation) {
 absl::StatusOr<Shape> InferUnaryElementwiseShape(Opcode opcode,
                                                  const Shape& operand) {
   const absl::string_view name = AsAbsl(OpcodeName(opcode));
+  // A copy of a tuple is XLA's shallow copy: the operand's shape.
+  if (opcode == Opcode::kCopy && operand.IsTuple()) {
+    return WithoutLayouts(operand);
+  }
   if (absl::Status s = ExpectArray(operand, name, " operand"); !s.ok()) {
     return s;
   }
@@ -1249,6 +1256,243 @@ absl::StatusOr<Shape> InferNativeDoneShape(Opcode done_opcode,
       return start.tuple_shapes(0);
     default:
       return Error(name, " is not the done half of a native async pair");
+  }
+}
+
+}  // namespace hloverlap
+
+namespace hloverlap {
+
+bool ParserInfersShape(Opcode opcode) {
+  if (IsElementwiseUnary(opcode)) {
+    return opcode != Opcode::kConvert && opcode != Opcode::kBitcastConvert &&
+           opcode != Opcode::kReducePrecision;
+  }
+  if (IsElementwiseBinary(opcode)) {
+    return opcode != Opcode::kStochasticConvert;
+  }
+  switch (opcode) {
+    case Opcode::kAddDependency:
+    case Opcode::kAfterAll:
+    case Opcode::kBatchNormGrad:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBroadcast:
+    case Opcode::kCall:
+    case Opcode::kCholesky:
+    case Opcode::kClamp:
+    case Opcode::kConcatenate:
+    case Opcode::kConditional:
+    case Opcode::kConvolution:
+    case Opcode::kDomain:
+    case Opcode::kDot:
+    case Opcode::kFft:
+    case Opcode::kGather:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kGetTupleElement:
+    case Opcode::kMap:
+    case Opcode::kOptBarrier:
+    case Opcode::kPad:
+    case Opcode::kPartitionId:
+    case Opcode::kRaggedDot:
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kReplicaId:
+    case Opcode::kReverse:
+    case Opcode::kScatter:
+    case Opcode::kSelect:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kSort:
+    case Opcode::kTopk:
+    case Opcode::kTranspose:
+    case Opcode::kTriangularSolve:
+    case Opcode::kTuple:
+    case Opcode::kWhile:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+absl::StatusOr<ProgramShape> CalleeProgram(const Instruction& inst,
+                                           const Computation* callee) {
+  if (callee == nullptr) {
+    return Error(AsAbsl(OpcodeName(inst.opcode())),
+                 " has no called computation");
+  }
+  return GetProgramShape(*callee);
+}
+
+absl::InlinedVector<const Shape*, 8> OperandShapes(const Instruction& inst,
+                                                   int64_t from = 0) {
+  absl::InlinedVector<const Shape*, 8> out;
+  for (int64_t k = from; k < inst.operand_count(); ++k) {
+    out.push_back(&inst.operand(k)->shape());
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> InferInstructionShape(const Instruction& inst) {
+  const Opcode op = inst.opcode();
+  const absl::string_view name = AsAbsl(OpcodeName(op));
+  if (!ParserInfersShape(op)) {
+    return Error("the shape of ", name,
+                 " is not inferred (XLA requires it written)");
+  }
+  const OpcodeTraits& t = Traits(op);
+  if (t.arity >= 0 && inst.operand_count() != t.arity) {
+    return Error(name, " takes ", static_cast<int>(t.arity),
+                 " operands, found ", inst.operand_count());
+  }
+  if (t.arity == kAtLeastOne && inst.operand_count() == 0) {
+    return Error(name, " needs at least one operand");
+  }
+  auto operand = [&](int64_t k) -> const Shape& {
+    return inst.operand(k)->shape();
+  };
+  if (op == Opcode::kCompare) return InferCompareShape(operand(0), operand(1));
+  if (IsElementwiseUnary(op)) return InferUnaryElementwiseShape(op, operand(0));
+  if (IsElementwiseBinary(op)) {
+    return InferBinaryElementwiseShape(op, operand(0), operand(1));
+  }
+  switch (op) {
+    case Opcode::kSelect:
+      return InferSelectShape(operand(0), operand(1), operand(2));
+    case Opcode::kClamp:
+      return InferClampShape(operand(0), operand(1), operand(2));
+    case Opcode::kTuple:
+      return InferTupleShape(OperandShapes(inst));
+    case Opcode::kGetTupleElement:
+      return InferGetTupleElementShape(operand(0), inst.tuple_index());
+    case Opcode::kAfterAll:
+      return Shape::Scalar(PrimitiveType::kToken);
+    case Opcode::kAddDependency:
+    case Opcode::kOptBarrier:
+    case Opcode::kDomain:
+    case Opcode::kSetDimensionSize:
+      return WithoutLayouts(operand(0));
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+      return Shape::Scalar(PrimitiveType::kU32);
+    case Opcode::kGetDimensionSize:
+      return Shape::Scalar(PrimitiveType::kS32);
+    case Opcode::kWhile: {
+      absl::StatusOr<ProgramShape> cond =
+          CalleeProgram(inst, inst.while_condition());
+      if (!cond.ok()) return cond.status();
+      absl::StatusOr<ProgramShape> body =
+          CalleeProgram(inst, inst.while_body());
+      if (!body.ok()) return body.status();
+      return InferWhileShape(operand(0), *cond, *body);
+    }
+    case Opcode::kCall: {
+      absl::StatusOr<ProgramShape> callee =
+          CalleeProgram(inst, inst.to_apply());
+      if (!callee.ok()) return callee.status();
+      return InferCallShape(OperandShapes(inst), *callee);
+    }
+    case Opcode::kConditional: {
+      std::vector<ProgramShape> branches;
+      for (const Computation* b : inst.called_computations()) {
+        absl::StatusOr<ProgramShape> p = CalleeProgram(inst, b);
+        if (!p.ok()) return p.status();
+        branches.push_back(*std::move(p));
+      }
+      if (inst.operand_count() < 1) {
+        return Error("conditional needs a selector operand");
+      }
+      return InferConditionalShape(operand(0), OperandShapes(inst, 1),
+                                   branches);
+    }
+    case Opcode::kBroadcast: {
+      // Without a result shape, `dimensions` are the sizes of the new
+      // major dimensions (XLA's InferBroadcastShape(operand, sizes)).
+      if (absl::Status s = ExpectArray(operand(0), "broadcast operand");
+          !s.ok()) {
+        return s;
+      }
+      absl::InlinedVector<int64_t, 6> dims(inst.dimensions().begin(),
+                                           inst.dimensions().end());
+      for (int64_t d : dims) {
+        if (d < 0) return Error("broadcast: negative size ", d);
+      }
+      for (int64_t d : operand(0).dimensions()) dims.push_back(d);
+      return Shape(operand(0).element_type(), std::move(dims));
+    }
+    case Opcode::kTranspose:
+      return InferTransposeShape(operand(0), inst.dimensions());
+    case Opcode::kReverse:
+      return InferReverseShape(operand(0), inst.dimensions());
+    case Opcode::kConcatenate:
+      if (inst.dimensions().size() != 1) {
+        return Error("concatenate needs exactly one dimension");
+      }
+      return InferConcatenateShape(OperandShapes(inst), inst.dimensions()[0]);
+    case Opcode::kPad:
+      return InferPadShape(operand(0), operand(1), inst.attrs().padding);
+    case Opcode::kDot:
+      return InferDotShape(operand(0), operand(1), inst.attrs().dot.value());
+    case Opcode::kReduce: {
+      absl::StatusOr<ProgramShape> reducer =
+          CalleeProgram(inst, inst.to_apply());
+      if (!reducer.ok()) return reducer.status();
+      return InferReduceShape(OperandShapes(inst), inst.dimensions(), *reducer);
+    }
+    case Opcode::kSort: {
+      std::vector<Shape> shapes;
+      for (const Shape* s : OperandShapes(inst)) {
+        if (absl::Status st = ExpectArray(*s, "sort operand"); !st.ok()) {
+          return st;
+        }
+        shapes.push_back(WithoutLayouts(*s));
+      }
+      return MaybeTuple(std::move(shapes));
+    }
+    case Opcode::kMap: {
+      absl::StatusOr<ProgramShape> callee =
+          CalleeProgram(inst, inst.to_apply());
+      if (!callee.ok()) return callee.status();
+      if (!callee->result.IsArray() || callee->result.rank() != 0) {
+        return Error("map: to_apply must return a scalar, found ",
+                     ShapeString(callee->result));
+      }
+      for (const Shape* s : OperandShapes(inst)) {
+        if (absl::Status st = ExpectArray(*s, "map operand"); !st.ok()) {
+          return st;
+        }
+        if (!SameDimensions(*s, operand(0))) {
+          return Error("map operands have different dimensions: ",
+                       ShapeString(operand(0)), " and ", ShapeString(*s));
+        }
+      }
+      return ArrayLike(callee->result.element_type(), operand(0));
+    }
+    case Opcode::kTopk: {
+      const RawAttribute* k_attr = inst.FindRawAttribute("k");
+      int64_t k = -1;
+      if (k_attr == nullptr || !absl::SimpleAtoi(k_attr->value, &k) || k < 0) {
+        return Error("topk needs k=N (N >= 0)");
+      }
+      const Shape& o = operand(0);
+      if (absl::Status s = ExpectArray(o, "topk operand"); !s.ok()) return s;
+      if (o.rank() < 1 || o.dimensions(o.rank() - 1) < k) {
+        return Error("topk: k=", k, " exceeds the last dimension of ",
+                     ShapeString(o));
+      }
+      absl::InlinedVector<int64_t, 6> dims(o.dimensions().begin(),
+                                           o.dimensions().end());
+      dims.back() = k;
+      return Shape::Tuple(
+          {Shape(o.element_type(), dims), Shape(PrimitiveType::kS32, dims)});
+    }
+    default:
+      return Error("hloverlap cannot infer the shape of ", name,
+                   " yet: write it");
   }
 }
 

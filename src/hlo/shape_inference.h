@@ -40,6 +40,7 @@
 namespace hloverlap {
 
 class Computation;
+class Instruction;
 
 // Signature of a computation: parameter shapes (by number) and root shape.
 struct ProgramShape {
@@ -262,6 +263,30 @@ absl::StatusOr<Shape> InferAsyncDoneShape(const Shape& start);
 // start shape), collective-permute-done (element 1), copy-done (element 0).
 absl::StatusOr<Shape> InferNativeDoneShape(Opcode done_opcode,
                                            const Shape& start);
+
+// --- Instructions written without a shape
+// -------------------------------------------------
+
+// Whether XLA's parser infers the result shape of `opcode` when the text
+// leaves it out (`sum = add(a, b)`, `t = tuple(x, y)`, `w = while(t), ...`).
+// Collectives, async halves, slices, bitcasts, converts, constants,
+// parameters, iotas, fusions and custom calls must be written with one.
+bool ParserInfersShape(Opcode opcode);
+// The result shape of `inst` (its operands, attributes and called
+// computations set; its own shape not used), as XLA's parser infers it for
+// the opcodes of ParserInfersShape: elementwise ops, compare, select,
+// clamp, tuple, get-tuple-element, while, call, conditional, after-all
+// (token[]), add-dependency / opt-barrier / domain (the operand's shape),
+// partition-id / replica-id (u32[]), get-dimension-size (s32[]),
+// set-dimension-size (operand 0), broadcast (`dimensions` are the sizes
+// prepended to the operand's: XLA's sizes form), transpose, reverse,
+// concatenate, pad, dot, reduce, sort (the operand, or a tuple of them),
+// map (the callee's element type with the operands' dimensions) and topk
+// ((values, indices) with the last dimension k). An error says why the
+// shape cannot be inferred (also for inferable opcodes hloverlap does not
+// infer yet: convolution, fft, gather, scatter, reduce-window,
+// select-and-scatter, batch-norm-*, cholesky, triangular-solve, ragged-dot).
+absl::StatusOr<Shape> InferInstructionShape(const Instruction& inst);
 
 // --- Helpers
 // ------------------------------------------------------------------

@@ -1541,9 +1541,12 @@ void Verifier::VerifyShape(const Computation& c, const Instruction& i) {
           });
       return;
     case Opcode::kBitcast: {
-      // Element types may differ; the bit size may not.
+      // Element types may differ; the bit size may not once layouts are
+      // assigned. Without layouts (both sides), XLA's layout-insensitive
+      // verifier accepts any bitcast, and so do we.
       const Shape& o = operand_shape(0);
       if (!o.IsArray() || !shape.IsArray()) return;
+      if (!o.has_layout() || !shape.has_layout()) return;
       int64_t in_bits = 0;
       int64_t out_bits = 0;
       if (__builtin_mul_overflow(o.ElementCount(),

@@ -35,6 +35,10 @@ SimOptions Neutral() {
   o.gemm_host_launch_us = 0;
   o.host_step_us = 0;
   o.host_max_lead_us = 0;
+  // The tests' modules are small unfused ones whose kernels they count one
+  // per op; the fused estimate has tests of its own (below and
+  // analysis/fusion_estimate_test.cc).
+  o.unfused_compute = UnfusedCompute::kPerOp;
   return o;
 }
 
@@ -720,6 +724,29 @@ TEST(SimulatorTest, LaunchesRunAheadOfLongKernelsUpToTheLead) {
   EXPECT_NEAR(stepped.step_time_us, bounded.step_time_us + 100, 1e-6);
 }
 
+// By default an unfused module is priced as XLA will fuse it: the chain of
+// exponentials is one loop fusion, the dots cuBLAS GEMMs (with the GEMM
+// overhead and host launch); per op, each is its own kernel.
+TEST(SimulatorTest, UnfusedModuleIsPricedAsXlaFusesIt) {
+  auto m = Parse(ChainModule(2, 10));
+  ASSERT_NE(m, nullptr);
+  SimOptions fused;
+  ASSERT_TRUE(ApplySimOverrides(fused, DefaultSimPresetText()).ok());
+  SimOptions per_op = fused;
+  per_op.unfused_compute = UnfusedCompute::kPerOp;
+  SimResult f = Sim(*m, fused);
+  SimResult p = Sim(*m, per_op);
+  EXPECT_TRUE(f.unfused);
+  EXPECT_TRUE(f.xla_fused_estimate);
+  EXPECT_FALSE(p.xla_fused_estimate);
+  EXPECT_EQ(p.kernels, 13);  // copy, 2 dots, 10 exponentials
+  EXPECT_EQ(f.kernels, 4);   // copy, 2 GEMMs, 1 loop fusion
+  EXPECT_LT(f.step_time_us, p.step_time_us);
+  EXPECT_NE(FormatSimText(f).find("estimated as XLA:GPU will fuse it"),
+            std::string::npos);
+  EXPECT_NE(FormatSimJson(f).find("\"xla-fused estimate\""), std::string::npos);
+}
+
 TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
   // Default options carry the compiled-in preset; a kernel then takes
   // overhead + max(compute / ce, memory / me) on the GPU.
@@ -730,6 +757,7 @@ TEST(SimulatorTest, PresetFactorsScaleTheRoofline) {
   // The dots here run beside an all-gather; contention has its own tests.
   preset.collective_sm_share = 0;
   preset.collective_hbm_share = 0;
+  preset.unfused_compute = UnfusedCompute::kPerOp;  // one kernel per op
   EXPECT_GT(preset.kernel_overhead_us, 0);
   EXPECT_LT(preset.memory_efficiency, 1);
   auto m = Parse(OverlapModule(std::string(kStart) + kDot + kDone));

@@ -1,6 +1,7 @@
 // `hloverlap run` / `hloverlap verify` (see run_command.h).
 #include "tools/run_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -44,6 +45,7 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
   opts.num_devices = o.devices;
   opts.max_parallel_devices = o.threads;
   opts.fill_elided_constants = o.fill_elided_constants;
+  opts.opaque_custom_calls = o.opaque_custom_calls;
   opts.fill_seed = o.seed;
   opts.memory_limit_bytes = *limit;
   opts.max_iterations = o.max_iterations;
@@ -70,6 +72,20 @@ absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
   if (o.inputs.empty()) return random;
   return interp::ReadInputFile(o.inputs, interp.module(), interp.num_devices(),
                                *random);
+}
+
+// The interpreters' notes, each once.
+void PrintNotes(std::initializer_list<const Interpreter*> interps) {
+  std::vector<std::string> printed;
+  for (const Interpreter* i : interps) {
+    for (const std::string& n : i->notes()) {
+      if (std::find(printed.begin(), printed.end(), n) != printed.end()) {
+        continue;
+      }
+      printed.push_back(n);
+      std::printf("note: %s\n", n.c_str());
+    }
+  }
 }
 
 std::string TopologyString(const Interpreter& interp) {
@@ -151,6 +167,9 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--fill-elided-constants", o.fill_elided_constants,
                 "Fill elided constants {...} with deterministic values");
+  cmd->add_flag("--opaque-custom-calls", o.opaque_custom_calls,
+                "Run custom calls the interpreter does not know as a "
+                "deterministic function of their operands (a note says so)");
   cmd->add_flag("--same-inputs", o.same_inputs,
                 "Give every device the same random inputs");
   cmd->add_flag("!--no-verify", o.verify, "Do not verify the input modules");
@@ -190,6 +209,7 @@ int RunRunCommand(const RunCommandOptions& options) {
       "module %s: %s, seed %llu%s\n", interp.module().name().c_str(),
       TopologyString(interp).c_str(), static_cast<unsigned long long>(o.seed),
       o.inputs.empty() ? "" : absl::StrCat(", inputs ", o.inputs).c_str());
+  PrintNotes({&interp});
   std::printf(
       "ran in %.3f s: %lld instructions, %lld while iterations, "
       "%lld collectives per device\n",
@@ -259,6 +279,7 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
   std::printf("verify %s vs %s: %s, seed %llu\n", a->loaded.filename.c_str(),
               b->loaded.filename.c_str(), TopologyString(ia).c_str(),
               static_cast<unsigned long long>(o.seed));
+  PrintNotes({&ia, &ib});
   std::printf("ran in %.3f s and %.3f s\n", sa, sb);
   int64_t outputs = 0, identical_devices = 0;
   bool all_identical = true, all_within = true;

@@ -7,10 +7,12 @@
 #include <memory>
 
 #include "CLI/CLI.hpp"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
@@ -59,8 +61,51 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
   return p;
 }
 
+// Random inputs break a known_trip_count that rests on an entry
+// parameter (the start of a loop's counter, which the analysis cannot
+// check): such a parameter gets a value that keeps the promise, on every
+// device, with a note saying so.
+void KeepTripCountPromises(const Module& module,
+                           std::vector<std::vector<Value>>& inputs,
+                           std::vector<std::string>& notes) {
+  absl::flat_hash_map<int64_t, int64_t> set;
+  for (const auto& c : module.computations()) {
+    for (const auto& instr : c->instructions()) {
+      if (instr->opcode() != Opcode::kWhile) continue;
+      WhileLoopInfo info = AnalyzeWhileLoop(*instr);
+      if (info.start_parameter == nullptr || !info.promised_start.has_value()) {
+        continue;
+      }
+      std::optional<int64_t> v = info.promised_start->ToInt64();
+      const int64_t n = info.start_parameter->parameter_number();
+      if (!v.has_value() || (set.contains(n) && set[n] != *v)) continue;
+      bool ok = true;
+      for (std::vector<Value>& device : inputs) {
+        if (n < 0 || n >= static_cast<int64_t>(device.size())) {
+          ok = false;
+          break;
+        }
+        absl::StatusOr<Value> x = Value::ScalarFromInt(
+            info.start_parameter->shape().element_type(), *v);
+        if (!x.ok()) {
+          ok = false;
+          break;
+        }
+        device[n] = *std::move(x);
+      }
+      if (!ok || !set.emplace(n, *v).second) continue;
+      notes.push_back(absl::StrCat(
+          "parameter ", n, " is ", *v, " on every device: the loop ",
+          instr->name(), " (computation ", c->name(), ") runs its ",
+          "known_trip_count ", info.trip_count.value_or(0),
+          " from it, and the count is not checked (", info.unchecked, ")"));
+    }
+  }
+}
+
 absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
-    const Prepared& p, const InterpCommandOptions& o) {
+    const Prepared& p, const InterpCommandOptions& o,
+    std::vector<std::string>& notes) {
   const Interpreter& interp = *p.interp;
   interp::RandomInputOptions ro;
   ro.seed = o.seed;
@@ -69,14 +114,16 @@ absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
   absl::StatusOr<std::vector<std::vector<Value>>> random =
       interp::MakeRandomInputs(interp.module(), interp.num_devices(), ro);
   if (!random.ok()) return LocateInFile(random.status(), p.loaded.filename);
+  KeepTripCountPromises(interp.module(), *random, notes);
   if (o.inputs.empty()) return random;
   return interp::ReadInputFile(o.inputs, interp.module(), interp.num_devices(),
                                *random);
 }
 
 // The interpreters' notes, each once.
-void PrintNotes(std::initializer_list<const Interpreter*> interps) {
-  std::vector<std::string> printed;
+void PrintNotes(std::initializer_list<const Interpreter*> interps,
+                std::vector<std::string> printed) {
+  for (const std::string& n : printed) std::printf("note: %s\n", n.c_str());
   for (const Interpreter* i : interps) {
     for (const std::string& n : i->notes()) {
       if (std::find(printed.begin(), printed.end(), n) != printed.end()) {
@@ -196,7 +243,9 @@ int RunRunCommand(const RunCommandOptions& options) {
   absl::StatusOr<Prepared> p = Prepare(options.input, o);
   if (!p.ok()) return ReportStatus(p.status());
   const Interpreter& interp = *p->interp;
-  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(*p, o);
+  std::vector<std::string> input_notes;
+  absl::StatusOr<std::vector<std::vector<Value>>> inputs =
+      MakeInputs(*p, o, input_notes);
   if (!inputs.ok()) return ReportStatus(inputs.status());
   auto t0 = std::chrono::steady_clock::now();
   RunStats stats;
@@ -209,7 +258,7 @@ int RunRunCommand(const RunCommandOptions& options) {
       "module %s: %s, seed %llu%s\n", interp.module().name().c_str(),
       TopologyString(interp).c_str(), static_cast<unsigned long long>(o.seed),
       o.inputs.empty() ? "" : absl::StrCat(", inputs ", o.inputs).c_str());
-  PrintNotes({&interp});
+  PrintNotes({&interp}, input_notes);
   std::printf(
       "ran in %.3f s: %lld instructions, %lld while iterations, "
       "%lld collectives per device\n",
@@ -262,7 +311,9 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
           pb[i].ToString(false), " in ", b->loaded.filename)));
     }
   }
-  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(*a, o);
+  std::vector<std::string> input_notes;
+  absl::StatusOr<std::vector<std::vector<Value>>> inputs =
+      MakeInputs(*a, o, input_notes);
   if (!inputs.ok()) return ReportStatus(inputs.status());
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Value>> ra = ia.Run(*inputs);
@@ -279,7 +330,7 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
   std::printf("verify %s vs %s: %s, seed %llu\n", a->loaded.filename.c_str(),
               b->loaded.filename.c_str(), TopologyString(ia).c_str(),
               static_cast<unsigned long long>(o.seed));
-  PrintNotes({&ia, &ib});
+  PrintNotes({&ia, &ib}, input_notes);
   std::printf("ran in %.3f s and %.3f s\n", sa, sb);
   int64_t outputs = 0, identical_devices = 0;
   bool all_identical = true, all_within = true;

@@ -1,5 +1,6 @@
 #include "analysis/while_loop_analysis.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -56,6 +57,9 @@ class Evaluator {
   std::optional<Affine> Eval(const Instruction& instr) {
     return Visit(&instr, 0);
   }
+  // Whether a value that did not fold read a parameter of the entry
+  // computation (a value only the caller knows).
+  bool read_entry_parameter() const { return read_entry_parameter_; }
   std::optional<IntValue> EvalConstant(const Instruction& instr) {
     std::optional<Affine> a = Eval(instr);
     if (!a.has_value() || a->var.has_value()) return std::nullopt;
@@ -70,6 +74,8 @@ class Evaluator {
   std::optional<Affine> Visit(const Instruction* instr, int depth);
   std::optional<Affine> VisitLoopElement(int64_t index, PrimitiveType type,
                                          int depth);
+  std::optional<Affine> VisitCallSites(const Instruction& param,
+                                       PrimitiveType type, int depth);
   std::optional<Affine> VisitBinary(const Instruction& instr,
                                     PrimitiveType type, int depth);
 
@@ -79,6 +85,7 @@ class Evaluator {
   std::optional<std::pair<int64_t, IntValue>> counter_;
   std::vector<const Instruction*> callers_;
   int64_t visits_ = 0;
+  bool read_entry_parameter_ = false;
 };
 
 std::optional<Affine> Evaluator::Visit(const Instruction* instr, int depth) {
@@ -147,7 +154,7 @@ std::optional<Affine> Evaluator::Visit(const Instruction* instr, int depth) {
     }
     case Opcode::kParameter: {
       // Inside a fusion or call: the caller's operand.
-      if (callers_.empty()) return std::nullopt;
+      if (callers_.empty()) return VisitCallSites(*instr, *type, depth);
       const Instruction* caller = callers_.back();
       const int64_t n = instr->parameter_number();
       if (n < 0 || n >= caller->operand_count() ||
@@ -174,6 +181,53 @@ std::optional<Affine> Evaluator::Visit(const Instruction* instr, int depth) {
     default:
       return std::nullopt;
   }
+}
+
+// A parameter of a computation reached without its caller (the start of a
+// loop in a called computation): the constant every `call` of the
+// computation passes, when all agree and nothing else calls it.
+std::optional<Affine> Evaluator::VisitCallSites(const Instruction& param,
+                                                PrimitiveType type, int depth) {
+  const Computation* comp = param.parent();
+  const Module* module = comp != nullptr ? comp->parent() : nullptr;
+  if (module == nullptr) return std::nullopt;
+  if (comp == module->entry()) {
+    read_entry_parameter_ = true;
+    return std::nullopt;
+  }
+  const int64_t n = param.parameter_number();
+  std::optional<IntValue> value;
+  bool called = false;
+  for (const auto& c : module->computations()) {
+    for (const auto& caller : c->instructions()) {
+      const std::vector<Computation*>& callees = caller->called_computations();
+      if (std::find(callees.begin(), callees.end(), comp) == callees.end()) {
+        continue;
+      }
+      // Only plain calls pass their operands as the parameters.
+      if (caller->opcode() != Opcode::kCall || callees.size() != 1 || n < 0 ||
+          n >= caller->operand_count() ||
+          ScalarIntType(*caller->operand(n)) != type) {
+        return std::nullopt;
+      }
+      called = true;
+      // The operand, read in the caller's computation.
+      const Instruction* saved_param = loop_param_;
+      auto saved_counter = counter_;
+      loop_param_ = nullptr;
+      counter_.reset();
+      std::optional<Affine> a = Visit(caller->operand(n), depth + 1);
+      loop_param_ = saved_param;
+      counter_ = saved_counter;
+      if (!a.has_value() || a->var.has_value() || a->offset.type() != type ||
+          (value.has_value() && *value != a->offset)) {
+        return std::nullopt;
+      }
+      value = a->offset;
+    }
+  }
+  if (!called || !value.has_value()) return std::nullopt;
+  return Const(*value);
 }
 
 std::optional<Affine> Evaluator::VisitLoopElement(int64_t index,
@@ -297,6 +351,66 @@ void SetMonotonicity(int64_t n, WhileLoopInfo& info) {
   }
 }
 
+// The entry parameter `x` is, directly or through parameters of
+// computations that a single `call` calls; null otherwise.
+const Instruction* EntryParameterOf(const Instruction* x) {
+  for (int hops = 0; x != nullptr && hops < kMaxCallNesting; ++hops) {
+    if (x->opcode() != Opcode::kParameter) return nullptr;
+    const Computation* comp = x->parent();
+    const Module* module = comp != nullptr ? comp->parent() : nullptr;
+    if (module == nullptr) return nullptr;
+    if (comp == module->entry()) return x;
+    const Instruction* site = nullptr;
+    for (const auto& c : module->computations()) {
+      for (const auto& caller : c->instructions()) {
+        const std::vector<Computation*>& callees =
+            caller->called_computations();
+        if (std::find(callees.begin(), callees.end(), comp) == callees.end()) {
+          continue;
+        }
+        if (site != nullptr || caller->opcode() != Opcode::kCall) {
+          return nullptr;
+        }
+        site = caller.get();
+      }
+    }
+    const int64_t n = x->parameter_number();
+    if (site == nullptr || n < 0 || n >= site->operand_count()) return nullptr;
+    x = site->operand(n);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<uint64_t> CountTrips(const IntValue& start, const IntValue& step,
+                                   ComparisonDirection direction,
+                                   const IntValue& bound, std::string* why);
+
+namespace {
+
+// A start from which `x + offset DIR bound; x += step` runs `n` times:
+// bound - offset - n * step, or a neighbour (LE / GE / NE end one off).
+std::optional<IntValue> PromisedStart(const IntValue& step,
+                                      const Affine& offset, const Affine& bound,
+                                      ComparisonDirection dir, int64_t n) {
+  if (n < 0 || step.type() != offset.offset.type() ||
+      step.type() != bound.offset.type()) {
+    return std::nullopt;
+  }
+  const IntValue base = bound.offset.Subtract(offset.offset)
+                            .Subtract(step.Times(static_cast<uint64_t>(n)));
+  const IntValue one = *IntValue::FromBits(step.type(), 1);
+  for (const IntValue& s : {base, base.Add(one), base.Subtract(one),
+                            base.Add(step), base.Subtract(step)}) {
+    std::string why;
+    std::optional<uint64_t> t =
+        CountTrips(s.Add(offset.offset), step, dir, bound.offset, &why);
+    if (t.has_value() && *t == static_cast<uint64_t>(n)) return s;
+  }
+  return std::nullopt;
+}
+
 std::string TypeName(PrimitiveType type) {
   return std::string(PrimitiveTypeName(type));
 }
@@ -393,6 +507,12 @@ std::optional<KnownInitStep> WhileLoopInfo::KnownInitStepFrom(
   std::optional<int64_t> st = step_k->ToInt64();
   if (!i.has_value() || !st.has_value()) return std::nullopt;
   return KnownInitStep{*i, *st};
+}
+
+std::string WhileLoopInfo::TripCountOrigin() const {
+  if (trip_count_source != TripCountSource::kKnownTripCount) return "";
+  if (unchecked.empty()) return "from known_trip_count";
+  return absl::StrCat("from known_trip_count, not checked: ", unchecked);
 }
 
 std::string WhileLoopInfo::WrapReason() const {
@@ -551,8 +671,13 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   }
   const PrimitiveType iv_type = iv_shape.element_type();
   if (!rhs.has_value()) {
-    return fail(absl::StrCat("the loop bound (", bound_instr->name(),
+    info = fail(absl::StrCat("the loop bound (", bound_instr->name(),
                              ") is not a constant: data-dependent trip count"));
+    if (cond_eval.read_entry_parameter() &&
+        info.trip_count_source == TripCountSource::kKnownTripCount) {
+      info.unchecked = "the bound is a parameter";
+    }
+    return info;
   }
   if (lhs->offset.type() != iv_type || rhs->offset.type() != iv_type ||
       !ComparisonTypeMatches(*cmp, iv_type)) {
@@ -591,8 +716,20 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   Evaluator parent_eval(nullptr, nullptr, nullptr);
   std::optional<IntValue> start = parent_eval.EvalConstant(*init->operand(k));
   if (!start.has_value() || start->type() != iv_type) {
-    return fail(absl::StrCat("the start value of the induction variable (",
+    info = fail(absl::StrCat("the start value of the induction variable (",
                              init->operand(k)->name(), ") is not a constant"));
+    // XLA's promise is all there is: the caller chooses the start.
+    if (parent_eval.read_entry_parameter() &&
+        info.trip_count_source == TripCountSource::kKnownTripCount) {
+      info.unchecked = "the start is a parameter";
+      info.start_parameter = EntryParameterOf(init->operand(k));
+      if (info.start_parameter != nullptr &&
+          ScalarIntType(*info.start_parameter) == iv_type) {
+        info.promised_start =
+            PromisedStart(next->offset, *lhs, *rhs, dir, *info.trip_count);
+      }
+    }
+    return info;
   }
 
   info.iv_index = k;

@@ -22,8 +22,10 @@
 // or extending as HLO does), reshape, bitcast, copy, negate, add, subtract,
 // multiply (x * 0 = 0 for any x, e.g. partition-id), minimum, maximum of
 // such; get-tuple-element of a tuple; fusion and call parameters (the
-// caller's operands); and, in the condition and body, loop-invariant tuple
-// elements whose initial value folds. The counter may be offset in the
+// caller's operands); parameters of a computation only `call`s call, when
+// every call passes the same constant (a layer loop whose start its caller
+// passes); and, in the condition and body, loop-invariant tuple elements
+// whose initial value folds. The counter may be offset in the
 // condition (`compare(add(gte(p, k), 1), BOUND)`).
 //
 // All arithmetic is exact at the counter's width: the trip count is the
@@ -101,6 +103,16 @@ struct WhileLoopInfo {
 
   // Why the induction variable or trip count is unknown; empty when proven.
   std::string missing;
+  // With the count from known_trip_count: why the promise could not be
+  // checked when it rests on a value only the caller knows ("the start is
+  // a parameter": the counter starts at an entry parameter). Empty else.
+  std::string unchecked;
+  // With unchecked set because the start is the entry parameter
+  // `start_parameter` (directly or through calls): a start that keeps the
+  // promise, i.e. runs the loop known_trip_count times (inputs for verify
+  // and the fuzzer). nullopt when no value does.
+  const Instruction* start_parameter = nullptr;
+  std::optional<IntValue> promised_start;
 
   bool has_induction_variable() const { return iv_index.has_value(); }
   bool trip_count_proven() const {
@@ -118,6 +130,10 @@ struct WhileLoopInfo {
   // by step * step_multiple; nullopt when a value does not fit in int64.
   std::optional<KnownInitStep> KnownInitStepFrom(
       int64_t first, int64_t step_multiple = 1) const;
+  // Where a count not proven comes from, for remarks: "from
+  // known_trip_count" or "from known_trip_count, not checked: the start is
+  // a parameter"; empty for a proven count (or none).
+  std::string TripCountOrigin() const;
   // Empty when a proven count runs without wrapping; otherwise why a
   // rewrite that needs a monotonic counter must leave the loop alone
   // ("the s8 induction variable wraps around ...").

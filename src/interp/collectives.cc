@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
+#include "hlo/opcode_traits.h"
 #include "interp/elementwise.h"
 #include "interp/shape_ops.h"
 
@@ -193,6 +195,169 @@ absl::StatusOr<PermutePlan> GetPermutePlan(const Instruction& instr,
   return plan;
 }
 
+namespace {
+
+// "{{0,1},{1,2}}" (spaces allowed) as pairs; nullopt when malformed.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> ParsePairList(
+    std::string_view text) {
+  std::vector<int64_t> nums;
+  int depth = 0;
+  size_t i = 0;
+  std::vector<int64_t> current;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ' ' || c == '\n' || c == '\t' || c == ',') {
+      ++i;
+    } else if (c == '{') {
+      if (++depth > 2) return std::nullopt;
+      current.clear();
+      ++i;
+    } else if (c == '}') {
+      if (depth == 2) {
+        if (current.size() != 2) return std::nullopt;
+        nums.insert(nums.end(), current.begin(), current.end());
+      }
+      if (--depth < 0) return std::nullopt;
+      ++i;
+    } else if (c >= '0' && c <= '9') {
+      if (depth != 2) return std::nullopt;
+      int64_t v = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        if (v > (int64_t{1} << 40)) return std::nullopt;
+        v = v * 10 + (text[i] - '0');
+        ++i;
+      }
+      current.push_back(v);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (depth != 0) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t k = 0; k + 1 < nums.size(); k += 2) {
+    pairs.emplace_back(nums[k], nums[k + 1]);
+  }
+  return pairs;
+}
+
+bool IsHostTransfer(const Instruction& instr) {
+  for (const RawAttribute& a : instr.attrs().raw) {
+    if (a.name == "is_host_transfer") return a.value == "true";
+  }
+  return false;
+}
+
+constexpr std::string_view kSendRecvPairsKey =
+    "_xla_send_recv_source_target_pairs";
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> GetSendRecvPairs(
+    const Instruction& instr, int64_t n) {
+  if (IsHostTransfer(instr)) {
+    return Invalid(absl::StrCat(
+        instr.name(),
+        " is a host transfer (is_host_transfer=true): the interpreter "
+        "simulates no host"));
+  }
+  if (!instr.attrs().channel_id.has_value()) {
+    return Invalid(absl::StrCat(instr.name(), " has no channel_id"));
+  }
+  const FrontendAttribute* attr = FindFrontendAttribute(
+      instr.attrs().frontend_attributes, kSendRecvPairsKey);
+  if (attr == nullptr) {
+    return Invalid(absl::StrCat(
+        instr.name(), " has no frontend attribute ",
+        std::string(kSendRecvPairsKey),
+        " (e.g. \"{{0,1},{1,2}}\"): the interpreter cannot tell which "
+        "devices it connects"));
+  }
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> pairs =
+      ParsePairList(attr->value);
+  if (!pairs.has_value()) {
+    return Invalid(absl::StrCat(
+        instr.name(), ": cannot read ", std::string(kSendRecvPairsKey), "=\"",
+        attr->value, "\" (expected pairs like {{0,1},{1,2}})"));
+  }
+  std::vector<bool> seen_source(n, false), seen_target(n, false);
+  for (const auto& [s, t] : *pairs) {
+    if (s < 0 || s >= n || t < 0 || t >= n) {
+      return Invalid(
+          absl::StrCat(std::string(kSendRecvPairsKey), " of ", instr.name(),
+                       " names {", s, ",", t, "}, but there are only ", n,
+                       " partitions (give the device count with --devices)"));
+    }
+    if (seen_source[s] || seen_target[t]) {
+      return Invalid(absl::StrCat(std::string(kSendRecvPairsKey), " of ",
+                                  instr.name(), " use ",
+                                  seen_source[s] ? "source " : "target ",
+                                  seen_source[s] ? s : t, " twice"));
+    }
+    seen_source[s] = seen_target[t] = true;
+  }
+  return *std::move(pairs);
+}
+
+NamedIds MaxNamedIds(const Instruction& instr) {
+  NamedIds ids;
+  auto note = [](int64_t id, int64_t& max, const Instruction*& at,
+                 const Instruction* i) {
+    if (id + 1 > max) {
+      max = id + 1;
+      at = i;
+    }
+  };
+  const Opcode op = instr.opcode();
+  const bool channel = instr.attrs().channel_id.has_value();
+  if (op == Opcode::kSend || op == Opcode::kRecv) {
+    const FrontendAttribute* attr = FindFrontendAttribute(
+        instr.attrs().frontend_attributes, kSendRecvPairsKey);
+    if (attr == nullptr) return ids;
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> pairs =
+        ParsePairList(attr->value);
+    if (!pairs.has_value()) return ids;
+    for (const auto& [s, t] : *pairs) {
+      note(std::max(s, t), ids.partitions, ids.partitions_at, &instr);
+    }
+    return ids;
+  }
+  if (op == Opcode::kCollectivePermute ||
+      op == Opcode::kCollectivePermuteStart) {
+    for (const auto& [s, t] : instr.attrs().source_target_pairs) {
+      if (channel) {
+        note(std::max(s, t), ids.partitions, ids.partitions_at, &instr);
+      } else {
+        note(std::max(s, t), ids.replicas, ids.replicas_at, &instr);
+      }
+    }
+    return ids;
+  }
+  if (!IsCollective(op) || !instr.attrs().replica_groups.value().present()) {
+    return ids;
+  }
+  absl::StatusOr<CollectiveGroupMode> mode = GetCollectiveGroupMode(instr);
+  if (!mode.ok()) return ids;
+  std::optional<std::vector<std::vector<int64_t>>> groups =
+      instr.attrs().replica_groups.value().Groups();
+  if (!groups.has_value()) return ids;
+  for (const auto& g : *groups) {
+    for (int64_t id : g) {
+      switch (*mode) {
+        case CollectiveGroupMode::kCrossPartition:
+          note(id, ids.partitions, ids.partitions_at, &instr);
+          break;
+        case CollectiveGroupMode::kFlattenedId:
+          note(id, ids.devices, ids.devices_at, &instr);
+          break;
+        default:
+          note(id, ids.replicas, ids.replicas_at, &instr);
+          break;
+      }
+    }
+  }
+  return ids;
+}
+
 std::string DescribeCollective(const Instruction* instr) {
   if (instr == nullptr) return "<none>";
   std::string s = instr->name();
@@ -216,7 +381,101 @@ Rendezvous::Rendezvous(int64_t num_devices, int64_t max_running)
       next_seq_(num_devices, 0),
       finished_(num_devices, false),
       last_instr_(num_devices, nullptr),
-      arrivals_(num_devices) {}
+      arrivals_(num_devices),
+      blocked_at_(num_devices, -1),
+      waiting_for_(num_devices) {}
+
+absl::Status Rendezvous::BlockedLocked(int64_t device, const Instruction* instr,
+                                       std::string what) {
+  blocked_at_[device] = epoch_;
+  waiting_for_[device] = std::move(what);
+  for (int64_t d = 0; d < num_devices_; ++d) {
+    if (!finished_[d] && blocked_at_[d] != epoch_) return absl::OkStatus();
+  }
+  std::string msg = "deadlock: every device that has not finished waits:";
+  int64_t listed = 0;
+  for (int64_t d = 0; d < num_devices_; ++d) {
+    if (finished_[d]) continue;
+    if (++listed > 8) {
+      absl::StrAppend(&msg, " ...");
+      break;
+    }
+    absl::StrAppend(&msg, listed > 1 ? ";" : "", " device ", d, " ",
+                    waiting_for_[d]);
+  }
+  return absl::FailedPreconditionError(msg);
+}
+
+void Rendezvous::Send(int64_t device, int64_t channel,
+                      const std::vector<int64_t>& targets, const Value& value) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t t : targets) {
+      mail_[std::make_tuple(channel, device, t)].push_back(value);
+      ++sent_[std::make_tuple(channel, device, t)];
+    }
+    ChangedLocked();
+  }
+  cv_.notify_all();
+}
+
+absl::StatusOr<Value> Rendezvous::Receive(int64_t device,
+                                          const Instruction* instr,
+                                          int64_t channel, int64_t source) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto key = std::make_tuple(channel, source, device);
+  bool released = false;
+  auto finish = [&](absl::StatusOr<Value> v) -> absl::StatusOr<Value> {
+    blocked_at_[device] = -1;
+    lock.unlock();
+    if (released) AcquireSlot();
+    return v;
+  };
+  auto fail = [&](absl::Status st) -> absl::StatusOr<Value> {
+    st = AtInstruction(std::move(st), instr);
+    if (error_.ok()) error_ = st;
+    failed_.store(true, std::memory_order_relaxed);
+    cv_.notify_all();
+    return finish(st);
+  };
+  while (true) {
+    if (!error_.ok()) {
+      return finish(absl::AbortedError(absl::StrCat(
+          "device ", device, " stopped at ", DescribeCollective(instr),
+          " because the run failed: ", error_.message())));
+    }
+    auto it = mail_.find(key);
+    if (it != mail_.end() && !it->second.empty()) {
+      Value v = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) mail_.erase(it);
+      return finish(std::move(v));
+    }
+    const std::string what = absl::StrCat("at ", DescribeCollective(instr),
+                                          " for data from device ", source);
+    if (source < 0 || source >= num_devices_) {
+      return fail(Invalid(absl::StrCat("device ", device, " ", what,
+                                       ", which does not exist")));
+    }
+    if (finished_[source]) {
+      auto s = sent_.find(key);
+      return fail(absl::FailedPreconditionError(absl::StrCat(
+          "deadlock: device ", device, " waits ", what,
+          ", which finished "
+          "after sending it ",
+          s == sent_.end() ? 0 : s->second, " values on channel ", channel)));
+    }
+    if (absl::Status st = BlockedLocked(device, instr, "waits " + what);
+        !st.ok()) {
+      return fail(st);
+    }
+    if (!released) {
+      released = true;
+      ReleaseSlot();
+    }
+    cv_.wait(lock);
+  }
+}
 
 void Rendezvous::AcquireSlot() {
   if (max_running_ <= 0) return;
@@ -240,6 +499,7 @@ void Rendezvous::Finish(int64_t device) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (device >= 0 && device < num_devices_) finished_[device] = true;
+    ChangedLocked();
   }
   cv_.notify_all();
   ReleaseSlot();
@@ -251,6 +511,7 @@ void Rendezvous::Fail(int64_t device, const absl::Status& status) {
     if (device >= 0 && device < num_devices_) finished_[device] = true;
     if (error_.ok()) error_ = status;
     failed_.store(true, std::memory_order_relaxed);
+    ChangedLocked();
   }
   cv_.notify_all();
   if (device >= 0) ReleaseSlot();
@@ -279,6 +540,7 @@ absl::StatusOr<std::vector<std::vector<Value>>> Rendezvous::Exchange(
     a.inputs = std::move(inputs);
     a.pending_reads = static_cast<int64_t>(participants.size());
   }
+  ChangedLocked();
   cv_.notify_all();
   bool released = false;
   auto fail = [&](absl::Status st) -> absl::Status {
@@ -327,17 +589,30 @@ absl::StatusOr<std::vector<std::vector<Value>>> Rendezvous::Exchange(
     }
     if (!problem.ok()) {
       absl::Status st = fail(problem);
+      blocked_at_[device] = -1;
       lock.unlock();
       if (released) AcquireSlot();
       return st;
     }
     if (ready) break;
+    if (absl::Status st =
+            BlockedLocked(device, instr,
+                          absl::StrCat("waits at collective #", k, ", ",
+                                       DescribeCollective(instr)));
+        !st.ok()) {
+      st = fail(st);
+      blocked_at_[device] = -1;
+      lock.unlock();
+      if (released) AcquireSlot();
+      return st;
+    }
     if (!released) {
       released = true;
       ReleaseSlot();
     }
     cv_.wait(lock);
   }
+  blocked_at_[device] = -1;
   std::vector<std::vector<Value>> result;
   result.reserve(participants.size());
   for (int64_t p : participants) {

@@ -29,16 +29,31 @@
 // run fails with a "collective mismatch" error naming both instructions. A
 // device that finishes (or fails) while another waits for it ends the run
 // with a "deadlock" error naming the waiting instruction. Nothing hangs.
+//
+// Point to point. send / recv (paired by channel_id, as XLA's GPU backend
+// pairs them) move data along the `_xla_send_recv_source_target_pairs`
+// frontend attribute ("{{0,1},{1,2}}"): ids of partitions within my
+// replica (send and recv always carry a channel_id: cross-partition mode,
+// as for collective-permute). A send deposits its operand, when it runs,
+// for each of its targets; a recv-done takes the oldest value its source
+// sent on the channel, waiting for it (first in, first out per channel,
+// source and target), or zeros when no pair names the device as a target.
+// Sends never wait. When every device that has not finished waits (in a
+// collective or a recv-done) and none can go on, the run fails with a
+// "deadlock" error naming what each device waits for.
 #ifndef HLOVERLAP_INTERP_COLLECTIVES_H_
 #define HLOVERLAP_INTERP_COLLECTIVES_H_
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +68,9 @@ namespace hloverlap::interp {
 struct DeviceTopology {
   int64_t replica_count = 1;
   int64_t num_partitions = 1;
+  // Set when the count was read from the ids the module's collectives name
+  // (ResolveTopology): says from where.
+  std::string derived_from;
   int64_t num_devices() const { return replica_count * num_partitions; }
   int64_t replica_of(int64_t device) const { return device / num_partitions; }
   int64_t partition_of(int64_t device) const { return device % num_partitions; }
@@ -88,6 +106,25 @@ absl::StatusOr<PermutePlan> GetPermutePlan(const Instruction& instr,
                                            const DeviceTopology& topology,
                                            int64_t device);
 
+// The pairs of a send or recv: its `_xla_send_recv_source_target_pairs`
+// frontend attribute, checked against `n` ids (partitions) like
+// collective-permute's source_target_pairs. An error without the attribute
+// or for a host transfer.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> GetSendRecvPairs(
+    const Instruction& instr, int64_t n);
+
+// The largest device id (+1) a module's collectives name, by id space:
+// what the devices must number for the ids to exist.
+struct NamedIds {
+  int64_t partitions = 0;  // cross-partition ids (permute / send / recv)
+  int64_t replicas = 0;    // cross-replica ids
+  int64_t devices = 0;     // flattened ids
+  const Instruction* partitions_at = nullptr;  // an instruction naming them
+  const Instruction* replicas_at = nullptr;
+  const Instruction* devices_at = nullptr;
+};
+NamedIds MaxNamedIds(const Instruction& instr);
+
 // "all-gather.2 (computation body, channel_id=5)".
 std::string DescribeCollective(const Instruction* instr);
 
@@ -107,6 +144,13 @@ class Rendezvous {
   absl::StatusOr<std::vector<std::vector<Value>>> Exchange(
       int64_t device, const Instruction* instr,
       const std::vector<int64_t>& participants, std::vector<Value> inputs);
+  // Point to point (header comment): `device` sends `value` to each of
+  // `targets` on `channel`; never waits.
+  void Send(int64_t device, int64_t channel,
+            const std::vector<int64_t>& targets, const Value& value);
+  // The oldest value `source` sent to `device` on `channel`, waiting for it.
+  absl::StatusOr<Value> Receive(int64_t device, const Instruction* instr,
+                                int64_t channel, int64_t source);
   // The device's program ended normally.
   void Finish(int64_t device);
   // The device failed with `status`; every waiting device is woken and
@@ -129,6 +173,12 @@ class Rendezvous {
   };
   void AcquireSlot();
   void ReleaseSlot();
+  // Under mu_: `device` found its wait condition false at the current
+  // epoch. Returns a deadlock error when every unfinished device did.
+  absl::Status BlockedLocked(int64_t device, const Instruction* instr,
+                             std::string what);
+  // Under mu_: the state changed (an arrival, a send, a finish).
+  void ChangedLocked() { ++epoch_; }
 
   const int64_t num_devices_;
   const int64_t max_running_;
@@ -138,6 +188,16 @@ class Rendezvous {
   std::vector<bool> finished_;
   std::vector<const Instruction*> last_instr_;
   std::vector<std::map<int64_t, Arrival>> arrivals_;
+  // Point to point: values in flight and the number sent so far, by
+  // (channel, source, target).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<Value>> mail_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> sent_;
+  // Deadlock detection: the epoch counts state changes; blocked_at_[d] is
+  // the epoch at which device d last found its wait condition false (-1:
+  // not waiting), waiting_for_[d] says for what.
+  int64_t epoch_ = 0;
+  std::vector<int64_t> blocked_at_;
+  std::vector<std::string> waiting_for_;
   absl::Status error_;
   std::atomic<bool> failed_{false};  // !error_.ok(), readable without mu_
 

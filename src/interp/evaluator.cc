@@ -65,7 +65,7 @@ bool IsIdentityCustomCall(std::string_view target) {
          target.rfind("xla.sdy.", 0) == 0;
 }
 
-bool IsSupportedOpcode(const Instruction& instr) {
+bool IsSupportedOpcode(const Instruction& instr, bool opaque_custom_calls) {
   const Opcode op = instr.opcode();
   if (IsSupportedUnaryOpcode(op) || IsSupportedBinaryOpcode(op)) return true;
   switch (op) {
@@ -120,10 +120,15 @@ bool IsSupportedOpcode(const Instruction& instr) {
     case Opcode::kAsyncDone:
     case Opcode::kCopyStart:
     case Opcode::kCopyDone:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
       return true;
     case Opcode::kCustomCall:
       return IsIdentityCustomCall(instr.attrs().custom_call_target) ||
-             IsCublasGemmTarget(instr.attrs().custom_call_target);
+             IsCublasGemmTarget(instr.attrs().custom_call_target) ||
+             opaque_custom_calls;
     default:
       return false;
   }
@@ -248,7 +253,84 @@ absl::StatusOr<DeviceTopology> ResolveTopology(const Module& module,
   if (t.replica_count > 65536 || t.num_partitions > 65536) {
     return Invalid("replica_count/num_partitions too large to simulate");
   }
-  if (num_devices <= 0 || num_devices == t.num_devices()) return t;
+  // The ids the collectives name: a module without a device count in its
+  // header (1 x 1) runs on as many devices as they need.
+  NamedIds named;
+  for (const auto& c : module.computations()) {
+    for (const auto& instr : c->instructions()) {
+      NamedIds n = MaxNamedIds(*instr);
+      if (n.partitions > named.partitions) {
+        named.partitions = n.partitions;
+        named.partitions_at = n.partitions_at;
+      }
+      if (n.replicas > named.replicas) {
+        named.replicas = n.replicas;
+        named.replicas_at = n.replicas_at;
+      }
+      if (n.devices > named.devices) {
+        named.devices = n.devices;
+        named.devices_at = n.devices_at;
+      }
+    }
+  }
+  if (num_devices <= 0 && t.num_devices() == 1 &&
+      (named.partitions > 1 || named.replicas > 1 || named.devices > 1)) {
+    if (named.partitions > 65536 || named.replicas > 65536 ||
+        named.devices > 65536) {
+      return Invalid(
+          "the module's collectives name too many devices to "
+          "simulate");
+    }
+    t.replica_count = std::max<int64_t>(1, named.replicas);
+    t.num_partitions = std::max<int64_t>(1, named.partitions);
+    if (named.devices > t.num_devices()) {
+      t.num_partitions =
+          (named.devices + t.replica_count - 1) / t.replica_count;
+    }
+    const Instruction* at = named.partitions_at != nullptr ? named.partitions_at
+                            : named.replicas_at != nullptr ? named.replicas_at
+                                                           : named.devices_at;
+    t.derived_from = absl::StrCat(
+        t.num_devices(), " devices (", t.replica_count, " x ", t.num_partitions,
+        "): the ids that ", at->name(),
+        " and the other collectives name (the header gives no "
+        "replica_count / num_partitions; --devices=N sets the count)");
+    return t;
+  }
+  auto check_named = [&](const DeviceTopology& topo) -> absl::Status {
+    const Instruction* at = nullptr;
+    int64_t need = 0, have = 0;
+    std::string what;
+    if (named.partitions > topo.num_partitions) {
+      at = named.partitions_at;
+      need = named.partitions;
+      have = topo.num_partitions;
+      what = "partition";
+    } else if (named.replicas > topo.replica_count) {
+      at = named.replicas_at;
+      need = named.replicas;
+      have = topo.replica_count;
+      what = "replica";
+    } else if (named.devices > topo.num_devices()) {
+      at = named.devices_at;
+      need = named.devices;
+      have = topo.num_devices();
+      what = "device";
+    }
+    if (at == nullptr) return absl::OkStatus();
+    return AtInstruction(
+        Invalid(absl::StrCat(
+            at->name(), " names ", what, " ", need - 1, ", but the run has ",
+            have, " ", what, "s (", topo.replica_count, " replica",
+            topo.replica_count == 1 ? "" : "s", " x ", topo.num_partitions,
+            " partition", topo.num_partitions == 1 ? "" : "s",
+            "); --devices=N sets the device count")),
+        at);
+  };
+  if (num_devices <= 0 || num_devices == t.num_devices()) {
+    if (absl::Status s = check_named(t); !s.ok()) return s;
+    return t;
+  }
   if (num_devices > 65536) {
     return Invalid(absl::StrCat("--devices=", num_devices, " is too many"));
   }
@@ -263,6 +345,7 @@ absl::StatusOr<DeviceTopology> ResolveTopology(const Module& module,
                                 module.replica_count(), ") or num_partitions (",
                                 module.num_partitions(), ")"));
   }
+  if (absl::Status s = check_named(t); !s.ok()) return s;
   return t;
 }
 
@@ -509,6 +592,15 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
         return EvalGemm(it->second.call, operands_from(0),
                         it->second.workspace);
       }
+      if (auto it = interp_.opaque_.find(instr); it != interp_.opaque_.end()) {
+        // An uninterpreted function: values drawn from the target and the
+        // bits of every operand.
+        uint64_t key = it->second;
+        for (int64_t i = 0; i < nops; ++i) {
+          key = MixKey(key, Fnv1a64(operand(i)));
+        }
+        return RandomValue(shape, key);
+      }
       // Sharding annotations: identity (checked to keep the shape).
       if (nops == 1 && operand(0).shape().Compatible(shape)) return operand(0);
       std::vector<Value> ops = operands_from(0);
@@ -521,7 +613,82 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
           "): only per-device (partitioned) programs can run"));
     }
     case Opcode::kAfterAll:
+    case Opcode::kSendDone:
       return Value::Token();
+    case Opcode::kSend:
+    case Opcode::kRecv: {
+      auto it = interp_.p2p_.find(instr);
+      if (it == interp_.p2p_.end()) {
+        return absl::InternalError("send/recv was not prepared");
+      }
+      const Interpreter::PreparedP2P& p2p = it->second;
+      if (!shape.IsTuple() || shape.tuple_size() < 2 ||
+          !shape.tuple_shapes(1).IsArray()) {
+        return Invalid(absl::StrCat(std::string(OpcodeName(op)), " shape ",
+                                    shape.ToString(false),
+                                    " is not (data, u32[], token[])"));
+      }
+      absl::StatusOr<Value> zeros = Value::ZerosOfShape(shape);
+      if (!zeros.ok()) return zeros.status();
+      std::vector<Value> elems = zeros->elements();
+      if (op == Opcode::kSend) {
+        if (absl::Status s = need(1); !s.ok()) return s;
+        std::vector<int64_t> targets;
+        for (const auto& [src, dst] : p2p.pairs) {
+          if (src == partition_) {
+            targets.push_back(interp_.topology_.device_id(replica_, dst));
+          }
+        }
+        rdv_->Send(device_, p2p.channel, targets, operand(0));
+        elems[0] = operand(0);
+      } else {
+        // The context element names where the data comes from (device + 1;
+        // 0: no pair targets this device), for the recv-done.
+        int64_t from = 0;
+        for (const auto& [src, dst] : p2p.pairs) {
+          if (dst == partition_) {
+            from = interp_.topology_.device_id(replica_, src) + 1;
+          }
+        }
+        absl::StatusOr<Value> ctx =
+            Value::ScalarFromInt(shape.tuple_shapes(1).element_type(), from);
+        if (!ctx.ok()) return ctx.status();
+        elems[1] = *std::move(ctx);
+      }
+      return Value::Tuple(std::move(elems));
+    }
+    case Opcode::kRecvDone: {
+      if (absl::Status s = need(1); !s.ok()) return s;
+      const Value& t = operand(0);
+      if (!t.is_tuple() || t.tuple_size() < 2 || !t.element(1).is_array() ||
+          t.element(1).element_count() != 1 || !shape.IsTuple() ||
+          shape.tuple_size() < 1) {
+        return Invalid(absl::StrCat("recv-done operand ", t.ShapeString(),
+                                    " is not a recv tuple"));
+      }
+      auto it = interp_.p2p_.find(instr);
+      if (it == interp_.p2p_.end()) {
+        return absl::InternalError("recv-done was not prepared");
+      }
+      const int64_t from = t.element(1).GetInt(0);
+      Value data = t.element(0);
+      if (from > 0) {
+        absl::StatusOr<Value> got =
+            rdv_->Receive(device_, instr, it->second.channel, from - 1);
+        if (!got.ok()) return got.status();
+        if (!got->shape().Compatible(shape.tuple_shapes(0))) {
+          return Invalid(absl::StrCat(
+              "recv-done expects ", shape.tuple_shapes(0).ToString(false),
+              ", device ", from - 1, " sent ", got->ShapeString()));
+        }
+        data = *std::move(got);
+      }
+      absl::StatusOr<Value> out = Value::ZerosOfShape(shape);
+      if (!out.ok()) return out.status();
+      std::vector<Value> elems = out->elements();
+      elems[0] = std::move(data);
+      return Value::Tuple(std::move(elems));
+    }
     case Opcode::kConvert:
       if (absl::Status s = need(1); !s.ok()) return s;
       return Convert(operand(0), shape.element_type());
@@ -970,6 +1137,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
       ResolveTopology(module, options.num_devices);
   if (!topo.ok()) return topo.status();
   interp->topology_ = *topo;
+  if (!topo->derived_from.empty()) interp->notes_.push_back(topo->derived_from);
   if (absl::Status s = interp->Prepare(); !s.ok()) return s;
   int64_t limit = options.memory_limit_bytes;
   if (limit == 0) limit = PhysicalMemoryBytes() / 2;
@@ -1040,8 +1208,42 @@ absl::Status Interpreter::PrepareGemm(
   return absl::OkStatus();
 }
 
+absl::Status Interpreter::PrepareP2P(const Instruction& instr) {
+  const Opcode op = instr.opcode();
+  if (op != Opcode::kSend && op != Opcode::kRecv && op != Opcode::kRecvDone) {
+    return absl::OkStatus();
+  }
+  auto fail = [&](std::string why) {
+    return AtInstruction(
+        Invalid(absl::StrCat(why, " (computation ",
+                             instr.parent() ? instr.parent()->name() : "?",
+                             ")")),
+        &instr);
+  };
+  PreparedP2P p2p;
+  if (op == Opcode::kRecvDone) {
+    // Matched by channel: its own, else its recv's.
+    std::optional<int64_t> channel = instr.attrs().channel_id;
+    if (!channel.has_value() && instr.operand_count() == 1) {
+      channel = instr.operand(0)->attrs().channel_id;
+    }
+    if (!channel.has_value())
+      return fail(absl::StrCat(instr.name(), " has no channel_id"));
+    p2p.channel = *channel;
+  } else {
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
+        GetSendRecvPairs(instr, topology_.num_partitions);
+    if (!pairs.ok()) return fail(std::string(pairs.status().message()));
+    p2p.channel = *instr.attrs().channel_id;
+    p2p.pairs = *std::move(pairs);
+  }
+  p2p_[&instr] = std::move(p2p);
+  return absl::OkStatus();
+}
+
 absl::Status Interpreter::Prepare() {
   absl::flat_hash_map<int64_t, Value> workspaces;
+  std::vector<std::string> opaque_targets;
   const Computation* entry = module_.entry();
   if (entry == nullptr) return Invalid("module has no entry computation");
   // Reachable computations, callees first.
@@ -1084,14 +1286,17 @@ absl::Status Interpreter::Prepare() {
     plan->steps.resize(post.size());
     std::vector<int32_t> last_use(post.size(), -1);
     for (const Instruction* instr : post) {
-      if (!IsSupportedOpcode(*instr)) {
+      if (!IsSupportedOpcode(*instr, options_.opaque_custom_calls)) {
         std::string what(OpcodeName(instr->opcode()));
         if (instr->opcode() == Opcode::kCustomCall) {
-          what = absl::StrCat("custom-call' (target '",
-                              instr->attrs().custom_call_target.value(), "')");
-          return AtInstruction(Invalid(absl::StrCat("unsupported opcode '",
-                                                    what, " ", Where(instr))),
-                               instr);
+          return AtInstruction(
+              Invalid(absl::StrCat(
+                  "opaque custom-call '",
+                  instr->attrs().custom_call_target.value(), "' ", Where(instr),
+                  ": the interpreter does not know what it computes "
+                  "(--opaque-custom-calls runs it as a deterministic "
+                  "function of its operands)")),
+              instr);
         }
         return AtInstruction(Invalid(absl::StrCat("unsupported opcode '", what,
                                                   "' ", Where(instr))),
@@ -1125,7 +1330,16 @@ absl::Status Interpreter::Prepare() {
         if (absl::Status s = PrepareGemm(*instr, workspaces); !s.ok()) {
           return s;
         }
+      } else if (instr->opcode() == Opcode::kCustomCall &&
+                 !IsIdentityCustomCall(instr->attrs().custom_call_target)) {
+        const std::string& target = instr->attrs().custom_call_target.value();
+        opaque_[instr] = HashString(target);
+        if (std::find(opaque_targets.begin(), opaque_targets.end(), target) ==
+            opaque_targets.end()) {
+          opaque_targets.push_back(target);
+        }
       }
+      if (absl::Status s = PrepareP2P(*instr); !s.ok()) return s;
       if (instr->opcode() == Opcode::kConstant) {
         const Literal* lit = instr->literal();
         if (lit == nullptr) {
@@ -1180,6 +1394,17 @@ absl::Status Interpreter::Prepare() {
     plans_[c] = std::move(plan);
   }
   entry_plan_ = plans_.at(entry).get();
+  for (const std::string& target : opaque_targets) {
+    int64_t count = 0;
+    for (const auto& [instr, key] : opaque_) {
+      count += instr->attrs().custom_call_target.value() == target;
+    }
+    notes_.push_back(absl::StrCat(
+        "opaque custom-call '", target, "' (", count, " instruction",
+        count == 1 ? "" : "s",
+        "): runs as a deterministic function of its operands, so outputs "
+        "that depend on it are compared as such, not as what it computes"));
+  }
   for (int64_t p = 0; p < entry->num_parameters(); ++p) {
     if (entry->parameter(p) == nullptr) {
       return Invalid(absl::StrCat("entry computation ", entry->name(),

@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -66,6 +68,11 @@ struct InterpreterOptions {
   // next instruction or collective) and fails the run with
   // ResourceExhausted naming the loop (or instruction) that was running,
   // located at it (hlo/diagnostic.h).
+  // Run custom calls the interpreter does not know (not a GEMM nor a
+  // sharding annotation) as an uninterpreted function: their results are
+  // drawn from the target's name and the bits of their operands (notes()
+  // says so, once per target). Otherwise Create() refuses them.
+  bool opaque_custom_calls = false;
   int64_t max_iterations = kDefaultMaxIterations;
   double time_limit_seconds = kDefaultTimeLimitSeconds;
   // An iteration of the smallest loop (a counter and one f32[4] op) costs
@@ -105,6 +112,9 @@ class Interpreter {
   const Module& module() const { return module_; }
   const DeviceTopology& topology() const { return topology_; }
   int64_t num_devices() const { return topology_.num_devices(); }
+  // What the user should know about this run, one line each: opaque
+  // custom calls, a device count read from the module's collectives.
+  const std::vector<std::string>& notes() const { return notes_; }
   // Shapes of the entry computation's parameters, by parameter number.
   std::vector<Shape> ParameterShapes() const;
 
@@ -150,6 +160,16 @@ class Interpreter {
   };
   absl::flat_hash_map<const Instruction*, PreparedGemm> gemms_;
   const ComputationPlan* entry_plan_ = nullptr;
+  // Opaque custom calls: the hash of the target.
+  absl::flat_hash_map<const Instruction*, uint64_t> opaque_;
+  // send / recv / recv-done: channel and (for send, recv) pairs.
+  struct PreparedP2P {
+    int64_t channel = 0;
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+  };
+  absl::Status PrepareP2P(const Instruction& instr);
+  absl::flat_hash_map<const Instruction*, PreparedP2P> p2p_;
+  std::vector<std::string> notes_;
 };
 
 // The physical memory of this machine in bytes (0 if unknown).

@@ -198,8 +198,10 @@ ENTRY main {
   r = RunText(kCustom, {{F32({8}, std::vector<float>(8))}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "unsupported opcode 'custom-call' (target '__cudnn$convForward') "
-            "in instruction cc (computation main)");
+            "opaque custom-call '__cudnn$convForward' in instruction cc "
+            "(computation main): the interpreter does not know what it "
+            "computes (--opaque-custom-calls runs it as a deterministic "
+            "function of its operands)");
 }
 
 TEST(Evaluator, ElidedConstantsNeedTheFillFlag) {

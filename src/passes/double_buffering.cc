@@ -621,7 +621,7 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   passed.format = absl::StrCat(
       "double-buffered ({reason}): unrolled by 2, trip count {trip_count}",
       info.trip_count_source == TripCountSource::kKnownTripCount
-          ? " (from known_trip_count)"
+          ? absl::StrCat(" (", info.TripCountOrigin(), ")")
           : "",
       " -> {new_trip_count}",
       trips % 2 ? ", first iteration peeled before the loop" : "", planned);

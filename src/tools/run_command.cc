@@ -1,15 +1,18 @@
 // `hloverlap run` / `hloverlap verify` (see run_command.h).
 #include "tools/run_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 
 #include "CLI/CLI.hpp"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/computation.h"
 #include "hlo/diagnostic.h"
@@ -44,6 +47,7 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
   opts.num_devices = o.devices;
   opts.max_parallel_devices = o.threads;
   opts.fill_elided_constants = o.fill_elided_constants;
+  opts.opaque_custom_calls = o.opaque_custom_calls;
   opts.fill_seed = o.seed;
   opts.memory_limit_bytes = *limit;
   opts.max_iterations = o.max_iterations;
@@ -57,8 +61,51 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
   return p;
 }
 
+// Random inputs break a known_trip_count that rests on an entry
+// parameter (the start of a loop's counter, which the analysis cannot
+// check): such a parameter gets a value that keeps the promise, on every
+// device, with a note saying so.
+void KeepTripCountPromises(const Module& module,
+                           std::vector<std::vector<Value>>& inputs,
+                           std::vector<std::string>& notes) {
+  absl::flat_hash_map<int64_t, int64_t> set;
+  for (const auto& c : module.computations()) {
+    for (const auto& instr : c->instructions()) {
+      if (instr->opcode() != Opcode::kWhile) continue;
+      WhileLoopInfo info = AnalyzeWhileLoop(*instr);
+      if (info.start_parameter == nullptr || !info.promised_start.has_value()) {
+        continue;
+      }
+      std::optional<int64_t> v = info.promised_start->ToInt64();
+      const int64_t n = info.start_parameter->parameter_number();
+      if (!v.has_value() || (set.contains(n) && set[n] != *v)) continue;
+      bool ok = true;
+      for (std::vector<Value>& device : inputs) {
+        if (n < 0 || n >= static_cast<int64_t>(device.size())) {
+          ok = false;
+          break;
+        }
+        absl::StatusOr<Value> x = Value::ScalarFromInt(
+            info.start_parameter->shape().element_type(), *v);
+        if (!x.ok()) {
+          ok = false;
+          break;
+        }
+        device[n] = *std::move(x);
+      }
+      if (!ok || !set.emplace(n, *v).second) continue;
+      notes.push_back(absl::StrCat(
+          "parameter ", n, " is ", *v, " on every device: the loop ",
+          instr->name(), " (computation ", c->name(), ") runs its ",
+          "known_trip_count ", info.trip_count.value_or(0),
+          " from it, and the count is not checked (", info.unchecked, ")"));
+    }
+  }
+}
+
 absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
-    const Prepared& p, const InterpCommandOptions& o) {
+    const Prepared& p, const InterpCommandOptions& o,
+    std::vector<std::string>& notes) {
   const Interpreter& interp = *p.interp;
   interp::RandomInputOptions ro;
   ro.seed = o.seed;
@@ -67,9 +114,25 @@ absl::StatusOr<std::vector<std::vector<Value>>> MakeInputs(
   absl::StatusOr<std::vector<std::vector<Value>>> random =
       interp::MakeRandomInputs(interp.module(), interp.num_devices(), ro);
   if (!random.ok()) return LocateInFile(random.status(), p.loaded.filename);
+  KeepTripCountPromises(interp.module(), *random, notes);
   if (o.inputs.empty()) return random;
   return interp::ReadInputFile(o.inputs, interp.module(), interp.num_devices(),
                                *random);
+}
+
+// The interpreters' notes, each once.
+void PrintNotes(std::initializer_list<const Interpreter*> interps,
+                std::vector<std::string> printed) {
+  for (const std::string& n : printed) std::printf("note: %s\n", n.c_str());
+  for (const Interpreter* i : interps) {
+    for (const std::string& n : i->notes()) {
+      if (std::find(printed.begin(), printed.end(), n) != printed.end()) {
+        continue;
+      }
+      printed.push_back(n);
+      std::printf("note: %s\n", n.c_str());
+    }
+  }
 }
 
 std::string TopologyString(const Interpreter& interp) {
@@ -151,6 +214,9 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--fill-elided-constants", o.fill_elided_constants,
                 "Fill elided constants {...} with deterministic values");
+  cmd->add_flag("--opaque-custom-calls", o.opaque_custom_calls,
+                "Run custom calls the interpreter does not know as a "
+                "deterministic function of their operands (a note says so)");
   cmd->add_flag("--same-inputs", o.same_inputs,
                 "Give every device the same random inputs");
   cmd->add_flag("!--no-verify", o.verify, "Do not verify the input modules");
@@ -177,7 +243,9 @@ int RunRunCommand(const RunCommandOptions& options) {
   absl::StatusOr<Prepared> p = Prepare(options.input, o);
   if (!p.ok()) return ReportStatus(p.status());
   const Interpreter& interp = *p->interp;
-  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(*p, o);
+  std::vector<std::string> input_notes;
+  absl::StatusOr<std::vector<std::vector<Value>>> inputs =
+      MakeInputs(*p, o, input_notes);
   if (!inputs.ok()) return ReportStatus(inputs.status());
   auto t0 = std::chrono::steady_clock::now();
   RunStats stats;
@@ -190,6 +258,7 @@ int RunRunCommand(const RunCommandOptions& options) {
       "module %s: %s, seed %llu%s\n", interp.module().name().c_str(),
       TopologyString(interp).c_str(), static_cast<unsigned long long>(o.seed),
       o.inputs.empty() ? "" : absl::StrCat(", inputs ", o.inputs).c_str());
+  PrintNotes({&interp}, input_notes);
   std::printf(
       "ran in %.3f s: %lld instructions, %lld while iterations, "
       "%lld collectives per device\n",
@@ -242,7 +311,9 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
           pb[i].ToString(false), " in ", b->loaded.filename)));
     }
   }
-  absl::StatusOr<std::vector<std::vector<Value>>> inputs = MakeInputs(*a, o);
+  std::vector<std::string> input_notes;
+  absl::StatusOr<std::vector<std::vector<Value>>> inputs =
+      MakeInputs(*a, o, input_notes);
   if (!inputs.ok()) return ReportStatus(inputs.status());
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Value>> ra = ia.Run(*inputs);
@@ -259,6 +330,7 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
   std::printf("verify %s vs %s: %s, seed %llu\n", a->loaded.filename.c_str(),
               b->loaded.filename.c_str(), TopologyString(ia).c_str(),
               static_cast<unsigned long long>(o.seed));
+  PrintNotes({&ia, &ib}, input_notes);
   std::printf("ran in %.3f s and %.3f s\n", sa, sb);
   int64_t outputs = 0, identical_devices = 0;
   bool all_identical = true, all_within = true;

@@ -32,6 +32,7 @@ struct InterpCommandOptions {
   int64_t max_iterations = interp::InterpreterOptions::kDefaultMaxIterations;
   double time_limit = interp::InterpreterOptions::kDefaultTimeLimitSeconds;
   bool fill_elided_constants = false;
+  bool opaque_custom_calls = false;
   bool same_inputs = false;  // --same-inputs: one input for all devices
   bool verify = true;        // --no-verify
   int64_t print_values = 4;  // --values: values printed per output

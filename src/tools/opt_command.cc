@@ -245,6 +245,8 @@ absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   // Selectors are checked, and the summary groups remarks, by the loops
   // the user sees: the input's.
   CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  // What the JAX code's frontend attributes decide, whatever the passes do.
+  ReportLoopAttributes(module, context.options.loop_rules, context.remarks);
   absl::StatusOr<bool> changed = built.pipeline.Run(module, context);
   MapRemarksToInput(input_names, context.remarks);
   // What did not happen as asked is on stderr whatever --remarks says.

@@ -256,6 +256,140 @@ absl::StatusOr<LoopRule> ParseLoopRule(std::string_view text) {
   return rule;
 }
 
+namespace {
+
+constexpr std::string_view kPolicyAttributes[] = {"_hloverlap_pipeline",
+                                                  "_hloverlap_double_buffer"};
+
+// The attribute `key` of `loop` when it counts there: its own, not
+// inherited from the enclosing loop's scope (LoopPolicyAttributes).
+const FrontendAttribute* OwnAttribute(const LoopNode& loop,
+                                      std::string_view key) {
+  const FrontendAttribute* a =
+      FindFrontendAttribute(loop.while_instr->attrs().frontend_attributes, key);
+  if (a == nullptr || loop.parent == nullptr) return a;
+  const FrontendAttribute* outer = FindFrontendAttribute(
+      loop.parent->while_instr->attrs().frontend_attributes, key);
+  if (outer != nullptr && outer->value == a->value) return nullptr;
+  return a;
+}
+
+}  // namespace
+
+std::vector<LoopAttributeUse> LoopPolicyAttributes(const LoopNode& loop) {
+  std::vector<LoopAttributeUse> out;
+  for (std::string_view key : kPolicyAttributes) {
+    const FrontendAttribute* a = FindFrontendAttribute(
+        loop.while_instr->attrs().frontend_attributes, key);
+    if (a == nullptr) continue;
+    LoopAttributeUse use{std::string(key), std::string(a->value), ""};
+    if (OwnAttribute(loop, key) == nullptr) {
+      use.inherited_from = loop.parent->while_instr->name();
+    }
+    out.push_back(std::move(use));
+  }
+  return out;
+}
+
+int ReportLoopAttributes(const Module& module,
+                         const std::vector<LoopRule>& rules,
+                         RemarkSink& remarks) {
+  LoopNest nest(module);
+  int emitted = 0;
+  std::vector<const LoopNode*> stack(nest.roots().rbegin(),
+                                     nest.roots().rend());
+  while (!stack.empty()) {
+    const LoopNode& n = *stack.back();
+    stack.pop_back();
+    for (auto it = n.children.rbegin(); it != n.children.rend(); ++it) {
+      stack.push_back(*it);
+    }
+    const std::vector<LoopAttributeUse> uses = LoopPolicyAttributes(n);
+    if (uses.empty()) continue;
+    std::string warning;
+    const LoopPolicy with_rules = ResolveLoopPolicy(n, rules, &warning);
+    auto emit = [&](RemarkKind kind, std::string name, std::string message,
+                    std::string suggestion) {
+      Remark r;
+      r.pass = "loop-policy";
+      r.kind = kind;
+      r.name = std::move(name);
+      r.instruction = n.while_instr->name();
+      r.opcode = "while";
+      r.loop = n.path;
+      r.location = module.GetSourceLocation(n.while_instr->metadata());
+      r.message = std::move(message);
+      r.suggestion = std::move(suggestion);
+      remarks.Emit(std::move(r));
+      ++emitted;
+    };
+    if (!warning.empty()) {
+      emit(RemarkKind::kWarning, "IgnoredLoopAttribute", warning, "");
+    }
+    for (const LoopAttributeUse& use : uses) {
+      const std::string attr =
+          absl::StrCat("frontend attribute ", use.key, "=\"", use.value, "\"");
+      if (use.inherited()) {
+        emit(RemarkKind::kAnalysis, "LoopAttributeInherited",
+             absl::StrCat(attr, " is inherited from the scope around ",
+                          use.inherited_from,
+                          " (the enclosing loop has the same value): it "
+                          "counts only for ",
+                          use.inherited_from,
+                          ", so this loop keeps its default"),
+             absl::StrCat("set it in a scope around this loop alone to "
+                          "give it its own value, or use --loop=",
+                          n.while_instr->name(), ":..."));
+        continue;
+      }
+      const bool pipeline = use.key == "_hloverlap_pipeline";
+      LoopPolicy from_attr;
+      if (!ApplyPolicyItem(
+               absl::StrCat(pipeline ? "pipeline=" : "double-buffer=",
+                            use.value),
+               from_attr)
+               .ok()) {
+        continue;  // the IgnoredLoopAttribute warning above
+      }
+      const std::string what =
+          pipeline
+              ? (from_attr.pipeline == false ? std::string("pipelining off")
+                 : from_attr.sink            ? std::string("pipelining: sink")
+                 : from_attr.pipeline_depth
+                     ? absl::StrCat("pipelining at depth ",
+                                    *from_attr.pipeline_depth)
+                     : std::string("pipelining on"))
+              : absl::StrCat("double buffering ",
+                             *from_attr.double_buffer ? "on" : "off");
+      // The last --loop rule that sets the same thing wins over it.
+      std::string overridden;
+      for (const LoopRule& rule : rules) {
+        if (!LoopSelectorMatches(rule.selector, n)) continue;
+        if (pipeline ? rule.policy.pipeline.has_value()
+                     : rule.policy.double_buffer.has_value()) {
+          overridden = rule.text;
+        }
+      }
+      const bool differs =
+          pipeline ? (with_rules.pipeline != from_attr.pipeline ||
+                      with_rules.pipeline_depth != from_attr.pipeline_depth ||
+                      with_rules.sink != from_attr.sink)
+                   : with_rules.double_buffer != from_attr.double_buffer;
+      emit(RemarkKind::kAnalysis, "LoopAttributeApplied",
+           overridden.empty()
+               ? absl::StrCat(attr, ": ", what, " for this loop")
+               : absl::StrCat(attr, " asks for ", what, "; --loop=", overridden,
+                              " overrides it for this loop",
+                              differs ? "" : " (with the same setting)"),
+           n.depth > 0 ? "an attribute counts for the outermost loop of the "
+                         "scope that set it; loops nested in that scope keep "
+                         "their defaults unless given their own value"
+                       : "");
+    }
+  }
+  return emitted;
+}
+
 LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
                              const std::vector<LoopRule>& rules,
                              std::string* warning) {
@@ -267,8 +401,8 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
       warning->append(msg);
     }
   };
-  if (const FrontendAttribute* a =
-          FindFrontendAttribute(fa, "_hloverlap_pipeline")) {
+  // Attributes inherited from an enclosing loop's scope do not count here.
+  if (const FrontendAttribute* a = OwnAttribute(loop, "_hloverlap_pipeline")) {
     LoopPolicy p;
     absl::Status st = ApplyPolicyItem(absl::StrCat("pipeline=", a->value), p);
     if (st.ok()) {
@@ -282,7 +416,7 @@ LoopPolicy ResolveLoopPolicy(const LoopNode& loop,
     }
   }
   if (const FrontendAttribute* a =
-          FindFrontendAttribute(fa, "_hloverlap_double_buffer")) {
+          OwnAttribute(loop, "_hloverlap_double_buffer")) {
     LoopPolicy p;
     absl::Status st =
         ApplyPolicyItem(absl::StrCat("double-buffer=", a->value), p);

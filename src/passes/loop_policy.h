@@ -8,6 +8,15 @@
 //        _hloverlap_pipeline="off" | "on" | "depth=2" | "sink"
 //        _hloverlap_double_buffer="off" | "on"
 //        _xla_loop_unroll_strategy="double-buffer" | "full"
+//      set_xla_metadata tags every instruction of its scope, the loops
+//      nested in it included. So an _hloverlap_* attribute counts only for
+//      the outermost loop of the scope that set it: a loop whose enclosing
+//      loop carries the same attribute with the same value has inherited
+//      it, and it is ignored there (the loop keeps its default); a nested
+//      loop with a different value was given its own (an inner
+//      set_xla_metadata), and its own value wins. (A nested scope that
+//      repeats the enclosing scope's value cannot be told from the
+//      inherited one in the HLO: use a --loop rule for that loop.)
 //   3. command-line rules `--loop=<selector>:<policy>`, later rules winning,
 //      e.g. --loop=innermost:pipeline=depth=2,
 //      --loop='op_name~fori_loop:pipeline=off,double-buffer=off' (the full
@@ -66,6 +75,29 @@ bool LoopSelectorMatches(const LoopSelector& selector, const LoopNode& loop);
 int CheckLoopRulesMatch(const Module& module,
                         const std::vector<LoopRule>& rules,
                         RemarkSink& remarks);
+
+// An _hloverlap_* frontend attribute of a loop and whether it counts there
+// (see the file comment): `inherited_from` names the enclosing loop whose
+// scope set it, empty when the attribute is the loop's own.
+struct LoopAttributeUse {
+  std::string key;
+  std::string value;
+  std::string inherited_from;
+  bool inherited() const { return !inherited_from.empty(); }
+};
+std::vector<LoopAttributeUse> LoopPolicyAttributes(const LoopNode& loop);
+
+// Emits, for every loop of `module` with an _hloverlap_* attribute, one
+// `analysis` remark (pass "loop-policy") per attribute saying what it
+// decides for that loop (LoopAttributeApplied, with the --loop rule that
+// overrides it, if any) or that it was inherited and is ignored there
+// (LoopAttributeInherited); a malformed value is the same
+// IgnoredLoopAttribute warning the passes give. Reported before the passes
+// run, so whatever the passes or the plan do, the attributes' effect is in
+// the remarks. Returns how many remarks it emitted.
+int ReportLoopAttributes(const Module& module,
+                         const std::vector<LoopRule>& rules,
+                         RemarkSink& remarks);
 
 // The effective policy of a loop (frontend attributes, then rules in order).
 // Malformed frontend attribute values are reported through `warning`.

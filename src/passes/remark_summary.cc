@@ -24,19 +24,38 @@ bool IsNameChar(char c) {
          c == '.';
 }
 
-// The message with instruction-like names (dotted identifiers such as
-// add.75.1 or while.146.1.gte2.1) replaced by "...", so that the same
-// reason about different instructions counts once.
-std::string WithoutNames(std::string_view message) {
-  std::string out;
+// A message with its names taken out: `text` has "..." where a name was
+// (instruction-like dotted identifiers such as add.75.1, and the
+// instruction arguments of a formatted message), so that the same reason
+// about different instructions counts once; `names` are the names taken
+// out, in order.
+struct Masked {
+  std::string text;
+  std::vector<std::string> names;
+};
+
+// Instruction arguments arrive wrapped in kArgOpen/kArgClose (MaskedMessage).
+constexpr char kArgOpen = '\x01';
+constexpr char kArgClose = '\x02';
+
+Masked MaskNames(std::string_view message) {
+  Masked out;
   size_t i = 0;
   while (i < message.size()) {
     const char c = message[i];
+    if (c == kArgOpen) {
+      const size_t close = message.find(kArgClose, i);
+      const size_t end = close == message.npos ? message.size() : close;
+      out.names.emplace_back(message.substr(i + 1, end - i - 1));
+      out.text += "...";
+      i = close == message.npos ? end : end + 1;
+      continue;
+    }
     const bool starts_word =
         (std::isalpha(static_cast<unsigned char>(c)) || c == '_') &&
         (i == 0 || !IsNameChar(message[i - 1]));
     if (!starts_word) {
-      out.push_back(c);
+      out.text.push_back(c);
       ++i;
       continue;
     }
@@ -47,25 +66,51 @@ std::string WithoutNames(std::string_view message) {
     while (!word.empty() && word.back() == '.') word.remove_suffix(1);
     const size_t dot = word.find('.');
     if (dot != std::string_view::npos && dot + 1 < word.size()) {
-      out += "...";
+      out.text += "...";
+      out.names.emplace_back(word);
     } else {
-      out.append(word);
+      out.text.append(word);
     }
     i += word.size();
   }
   return out;
 }
 
-// The message with its instruction arguments as "...".
-std::string WithoutInstructionArgs(const Remark& r) {
+// The message of a formatted remark with its instruction arguments marked
+// for MaskNames.
+std::string MarkedInstructionArgs(const Remark& r) {
   if (r.format.empty()) return r.message;
   Remark copy;
   copy.format = r.format;
   copy.args = r.args;
   for (RemarkArg& a : copy.args) {
-    if (a.type == RemarkArg::Type::kInstruction) a.text = "...";
+    if (a.type == RemarkArg::Type::kInstruction) {
+      a.text = absl::StrCat(std::string(1, kArgOpen), a.text,
+                            std::string(1, kArgClose));
+    }
   }
   return copy.Render();
+}
+
+constexpr size_t kMaxNamesListed = 8;
+
+// "a, b, c and 4 more".
+std::string NameList(const std::vector<std::string>& names,
+                     size_t max = kMaxNamesListed) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < max; ++i) {
+    absl::StrAppend(&out, i ? ", " : "", names[i]);
+  }
+  if (names.size() > max) {
+    absl::StrAppend(&out, " and ", names.size() - max, " more");
+  }
+  return out;
+}
+
+void AddDistinct(std::vector<std::string>& list, const std::string& name) {
+  if (std::find(list.begin(), list.end(), name) == list.end()) {
+    list.push_back(name);
+  }
 }
 
 // "all-reduce not pipelined: REASON" -> "REASON".
@@ -111,21 +156,31 @@ std::optional<int64_t> MetricOf(const Remark& r, std::string_view key) {
 
 std::string Us(int64_t ns) { return absl::StrFormat("%.1f", ns / 1000.0); }
 
-// Equal texts of one (pass, kind), counted, with an example instruction.
+// Equal texts of one (pass, kind), counted per input instruction: the
+// instructions of the loop itself (`own`), and the copies in this loop of
+// other loops' instructions (`copied`, made when those loops were
+// rewritten: a peeled iteration, a prologue), apart.
 struct Group {
-  std::string text;
-  int64_t count = 0;
-  std::string example;
+  std::string text;     // with "..." for the names
+  bool copies = false;  // a group of copies of other loops' instructions
+  int64_t remarks = 0;
+  // The distinct names of each "..." of `text`.
+  std::vector<std::vector<std::string>> slots;
+  // Distinct instructions (input names); for copies, each with the loop
+  // it is copied from.
+  std::vector<std::string> instructions;
+  std::vector<std::pair<std::string, std::vector<std::string>>> from_loops;
 };
 
 struct Line {
   std::string label;  // "pipeliner refused"
   std::vector<Group> groups;
-  bool missed = false;  // its groups name an example instruction
 };
 
 struct Bucket {
   std::string title;
+  std::string path;  // the input loop's path ("" outside loops)
+  std::string role;  // LoopRole of its op_name
   SourceLocation location;
   std::optional<int64_t> trip_count;
   std::vector<Line> lines;
@@ -136,7 +191,11 @@ struct Bucket {
   bool empty() const { return lines.empty() && pairs == 0; }
 };
 
-void AddToBucket(const Remark& r, Bucket& b) {
+// Input instruction name -> the path of the input loop whose body holds it
+// ("" outside every loop).
+using Homes = absl::flat_hash_map<std::string, std::string>;
+
+void AddToBucket(const Remark& r, const Homes& homes, Bucket& b) {
   if (r.pass == kScheduler) {
     if (!MetricOf(r, "latency_ns").has_value()) return;  // per computation
     ++b.pairs;
@@ -154,34 +213,114 @@ void AddToBucket(const Remark& r, Bucket& b) {
   const std::string label =
       r.name == "ReductionDeferralNotEnabled"
           ? absl::StrCat(PassLabel(r.pass), " possible (opt-in, off)")
+      : r.pass == kLoopPolicy
+          ? std::string("policy")
           : absl::StrCat(PassLabel(r.pass), AsAbsl(KindSuffix(r.kind)));
-  std::string text = r.kind == RemarkKind::kPassed
-                         ? WithoutNames(WithoutInstructionArgs(r))
-                         : WithoutNames(Reason(r.message));
-  if (r.kind == RemarkKind::kMissed && !r.opcode.empty() &&
-      r.opcode != "while") {
-    text = absl::StrCat(r.opcode, ": ", text);
+  Masked masked = r.kind == RemarkKind::kPassed
+                      ? MaskNames(MarkedInstructionArgs(r))
+                      : MaskNames(Reason(r.message));
+  const bool about_loop = r.opcode == "while" || r.instruction.empty();
+  if (r.kind == RemarkKind::kMissed && !about_loop) {
+    masked.text = absl::StrCat(r.opcode, ": ", masked.text);
   }
+  // A copy: an instruction whose input home is another loop.
+  std::string home = b.path;
+  if (!about_loop) {
+    if (auto it = homes.find(r.instruction); it != homes.end()) {
+      home = it->second;
+    }
+  }
+  const bool copy = home != b.path;
   auto line = std::find_if(b.lines.begin(), b.lines.end(),
                            [&](const Line& l) { return l.label == label; });
   if (line == b.lines.end()) {
-    b.lines.push_back({label, {}, r.kind == RemarkKind::kMissed});
+    b.lines.push_back({label, {}});
     line = b.lines.end() - 1;
   }
   auto g = std::find_if(line->groups.begin(), line->groups.end(),
-                        [&](const Group& x) { return x.text == text; });
+                        [&](const Group& x) {
+                          return x.text == masked.text && x.copies == copy;
+                        });
   if (g == line->groups.end()) {
-    // The loop itself is in the title; an instruction is an example.
-    line->groups.push_back(
-        {text, 0, r.opcode == "while" ? std::string() : r.instruction});
+    line->groups.push_back({masked.text, copy});
     g = line->groups.end() - 1;
+    g->slots.resize(masked.names.size());
   }
-  ++g->count;
+  ++g->remarks;
+  for (size_t i = 0; i < masked.names.size() && i < g->slots.size(); ++i) {
+    AddDistinct(g->slots[i], masked.names[i]);
+  }
+  const std::string& instruction = about_loop ? b.path : r.instruction;
+  AddDistinct(g->instructions, instruction);
+  if (copy) {
+    std::string_view from = home;
+    if (size_t slash = from.rfind('/'); slash != from.npos) {
+      from.remove_prefix(slash + 1);
+    }
+    const std::string from_name =
+        from.empty() ? std::string("outside loops") : std::string(from);
+    auto f = std::find_if(g->from_loops.begin(), g->from_loops.end(),
+                          [&](const auto& x) { return x.first == from_name; });
+    if (f == g->from_loops.end()) {
+      g->from_loops.push_back({from_name, {}});
+      f = g->from_loops.end() - 1;
+    }
+    AddDistinct(f->second, r.instruction);
+  }
+}
+
+// The group's text with its names back: one name as it is, several as
+// {a, b, c}.
+std::string FilledText(const Group& g) {
+  std::string out;
+  size_t slot = 0;
+  for (size_t i = 0; i < g.text.size();) {
+    if (g.text.compare(i, 3, "...") == 0 && slot < g.slots.size()) {
+      const std::vector<std::string>& names = g.slots[slot++];
+      out += names.size() == 1 ? names[0]
+                               : absl::StrCat("{", NameList(names, 4), "}");
+      i += 3;
+      continue;
+    }
+    out.push_back(g.text[i++]);
+  }
+  return out;
+}
+
+// "4x prefetched all-gather 1 iteration ahead [all-gather, all-gather.1]"
+// for the loop's own instructions; copies of other loops' instructions
+// are labelled as copies, counted per input instruction.
+std::string GroupText(const Group& g, std::string_view loop_path) {
+  const bool about_loop =
+      g.instructions.size() == 1 && g.instructions[0] == loop_path;
+  const int64_t distinct = static_cast<int64_t>(g.instructions.size());
+  std::string out = absl::StrCat(distinct, "x ", FilledText(g));
+  if (g.copies) {
+    absl::StrAppend(&out, ", on ", g.remarks,
+                    g.remarks == 1 ? " copy" : " copies",
+                    " of other loops' instructions, made when those loops "
+                    "were rewritten [");
+    for (size_t i = 0; i < g.from_loops.size(); ++i) {
+      absl::StrAppend(&out, i ? "; " : "", "of ", g.from_loops[i].first, ": ",
+                      NameList(g.from_loops[i].second));
+    }
+    out += "]";
+    return out;
+  }
+  if (!about_loop && !g.instructions.empty()) {
+    absl::StrAppend(&out, " [", NameList(g.instructions), "]");
+  }
+  if (g.remarks > distinct) {
+    absl::StrAppend(&out, " (+", g.remarks - distinct, " on copies of ",
+                    about_loop ? "the loop" : "them", ")");
+  }
+  return out;
 }
 
 void AppendBucket(const Bucket& b, std::string& out) {
   absl::StrAppend(&out, "  ", b.title);
   std::vector<std::string> facts;
+  if (!b.role.empty()) facts.push_back(b.role);
   if (b.trip_count.has_value()) {
     facts.push_back(absl::StrCat("trip count ", *b.trip_count));
   }
@@ -199,14 +338,9 @@ void AppendBucket(const Bucket& b, std::string& out) {
   for (const Line& line : b.lines) {
     const std::string indent(line.label.size() + 6, ' ');
     for (size_t i = 0; i < line.groups.size(); ++i) {
-      const Group& g = line.groups[i];
       absl::StrAppend(&out,
                       i == 0 ? absl::StrCat("    ", line.label, ": ") : indent,
-                      g.count, "x ", g.text);
-      if (line.missed && !g.example.empty()) {
-        absl::StrAppend(&out, " (e.g. ", g.example, ")");
-      }
-      out += "\n";
+                      GroupText(line.groups[i], b.path), "\n");
     }
   }
   if (b.pairs > 0) {
@@ -233,6 +367,34 @@ void AppendBucket(const Bucket& b, std::string& out) {
 }
 
 }  // namespace
+
+std::string LoopRole(std::string_view op_name) {
+  if (op_name.empty()) return "";
+  // JAX names every loop `while` (a fori_loop with static bounds is a
+  // scan); autodiff wraps the loops of the forward pass in jvp(...) and
+  // those of the backward pass in transpose(jvp(...)).
+  std::string_view primitive = op_name;
+  if (size_t slash = primitive.rfind('/'); slash != primitive.npos) {
+    primitive.remove_prefix(slash + 1);
+  }
+  const std::string kind = primitive == "while" ? std::string("scan/fori_loop")
+                                                : std::string(primitive);
+  const size_t transpose = op_name.rfind("transpose(");
+  const size_t jvp = op_name.rfind("jvp(");
+  std::string role;
+  if (transpose != op_name.npos && (jvp == op_name.npos || jvp > transpose)) {
+    role = absl::StrCat(kind, ", backward (transpose(jvp))");
+  } else if (jvp != op_name.npos) {
+    role = absl::StrCat(kind, ", forward (jvp)");
+  } else {
+    role = kind;
+  }
+  if (op_name.find("checkpoint") != op_name.npos ||
+      op_name.find("remat") != op_name.npos) {
+    role += ", rematerialized";
+  }
+  return role;
+}
 
 InputNames::InputNames(const Module& module) {
   for (const auto& comp : module.computations()) {
@@ -314,6 +476,25 @@ std::vector<SummaryLoop> SummaryLoops(const Module& module) {
     stack.pop_back();
     out.push_back({n->while_instr->name(), n->path, n->depth,
                    module.GetSourceLocation(n->while_instr->metadata())});
+    SummaryLoop& loop = out.back();
+    loop.op_name = std::string(n->while_instr->metadata().op_name);
+    // The instructions of the body and condition, and of what they call,
+    // nested loops' bodies excepted (those are their loops').
+    std::vector<const Computation*> todo(
+        n->while_instr->called_computations().begin(),
+        n->while_instr->called_computations().end());
+    absl::flat_hash_set<const Computation*> seen(todo.begin(), todo.end());
+    while (!todo.empty()) {
+      const Computation* c = todo.back();
+      todo.pop_back();
+      for (const auto& instr : c->instructions()) {
+        loop.instructions.push_back(instr->name());
+        if (instr->opcode() == Opcode::kWhile) continue;
+        for (const Computation* callee : instr->called_computations()) {
+          if (seen.insert(callee).second) todo.push_back(callee);
+        }
+      }
+    }
     for (auto it = n->children.rbegin(); it != n->children.rend(); ++it) {
       stack.push_back(*it);
     }
@@ -326,10 +507,17 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
                            const std::string& remarks_file) {
   absl::flat_hash_map<std::string, size_t> by_name;
   std::vector<Bucket> buckets(loops.size());
+  Homes homes;
   for (size_t i = 0; i < loops.size(); ++i) {
     by_name.emplace(loops[i].name, i);
     buckets[i].title = loops[i].path;
+    buckets[i].path = loops[i].path;
+    buckets[i].role = LoopRole(loops[i].op_name);
     buckets[i].location = loops[i].location;
+    // Outermost first: an inner loop's claim on a shared callee wins.
+    for (const std::string& name : loops[i].instructions) {
+      homes[name] = loops[i].path;
+    }
   }
   // Paths that match no input loop, in order of appearance.
   std::vector<std::string> other_paths;
@@ -355,6 +543,7 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
     other_paths.push_back(path);
     others.emplace_back();
     others.back().title = path;
+    others.back().path = path;
     return others.back();
   };
 
@@ -364,20 +553,28 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
   std::vector<const Remark*> failures;
   for (const Remark& r : remarks) {
     if (r.kind == RemarkKind::kFailure) failures.push_back(&r);
-    if (r.pass == kLoopPolicy) continue;  // printed as warnings
+    // Selector warnings are printed as warnings; the attributes' decisions
+    // are the loop's.
+    if (r.pass == kLoopPolicy && r.kind == RemarkKind::kWarning) continue;
     if (r.pass == kAsync) {
       if (r.kind == RemarkKind::kPassed) {
         ++async_converted;
         continue;
       }
-      const std::string text = WithoutNames(r.message);
-      auto g = std::find_if(async_sync.groups.begin(), async_sync.groups.end(),
-                            [&](const Group& x) { return x.text == text; });
+      const Masked masked = MaskNames(r.message);
+      auto g =
+          std::find_if(async_sync.groups.begin(), async_sync.groups.end(),
+                       [&](const Group& x) { return x.text == masked.text; });
       if (g == async_sync.groups.end()) {
-        async_sync.groups.push_back({text, 0, r.instruction});
+        async_sync.groups.push_back({masked.text});
         g = async_sync.groups.end() - 1;
+        g->slots.resize(masked.names.size());
       }
-      ++g->count;
+      ++g->remarks;
+      for (size_t i = 0; i < masked.names.size() && i < g->slots.size(); ++i) {
+        AddDistinct(g->slots[i], masked.names[i]);
+      }
+      AddDistinct(g->instructions, r.instruction);
       continue;
     }
     if (r.name == "ScheduledModule") {
@@ -385,7 +582,7 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
       continue;
     }
     if (r.pass == kScheduler && r.kind == RemarkKind::kAnalysis) continue;
-    AddToBucket(r, bucket_of(r.loop));
+    AddToBucket(r, homes, bucket_of(r.loop));
   }
 
   std::string out = "summary per loop (input names, outermost first):\n";
@@ -406,7 +603,7 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
     absl::StrAppend(&out, "async conversion: ", async_converted,
                     " collectives to start/done pairs");
     for (const Group& g : async_sync.groups) {
-      absl::StrAppend(&out, "; ", g.count, "x ", g.text);
+      absl::StrAppend(&out, "; ", GroupText(g, ""));
     }
     out += "\n";
   }

@@ -26,7 +26,11 @@
 //
 // followed by the remark counts. Remarks outside any loop are grouped under
 // "outside loops"; loops of other passes' making that match no input loop
-// keep their own path.
+// keep their own path. Each line counts input instructions (named in
+// brackets) and says the names a message refers to; a loop's copies of
+// another loop's instructions (made when that loop was rewritten) count
+// apart, labelled as copies. A loop's title says what it is in the JAX
+// program (LoopRole).
 #ifndef HLOVERLAP_PASSES_REMARK_SUMMARY_H_
 #define HLOVERLAP_PASSES_REMARK_SUMMARY_H_
 
@@ -46,7 +50,18 @@ struct SummaryLoop {
   std::string path;  // "while.147/while.145"
   int depth = 0;
   SourceLocation location;
+  std::string op_name;  // the while's metadata op_name
+  // The instructions the loop's body and condition hold (and what they
+  // call), not those of nested loops: a remark in this loop about another
+  // loop's instruction is about a copy the rewrites made.
+  std::vector<std::string> instructions;
 };
+
+// What a loop is in the user's JAX program, from its op_name:
+// "scan/fori_loop", "scan/fori_loop, forward (jvp)", "scan/fori_loop,
+// backward (transpose(jvp))" (JAX names every loop `while`); "" without an
+// op_name.
+std::string LoopRole(std::string_view op_name);
 
 // The loops of `module`, outermost first (a parent before its children).
 std::vector<SummaryLoop> SummaryLoops(const Module& module);

@@ -42,9 +42,9 @@ TEST(RemarksSummary, RenamedAndCopiedLoopsCountForTheInputLoop) {
   const std::string s = RemarksSummary(remarks, Loops());
   EXPECT_THAT(s, HasSubstr("  outer/while.1\n"
                            "    pipeliner: 1x prefetched all-gather 1 "
-                           "iteration ahead\n"
-                           "    double buffering: 2x double-buffered: "
-                           "unrolled by 2\n"));
+                           "iteration ahead [ag]\n"
+                           "    double buffering: 1x double-buffered: "
+                           "unrolled by 2 (+1 on copies of the loop)\n"));
   // Nothing happened to `outer` itself: no section.
   EXPECT_THAT(s, Not(HasSubstr("  outer\n")));
   EXPECT_THAT(s, HasSubstr("remarks: 3 passed, 0 missed, 0 failures\n"));
@@ -62,10 +62,55 @@ TEST(RemarksSummary, EqualReasonsAboutDifferentInstructionsCountOnce) {
            "which is not a loop state element"),
   };
   const std::string s = RemarksSummary(remarks, Loops(), "r.txt");
+  // Counted once, with the names said (issue 26 item 7).
   EXPECT_THAT(s, HasSubstr("    pipeliner refused: 2x all-reduce: it is "
-                           "stored into ..., which is not a loop state "
-                           "element (e.g. ar.1)\n"));
+                           "stored into {gte.2.1, gte.3.1}, which is not a "
+                           "loop state element [ar.1, ar.2]\n"));
   EXPECT_THAT(s, HasSubstr("; all remarks in r.txt\n"));
+}
+
+// Issue 26 item 8: a loop's copies of an inner loop's collectives (a peeled
+// iteration) count per input collective and are labelled as copies.
+TEST(RemarksSummary, CopiesOfInnerLoopInstructionsAreLabelled) {
+  std::vector<SummaryLoop> loops = Loops();
+  loops[0].instructions = {"outer.ar"};
+  loops[1].instructions = {"ag.4", "ag.5"};
+  std::vector<Remark> remarks;
+  for (const char* name : {"ag.4", "ag.5", "ag.4", "ag.5", "ag.4"}) {
+    remarks.push_back(Make("collective-pipeliner", RemarkKind::kPassed, name,
+                           "all-gather", "outer",
+                           "prefetched all-gather 1 iteration ahead"));
+  }
+  remarks.push_back(Make("collective-pipeliner", RemarkKind::kPassed,
+                         "outer.ar", "all-reduce", "outer",
+                         "delayed all-reduce to the next iteration"));
+  const std::string s = RemarksSummary(remarks, loops);
+  EXPECT_THAT(s, HasSubstr("    pipeliner: 2x prefetched all-gather 1 "
+                           "iteration ahead, on 5 copies of other loops' "
+                           "instructions, made when those loops were "
+                           "rewritten [of while.1: ag.4, ag.5]\n"));
+  EXPECT_THAT(s, HasSubstr("1x delayed all-reduce to the next iteration "
+                           "[outer.ar]\n"));
+  EXPECT_THAT(s, Not(HasSubstr("5x")));
+}
+
+// Issue 26 item 9: what a loop is in the JAX program, from its op_name.
+TEST(RemarksSummary, LoopRoleFromJaxOpName) {
+  EXPECT_EQ(LoopRole("jit(train_step)/while"), "scan/fori_loop");
+  EXPECT_EQ(LoopRole("jit(train_step)/while/body/eval_jaxpr/jvp()/while"),
+            "scan/fori_loop, forward (jvp)");
+  EXPECT_EQ(
+      LoopRole("jit(train_step)/while/body/eval_jaxpr/transpose(jvp())/while"),
+      "scan/fori_loop, backward (transpose(jvp))");
+  EXPECT_EQ(LoopRole(""), "");
+  std::vector<SummaryLoop> loops = Loops();
+  loops[1].op_name = "jit(f)/transpose(jvp())/while";
+  const std::string s = RemarksSummary(
+      {Make("collective-pipeliner", RemarkKind::kPassed, "ag", "all-gather",
+            "outer/while.1", "prefetched all-gather 1 iteration ahead")},
+      loops);
+  EXPECT_THAT(s, HasSubstr("  outer/while.1 (scan/fori_loop, backward "
+                           "(transpose(jvp)))\n"));
 }
 
 TEST(RemarksSummary, SchedulerPairsAsyncAndOutsideLoops) {
@@ -95,8 +140,9 @@ TEST(RemarksSummary, SchedulerPairsAsyncAndOutsideLoops) {
                            "    scheduler: 0 of 1 async collectives hidden; "
                            "exposed: ar-start 1.5 of 2.0 us (no independent "
                            "compute)\n"));
-  EXPECT_THAT(s, HasSubstr("async conversion: 1 collectives to start/done "
-                           "pairs; 1x all-to-all left synchronous (flag)\n"));
+  EXPECT_THAT(
+      s, HasSubstr("async conversion: 1 collectives to start/done "
+                   "pairs; 1x all-to-all left synchronous (flag) [a2a.7]\n"));
   EXPECT_THAT(s, HasSubstr("scheduled module m: 1 of 2 overlapped\n"));
   EXPECT_THAT(s, Not(HasSubstr("estimated 1 ms")));
 }

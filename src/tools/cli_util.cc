@@ -67,6 +67,20 @@ int RunApp(CLI::App& app, CommandContext& ctx, int argc, char** argv) {
         return kExitUserError;
       }
     }
+    // `--flag=` with nothing after '=': CLI11 would take the next word (the
+    // input file) as the value. A flag given an empty value is an error.
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i] == nullptr ? "" : argv[i];
+      if (arg == "--") break;
+      if (arg.size() > 3 && arg.substr(0, 2) == "--" &&
+          arg.find('=') == arg.size() - 1) {
+        PrintError(absl::StrCat(
+            "hloverlap: ", AsAbsl(arg),
+            " has an empty value: give a value after '=' or leave the flag "
+            "out"));
+        return kExitUserError;
+      }
+    }
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -315,6 +329,41 @@ void KeepUntilExit(LoadedModule loaded) {
   static std::vector<LoadedModule>* const kept =
       new std::vector<LoadedModule>();
   kept->push_back(std::move(loaded));
+}
+
+absl::Status CheckOutputPath(const std::string& path, std::string_view flag) {
+  if (path.empty() || path == "-") return absl::OkStatus();
+  const std::string what = absl::StrCat(
+      AsAbsl(flag), flag.substr(0, 2) == "--" ? "=" : " ", path, ": ");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, "is a folder, not a file"));
+    }
+    if (::access(path.c_str(), W_OK) != 0) {
+      return absl::PermissionDeniedError(
+          absl::StrCat(what, "cannot be written (permission denied)"));
+    }
+    return absl::OkStatus();
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string(".")
+                          : slash == 0               ? std::string("/")
+                                                     : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat(what, "folder ", dir, " does not exist"));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, dir, " is not a folder"));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        what, "cannot create a file in ", dir, " (permission denied)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WriteOutputFile(const std::string& path,

@@ -167,6 +167,13 @@ struct TextLocation {
 std::optional<TextLocation> FindInstructionDefinition(std::string_view text,
                                                       std::string_view name);
 
+// Checks, before any work, that `path` ("-" or empty = stdout: always
+// fine) can be written later: its folder exists and is writable, and the
+// path itself, if it exists, is a writable file and not a folder. Creates
+// and changes nothing. Errors are user errors naming `flag` and the path
+// ("--remarks=/no/dir/r.txt: folder /no/dir does not exist").
+absl::Status CheckOutputPath(const std::string& path, std::string_view flag);
+
 // Writes `contents` to `path` ("-" or empty = stdout). Errors name the
 // file.
 absl::Status WriteOutputFile(const std::string& path,

@@ -528,6 +528,13 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
 }  // namespace
 
 int RunExplainCommand(const ExplainCommandOptions& options) {
+  // Every flag value and output path before any work.
+  if (absl::Status s = CheckOptFlagValues(options.opt); !s.ok()) {
+    return ReportStatus(s);
+  }
+  if (absl::Status s = CheckOutputPath(options.remarks, "--remarks"); !s.ok()) {
+    return ReportStatus(s);
+  }
   LoadOptions load;
   load.verify = options.verify;
   absl::StatusOr<LoadedModule> loaded = LoadModule(options.input, load);

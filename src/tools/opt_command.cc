@@ -103,6 +103,59 @@ CLI::Validator DeclaredOptionCheck(std::string_view pass,
       o == nullptr ? "" : o->TypeText());
 }
 
+absl::Status CheckOptFlagValues(const OptCommandOptions& options) {
+  if (!options.passes.empty() && !options.preset.empty()) {
+    return absl::InvalidArgumentError(
+        "--passes and --preset cannot be used together");
+  }
+  if (!options.preset.empty()) {
+    if (absl::StatusOr<std::vector<PassSpec>> p = PresetPasses(options.preset);
+        !p.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--preset: ", p.status().message()));
+    }
+  }
+  if (!options.passes.empty()) {
+    if (absl::StatusOr<std::vector<PassSpec>> p =
+            ParsePipelineText(options.passes);
+        !p.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--passes: ", p.status().message()));
+    }
+  }
+  for (const auto& [text, flag] :
+       {std::pair{&options.memory_budget, "--memory-budget"},
+        std::pair{&options.scheduler_memory_limit,
+                  "--scheduler-memory-limit"}}) {
+    if (text->empty()) continue;
+    if (absl::StatusOr<int64_t> b = ParseByteFlag(*text, flag); !b.ok()) {
+      return b.status();
+    }
+  }
+  PassOptions probe;
+  if (absl::Status s = AddLoopRules(options.loop_rules, probe); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckOutputPath(options.output, "-o"); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckOutputPath(options.remarks, "--remarks"); !s.ok()) {
+    return s;
+  }
+  if (!options.dump_after.empty()) {
+    return CheckOutputPath(options.dump_path.empty()
+                               ? options.dump_after + ".hlo"
+                               : options.dump_path,
+                           "--dump-path");
+  }
+  if (!options.dump_path.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dump-path=", options.dump_path,
+                     " goes with --dump-after=PASS (which pass to dump)"));
+  }
+  return absl::OkStatus();
+}
+
 namespace {
 
 // The context options of `options` (after the XLA flags' `flag_options`).
@@ -192,6 +245,8 @@ absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   // Selectors are checked, and the summary groups remarks, by the loops
   // the user sees: the input's.
   CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
+  // What the JAX code's frontend attributes decide, whatever the passes do.
+  ReportLoopAttributes(module, context.options.loop_rules, context.remarks);
   absl::StatusOr<bool> changed = built.pipeline.Run(module, context);
   MapRemarksToInput(input_names, context.remarks);
   // What did not happen as asked is on stderr whatever --remarks says.
@@ -335,7 +390,11 @@ int RunOptCommand(const OptCommandOptions& options) {
         "opt: no input file (IN.hlo, or - for stdin); see hloverlap opt "
         "--help"));
   }
-  // XLA flags first: malformed flag text is a user error before any work.
+  // Flag values and output paths, then the XLA flags: a malformed value is
+  // a user error before any work.
+  if (absl::Status s = CheckOptFlagValues(options); !s.ok()) {
+    return ReportStatus(s);
+  }
   PassOptions flag_options;
   XlaFlagsResult flags;
   if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(

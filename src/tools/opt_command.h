@@ -94,6 +94,12 @@ absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module);
 CLI::Validator DeclaredOptionCheck(std::string_view pass,
                                    std::string_view option);
 
+// Every flag value and output path of `options`, checked before any work
+// (before the input is read): --passes/--preset (one, parsed), the byte
+// sizes, each --loop rule, and that -o, --remarks and --dump-after's file
+// can be written. `explain` checks its own (the same flags) here too.
+absl::Status CheckOptFlagValues(const OptCommandOptions& options);
+
 // Runs `opt` and returns the exit code.
 int RunOptCommand(const OptCommandOptions& options);
 

@@ -45,6 +45,10 @@ int RunSimCommand(const SimCommandOptions& o) {
     return kExitUserError;
   }
   sim.spec = *spec;
+  // Output paths before any work.
+  if (absl::Status s = CheckOutputPath(o.trace, "--trace"); !s.ok()) {
+    return ReportStatus(s);
+  }
   if (!o.gpu_spec.empty()) {
     absl::StatusOr<std::string> text = ReadFile(o.gpu_spec);
     if (!text.ok()) return ReportStatus(text.status());

@@ -750,6 +750,13 @@ class Parser {
   // entry_computation_layout, when it parsed as a program shape: checked
   // against the entry computation's signature in Finalize().
   size_t entry_layout_offset_ = 0;
+  // input_output_alias / buffer_donor entries, checked against the entry
+  // computation once it is known (CheckAliasEntries).
+  std::vector<AliasEntry> alias_entries_;
+  std::vector<AliasEntry> donor_entries_;
+  size_t alias_offset_ = 0;
+  size_t donor_offset_ = 0;
+  bool CheckAliasEntries(const Computation& entry);
   std::optional<ProgramShape> entry_layout_;
   SvMap<Computation*> computations_;
   Computation* entry_ = nullptr;
@@ -1660,8 +1667,16 @@ bool Parser::ParseHeader() {
       if (!CaptureRawValue(&raw)) return false;
       // Kept verbatim, but refused here where XLA's parser refuses them.
       std::optional<RawAttributeError> bad;
-      if (name == "input_output_alias") bad = CheckInputOutputAlias(raw);
-      if (name == "buffer_donor") bad = CheckBufferDonor(raw);
+      const size_t raw_offset =
+          static_cast<size_t>(raw.data() - lex_.input().data());
+      if (name == "input_output_alias") {
+        bad = CheckInputOutputAlias(raw, &alias_entries_);
+        alias_offset_ = raw_offset;
+      }
+      if (name == "buffer_donor") {
+        bad = CheckBufferDonor(raw, &donor_entries_);
+        donor_offset_ = raw_offset;
+      }
       if (bad.has_value()) {
         return Error(
             static_cast<size_t>(raw.data() - lex_.input().data()) + bad->offset,
@@ -2347,6 +2362,71 @@ bool Parser::CheckEntryLayout(const Computation& entry) {
   return true;
 }
 
+namespace {
+// The subshape of `shape` at `index`, or nullptr when it has none.
+const Shape* SubshapeAt(const Shape& shape, const std::vector<int64_t>& index) {
+  const Shape* s = &shape;
+  for (int64_t i : index) {
+    if (!s->IsTuple() || i < 0 || i >= s->tuple_size()) return nullptr;
+    s = &s->tuple_shapes(i);
+  }
+  return s;
+}
+
+std::string IndexText(const std::vector<int64_t>& index) {
+  std::string out = "{";
+  for (size_t k = 0; k < index.size(); ++k) {
+    out += StrCatSv(k > 0 ? ", " : "", index[k]);
+  }
+  return out + "}";
+}
+}  // namespace
+
+bool Parser::CheckAliasEntries(const Computation& entry) {
+  const auto& params = entry.parameters();
+  auto check_parameter = [&](const AliasEntry& e, size_t base,
+                             std::string_view what) {
+    if (e.parameter >= static_cast<int64_t>(params.size()) ||
+        params[e.parameter] == nullptr) {
+      return Error(base + e.offset,
+                   StrCatSv(what, ": parameter ", e.parameter,
+                            " does not exist (the entry computation has ",
+                            params.size(), " parameters)"));
+    }
+    if (SubshapeAt(params[e.parameter]->shape(), e.parameter_index) ==
+        nullptr) {
+      return Error(
+          base + e.offset,
+          StrCatSv(what, ": parameter ", e.parameter, " (",
+                   params[e.parameter]->shape().ToString(false),
+                   ") has no element at ", IndexText(e.parameter_index)));
+    }
+    return true;
+  };
+  std::set<std::vector<int64_t>> outputs;
+  for (const AliasEntry& e : alias_entries_) {
+    if (!check_parameter(e, alias_offset_, "input_output_alias")) return false;
+    const Shape& result =
+        entry.root() != nullptr ? entry.root()->shape() : Shape();
+    if (SubshapeAt(result, e.output_index) == nullptr) {
+      return Error(alias_offset_ + e.offset,
+                   StrCatSv("input_output_alias: the entry result (",
+                            result.ToString(false), ") has no element at ",
+                            IndexText(e.output_index)));
+    }
+    if (!outputs.insert(e.output_index).second) {
+      return Error(
+          alias_offset_ + e.offset,
+          StrCatSv("input_output_alias: output ", IndexText(e.output_index),
+                   " is aliased more than once"));
+    }
+  }
+  for (const AliasEntry& e : donor_entries_) {
+    if (!check_parameter(e, donor_offset_, "buffer_donor")) return false;
+  }
+  return true;
+}
+
 bool Parser::Finalize() {
   Computation* entry = entry_;
   if (entry == nullptr) {
@@ -2356,6 +2436,10 @@ bool Parser::Finalize() {
   module_->set_entry(entry);
   if (!has_header_) module_->set_name(StrCatSv("module_", entry->name()));
   if (entry_layout_.has_value() && !CheckEntryLayout(*entry)) return false;
+  if ((!alias_entries_.empty() || !donor_entries_.empty()) &&
+      !CheckAliasEntries(*entry)) {
+    return false;
+  }
 
   if (!pending_preds_.empty()) {
     if (!uses_compact_gte_) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 
 namespace hloverlap {
 namespace {
@@ -71,27 +72,29 @@ class Scan {
 };
 
 // `{}` or `{i, j, ...}` with i, j >= 0.
-bool ShapeIndex(Scan& s) {
+bool ShapeIndex(Scan& s, std::vector<int64_t>* out) {
   if (!s.Eat('{')) return false;
   if (s.Eat('}')) return true;
   do {
     int64_t v = 0;
     if (!s.Int(&v) || v < 0) return false;
+    out->push_back(v);
   } while (s.Eat(','));
   return s.Eat('}');
 }
 
 // `(<parameter>, <index>` (the caller eats the rest).
-std::optional<RawAttributeError> ParameterAndIndex(Scan& s, const char* what) {
-  if (!s.Eat('('))
+std::optional<RawAttributeError> ParameterAndIndex(Scan& s, const char* what,
+                                                   AliasEntry* entry) {
+  if (!s.Eat('(')) {
     return s.Fail(std::string("expected '(' before the ") + what);
-  int64_t param = 0;
+  }
   const size_t at = s.pos();
-  if (!s.Int(&param) || param < 0) {
+  if (!s.Int(&entry->parameter) || entry->parameter < 0) {
     return RawAttributeError{at, "expected a parameter number"};
   }
   if (!s.Eat(',')) return s.Fail("expected ',' after the parameter number");
-  if (!ShapeIndex(s)) {
+  if (!ShapeIndex(s, &entry->parameter_index)) {
     return s.Fail("expected a parameter shape index '{...}'");
   }
   return std::nullopt;
@@ -130,16 +133,22 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::optional<RawAttributeError> CheckInputOutputAlias(std::string_view value) {
+std::optional<RawAttributeError> CheckInputOutputAlias(
+    std::string_view value, std::vector<AliasEntry>* entries) {
   return BracedList(
-      value, "alias list", [](Scan& s) -> std::optional<RawAttributeError> {
-        if (!ShapeIndex(s)) {
+      value, "alias list",
+      [entries](Scan& s) -> std::optional<RawAttributeError> {
+        AliasEntry entry;
+        entry.offset = s.pos();
+        if (!ShapeIndex(s, &entry.output_index)) {
           return s.Fail(
               "expected an output shape index '{...}' (entries are "
               "<output index>: (<parameter>, <parameter index>[, kind]))");
         }
         if (!s.Eat(':')) return s.Fail("expected ':' after the output index");
-        if (auto e = ParameterAndIndex(s, "aliased parameter")) return e;
+        if (auto e = ParameterAndIndex(s, "aliased parameter", &entry)) {
+          return e;
+        }
         if (s.Eat(',')) {
           const size_t at = s.pos();
           const std::string_view kind = s.Word();
@@ -150,19 +159,23 @@ std::optional<RawAttributeError> CheckInputOutputAlias(std::string_view value) {
           }
         }
         if (!s.Eat(')')) return s.Fail("expected ')' to close the alias entry");
+        if (entries != nullptr) entries->push_back(std::move(entry));
         return std::nullopt;
       });
 }
 
-std::optional<RawAttributeError> CheckBufferDonor(std::string_view value) {
-  return BracedList(value, "buffer donor list",
-                    [](Scan& s) -> std::optional<RawAttributeError> {
-                      if (auto e = ParameterAndIndex(s, "donor parameter"))
-                        return e;
-                      if (!s.Eat(')'))
-                        return s.Fail("expected ')' to close the donor entry");
-                      return std::nullopt;
-                    });
+std::optional<RawAttributeError> CheckBufferDonor(
+    std::string_view value, std::vector<AliasEntry>* entries) {
+  return BracedList(
+      value, "buffer donor list",
+      [entries](Scan& s) -> std::optional<RawAttributeError> {
+        AliasEntry entry;
+        entry.offset = s.pos();
+        if (auto e = ParameterAndIndex(s, "donor parameter", &entry)) return e;
+        if (!s.Eat(')')) return s.Fail("expected ')' to close the donor entry");
+        if (entries != nullptr) entries->push_back(std::move(entry));
+        return std::nullopt;
+      });
 }
 
 std::optional<RawAttributeError> CheckCustomCallApiVersion(

@@ -16,9 +16,11 @@
 #define HLOVERLAP_HLO_RAW_ATTRIBUTE_CHECK_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hloverlap {
 
@@ -27,11 +29,22 @@ struct RawAttributeError {
   std::string message;
 };
 
+// One entry of an alias or donor list (donors have no output index).
+struct AliasEntry {
+  size_t offset;  // of the entry in the value
+  std::vector<int64_t> output_index;
+  int64_t parameter = 0;
+  std::vector<int64_t> parameter_index;
+};
+
 // `{ <output index>: (<parameter>, <parameter index>[, may-alias|
-// must-alias]), ... }` (a trailing comma allowed, as XLA allows it).
-std::optional<RawAttributeError> CheckInputOutputAlias(std::string_view value);
+// must-alias]), ... }` (a trailing comma allowed, as XLA allows it); the
+// entries go to `entries` when given.
+std::optional<RawAttributeError> CheckInputOutputAlias(
+    std::string_view value, std::vector<AliasEntry>* entries = nullptr);
 // `{ (<parameter>, <parameter index>), ... }`.
-std::optional<RawAttributeError> CheckBufferDonor(std::string_view value);
+std::optional<RawAttributeError> CheckBufferDonor(
+    std::string_view value, std::vector<AliasEntry>* entries = nullptr);
 // One of XLA's CustomCallApiVersion names (any letter case).
 std::optional<RawAttributeError> CheckCustomCallApiVersion(
     std::string_view value);

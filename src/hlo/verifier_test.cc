@@ -1070,11 +1070,19 @@ TEST_F(VerifierTest, AsyncStartOperandsMustMatchWrappedParameters) {
 }
 
 TEST_F(VerifierTest, BitcastKeepsBitSizeOnly) {
+  // With layouts (XLA's layout-sensitive rule); without them any size is
+  // accepted, as XLA's layout-insensitive verifier does.
+  auto laid_out = [](Shape s) {
+    s.SetDefaultLayout();
+    return s;
+  };
   Computation* c = Entry();
-  Instruction* p = Param(c, 0, F32({4, 2}));
-  Add(c, Opcode::kBitcast, "ok", S32({8}), {p});
-  Add(c, Opcode::kBitcast, "halves", BF16({16}), {p});
-  Add(c, Opcode::kBitcast, "bad", F32({9}), {p});
+  Instruction* p = Param(c, 0, laid_out(F32({4, 2})));
+  Add(c, Opcode::kBitcast, "ok", laid_out(S32({8})), {p});
+  Add(c, Opcode::kBitcast, "halves", laid_out(BF16({16})), {p});
+  Add(c, Opcode::kBitcast, "bad", laid_out(F32({9})), {p});
+  Instruction* q = Param(c, 1, F32({4, 2}));
+  Add(c, Opcode::kBitcast, "no_layouts", F32({9}), {q});
   c->set_root(p);
   EXPECT_THAT(Verify(),
               ElementsAre("computation main, instruction bad: bitcast must "

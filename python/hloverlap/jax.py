@@ -66,6 +66,7 @@ from hloverlap import gspmd
 from hloverlap import text as hlo
 from hloverlap import xla as xla_opts
 from hloverlap.binary import OptResult, run_opt, summarize_remarks
+from hloverlap.errors import require_jax
 from hloverlap.errors import (BridgeError, BridgeFallbackWarning, UserSite,
                               source_hint)
 from hloverlap.options import Options, as_options
@@ -76,6 +77,7 @@ __all__ = ["jit", "compile", "hlo_text_of", "compile_hlo_text",
 
 
 def _jax():
+  require_jax()
   import jax  # pylint: disable=g-import-not-at-top
   return jax
 
@@ -766,6 +768,7 @@ def jit(fn: Callable, *, options=None, donate: bool = True,
   "jit" (warn and run jax.jit's compile when a stage fails) or None (raise
   hloverlap.errors.BridgeError).
   """
+  require_jax("hloverlap.jax.jit")
   return BridgeJitted(fn, options, jit_kwargs,
                       dict(donate=donate, use_shardy=use_shardy,
                            allow_xla_pipelining=allow_xla_pipelining,

@@ -9,7 +9,7 @@ environment variable `HLOVERLAP_BIN` or `PATH` (see `hloverlap.binary`).
 
     import hloverlap.jax as hjax
     step = hjax.jit(train_step, options=hloverlap.Options(
-        loops=["op_name~fori_loop:pipeline=off"], remarks="remarks.json"))
+        loops=["outermost:pipeline=off"], remarks="remarks.json"))
     loss, params = step(params, batch)
 
 Modules:

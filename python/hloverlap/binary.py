@@ -6,7 +6,9 @@ The binary is looked up in this order:
   3. the binary installed inside the package (`hloverlap/_bin/hloverlap`,
      put there by `pip install .`: the one built with this package, the
      same version);
-  4. `hloverlap` on `PATH`.
+  4. `hloverlap` on `PATH`;
+  5. in a clone (the package used from the source tree, PYTHONPATH=python),
+     the clone's own build: `<clone>/build/hloverlap`.
 A path that is given but does not name an executable file is an error (no
 silent fallback to the next place).
 
@@ -14,7 +16,9 @@ silent fallback to the next place).
 `hloverlap opt IN -o OUT --remarks=R --remarks-format=json [options]`, and
 returns the optimized text with the parsed remarks. Exit status 2 (user
 error: malformed HLO, bad flag) and 3 (internal error) raise
-`HloverlapError` carrying the status, the command and stderr.
+`HloverlapError` carrying the status, the command and stderr; the
+diagnostics name the input file (`before.hlo:12:3: ...`), so on an error
+the temporary folder is kept (the message says where) instead of deleted.
 """
 
 import json
@@ -56,6 +60,17 @@ def packaged_binary() -> Optional[str]:
   return path if _is_exe(path) else None
 
 
+def clone_binary() -> Optional[str]:
+  """`<clone>/build/hloverlap` when this package is used from a clone of
+  the source tree (`python/hloverlap` beside the top CMakeLists.txt)."""
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  if not os.path.isfile(os.path.join(root, "CMakeLists.txt")):
+    return None
+  path = os.path.join(root, "build", "hloverlap")
+  return path if _is_exe(path) else None
+
+
 def find_binary(binary: Optional[str] = None,
                 env: Optional[Mapping[str, str]] = None) -> str:
   """The path of the hloverlap binary (see the module comment)."""
@@ -81,11 +96,15 @@ def find_binary(binary: Optional[str] = None,
   found = shutil.which("hloverlap", path=env.get("PATH"))
   if found:
     return found
+  in_clone = clone_binary()
+  if in_clone:
+    return in_clone
   raise BinaryNotFoundError(
       "hloverlap binary not found: install the package with `pip install .` "
       "(it builds the binary), pass Options(binary=PATH), set {} or put "
-      "'hloverlap' on PATH (build it with: cmake -S . -B build -G Ninja && "
-      "ninja -C build hloverlap)".format(ENV_VAR))
+      "'hloverlap' on PATH (in a clone, build it with: cmake -S . -B build "
+      "-G Ninja && ninja -C build hloverlap; the package then finds "
+      "build/hloverlap)".format(ENV_VAR))
 
 
 # (path, mtime_ns, size) -> catalog; a rebuilt binary is asked again.
@@ -214,9 +233,12 @@ def run_opt(hlo_text: str, options=None) -> OptResult:
     if proc.returncode != 0:
       kind = {2: "rejected the input or options",
               3: "failed internally"}.get(proc.returncode, "failed")
+      # The diagnostics point into before.hlo: keep it for the user.
+      tmp = None
       raise HloverlapError(
-          "hloverlap opt {} (exit {}): {}".format(
-              kind, proc.returncode, proc.stderr.strip()[-2000:]),
+          "hloverlap opt {} (exit {}): {}\n(the module and the command's "
+          "files are kept in {})".format(
+              kind, proc.returncode, proc.stderr.strip()[-2000:], work),
           proc.returncode, proc.stderr, args)
     with open(out_path) as f:
       out_text = f.read()

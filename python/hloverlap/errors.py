@@ -158,6 +158,23 @@ class BridgeError(RuntimeError):
     return "; ".join(msg)
 
 
+class JaxNotFoundError(ImportError):
+  """hloverlap.jax was used where JAX is not installed."""
+
+
+def require_jax(what: str = "hloverlap.jax") -> None:
+  """Raises JaxNotFoundError, saying what to install, unless `import jax`
+  works (the rest of the package runs without JAX: run_opt, text, ...)."""
+  try:
+    import jax  # pylint: disable=g-import-not-at-top,unused-import
+  except ImportError as e:
+    raise JaxNotFoundError(
+        "{} needs JAX, which cannot be imported here ({}): install it "
+        "(`pip install jax`, or `pip install -U \"jax[cuda12]\"` for "
+        "NVIDIA GPUs); without JAX, hloverlap.run_opt and the `hloverlap` "
+        "command work on HLO text".format(what, e)) from None
+
+
 class BridgeFallbackWarning(UserWarning):
   """The bridge fell back to jax.jit (the message says why and what was
   lost)."""

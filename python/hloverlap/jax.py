@@ -80,6 +80,7 @@ from hloverlap import plan as plan_mod
 from hloverlap import sim as sim_mod
 from hloverlap.binary import (OptResult, format_remark, run_opt,
                               summarize_remarks)
+from hloverlap.errors import require_jax
 from hloverlap.errors import (BridgeError, BridgeFallbackWarning, UserSite,
                               source_hint)
 from hloverlap.options import Options, as_options, parse_byte_size
@@ -98,6 +99,7 @@ class PlanWarning(UserWarning):
 
 
 def _jax():
+  require_jax()
   import jax  # pylint: disable=g-import-not-at-top
   return jax
 
@@ -1312,6 +1314,7 @@ def jit(fn: Callable, *, options=None, donate: bool = True,
   "jit" (warn and run jax.jit's compile when a stage fails) or None (raise
   hloverlap.errors.BridgeError).
   """
+  require_jax("hloverlap.jax.jit")
   return BridgeJitted(fn, options, jit_kwargs,
                       dict(donate=donate, use_shardy=use_shardy,
                            allow_xla_pipelining=allow_xla_pipelining,

@@ -2,7 +2,7 @@
 
     Options(preset="plan",                     # the bridge's planner (default)
             loops=["innermost:pipeline=depth=2",
-                   "op_name~fori_loop:pipeline=off"],   # --loop=... (in order)
+                   "op_name~transpose:double-buffer=off"],   # --loop=... (in order)
             memory_budget="512MiB",             # --memory-budget=512MiB
             pipeline_depth=1,                   # --pipeline-depth=1
             remarks="remarks.json")             # --remarks=FILE --remarks-format=json

@@ -70,8 +70,9 @@ class FindBinaryTest(unittest.TestCase):
     with self.assertRaisesRegex(binary.BinaryNotFoundError, "HLOVERLAP_BIN"):
       binary.find_binary(None, {"HLOVERLAP_BIN": "/nonexistent",
                                 "PATH": self.tmp})
-    with self.assertRaisesRegex(binary.BinaryNotFoundError, "not found"):
-      binary.find_binary(None, {"PATH": tempfile.mkdtemp()})
+    with mock.patch.object(binary, "clone_binary", lambda: None):
+      with self.assertRaisesRegex(binary.BinaryNotFoundError, "not found"):
+        binary.find_binary(None, {"PATH": tempfile.mkdtemp()})
     plain = os.path.join(self.tmp, "plain")
     open(plain, "w").close()
     with self.assertRaises(binary.BinaryNotFoundError):

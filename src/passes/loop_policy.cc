@@ -117,7 +117,11 @@ constexpr std::string_view kLoopRuleHelp =
 over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
   SELECTOR  NAME or name=NAME   the while instruction named NAME (while.147)
             op_name~REGEX       loops whose metadata op_name contains a match
-                                of REGEX (ECMAScript), e.g. op_name~fori_loop
+                                of REGEX (ECMAScript). JAX names every loop
+                                (fori_loop, scan) `while`; autodiff puts the
+                                forward pass's in jvp(...), the backward
+                                pass's in transpose(jvp(...)): e.g.
+                                op_name~transpose (backward-pass loops)
             depth=N             loops nested N deep (0 = outermost)
             innermost           loops with no loop inside
             outermost           loops inside no other loop
@@ -136,7 +140,8 @@ over the frontend attributes _hloverlap_pipeline / _hloverlap_double_buffer)
   A selector that matches no loop is a warning listing the loops.
   `hloverlap explain IN.hlo` lists the loops with names, depths and op_names.
   e.g. --loop=innermost:pipeline=depth=2
-       --loop='op_name~fori_loop:pipeline=off,double-buffer=off')";
+       --loop='op_name~transpose:double-buffer=off'
+       --loop=outermost:pipeline=off (e.g. a gradient-accumulation fori_loop))";
 
 }  // namespace
 

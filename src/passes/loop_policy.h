@@ -19,7 +19,7 @@
 //      inherited one in the HLO: use a --loop rule for that loop.)
 //   3. command-line rules `--loop=<selector>:<policy>`, later rules winning,
 //      e.g. --loop=innermost:pipeline=depth=2,
-//      --loop='op_name~fori_loop:pipeline=off,double-buffer=off' (the full
+//      --loop='op_name~transpose:double-buffer=off' (the full
 //      grammar is LoopRuleHelp(), printed by `hloverlap opt --help`).
 //      A selector that matches no loop is a warning naming the loops that
 //      exist (CheckLoopRulesMatch); a prefetch depth larger than a loop

@@ -368,8 +368,19 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
                                    max_ulps, " ulp, max relative ",
                                    absl::StrFormat("%.3g", max_rel), ")");
   if (all_within && tol->kind != interp::Tolerance::Kind::kExact) {
-    std::printf("within tolerance %s: %s; first: %s\n", tol->ToString().c_str(),
-                stats.c_str(), first_problem.c_str());
+    // A relative difference above the bound passed only by the floor.
+    const std::string by_floor =
+        tol->kind == interp::Tolerance::Kind::kRelative && tol->absolute > 0 &&
+                max_rel > tol->value
+            ? absl::StrCat(
+                  "; the elements above relative ",
+                  absl::StrFormat("%g", tol->value),
+                  " were accepted by the absolute floor (difference at most ",
+                  absl::StrFormat("%g", tol->absolute), ")")
+            : std::string();
+    std::printf("within tolerance %s: %s%s; first: %s\n",
+                tol->ToString().c_str(), stats.c_str(), by_floor.c_str(),
+                first_problem.c_str());
     return kExitOk;
   }
   std::printf(

@@ -962,6 +962,18 @@ def _time_executable(exe, make_inputs, steps: int) -> float:
   return plan_mod.median_ms(samples)
 
 
+def _candidates(opts: Options, jax_text: str) -> List[plan_mod.Candidate]:
+  """The planner's candidates for this program (plan.candidates): with
+  per-loop double buffering asked for, hloverlap's double-buffer pass
+  instead of XLA's flag, which would unroll every loop."""
+  per_loop = None
+  if plan_mod.asks_per_loop_double_buffering(jax_text, opts.loop_rules()):
+    from hloverlap.binary import find_binary, known_presets  # pylint: disable=g-import-not-at-top
+    per_loop = known_presets(find_binary(opts.binary))
+  return plan_mod.candidates(opts.allow_reassociation,
+                             per_loop_double_buffer=per_loop)
+
+
 def _sim_args(opts: Options, devices) -> List[str]:
   """`hloverlap sim` arguments: the GPU preset of the devices' kind (the
   simulator models the H200 and the H100), then Options.sim_args."""
@@ -978,7 +990,7 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
                       state) -> BridgeCompiled:
   """Options.preset == "plan": every candidate through hloverlap and XLA,
   judged on the module XLA will execute (hloverlap.plan)."""
-  cands = plan_mod.candidates(opts.allow_reassociation)
+  cands = _candidates(opts, jax_text)
   folder = plan_mod.cache_dir(opts.plan_cache)
   route0 = _Route(decision, jax_text, jax_text, {})
   key = _plan_key(route0, opts, xla_options, devices, donate, use_shardy,
@@ -1192,7 +1204,7 @@ def _warn_if_plan_faster(opts, c, jax_text, decision, xla_options, devices,
   than WARN_SLOWER_FRACTION faster than that preset's candidate: say so."""
   try:
     as_plan = opts.replace(preset="plan", passes=None)
-    cands = plan_mod.candidates(as_plan.allow_reassociation)
+    cands = _candidates(as_plan, jax_text)
     key = _plan_key(_Route(decision, jax_text, jax_text, {}), as_plan,
                     xla_options, devices, donate, use_shardy, cands)
     cached = plan_mod.load_cached(plan_mod.cache_dir(opts.plan_cache), key)

@@ -76,8 +76,9 @@ class Candidate:
                 reorders_sums=self.reorders_sums)
 
 
-def candidates(allow_reassociation: bool = False,
-               depth2: bool = True) -> List[Candidate]:
+def candidates(allow_reassociation: bool = False, depth2: bool = True,
+               per_loop_double_buffer: Optional[Mapping[str, str]] = None
+               ) -> List[Candidate]:
   """The candidates, the values-unchanged ones first.
 
   Each base pipeline with XLA's while-loop double buffering off and on;
@@ -85,6 +86,12 @@ def candidates(allow_reassociation: bool = False,
   output is then the same text as depth 1); hoist-pipeline with the
   reduction deferral only when `allow_reassociation` (it reorders float
   sums and holds a full-size accumulator per device).
+
+  `per_loop_double_buffer` (the binary's presets, {name: pipeline text}):
+  the program sets double buffering per loop (`_hloverlap_double_buffer`
+  attributes or `double-buffer=` loop rules), which XLA's flag cannot honour
+  (it applies to every loop it can unroll), so the double-buffered variants
+  (`+db`) append hloverlap's own `double-buffer` pass, which reads them.
   """
   on = ((DOUBLE_BUFFER_KEY, True),)
   bases = [
@@ -100,13 +107,28 @@ def candidates(allow_reassociation: bool = False,
   out: List[Candidate] = []
   for b in bases:
     out.append(b)
-    out.append(dataclasses.replace(b, name=b.name + "+xla-db",
-                                   xla_options=on))
+    if per_loop_double_buffer is None:
+      out.append(dataclasses.replace(b, name=b.name + "+xla-db",
+                                     xla_options=on))
+    else:
+      text = b.passes or per_loop_double_buffer.get(b.preset or "", "")
+      if text:
+        out.append(dataclasses.replace(b, name=b.name + "+db", preset=None,
+                                       passes=text + ",double-buffer"))
   if depth2:
     out.append(Candidate("pipeline@2", preset="pipeline", pipeline_depth=2))
     out.append(Candidate("hoist-pipeline@2", preset="hoist-pipeline",
                          pipeline_depth=2))
   return out
+
+
+def asks_per_loop_double_buffering(module_text: str,
+                                   loop_rules: Sequence[str]) -> bool:
+  """Whether the program or the caller sets double buffering per loop."""
+  return ("_hloverlap_double_buffer" in module_text or
+          "_xla_loop_unroll_strategy" in module_text or
+          any("double-buffer=" in r or "double_buffer=" in r
+              for r in loop_rules))
 
 
 @dataclasses.dataclass

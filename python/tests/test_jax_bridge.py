@@ -876,6 +876,20 @@ class PlanTest(unittest.TestCase):
                      sum(1 for r in c.plan.rows if r.predicted_ms is not None
                          and r.same_as is None))
 
+  def test_per_loop_double_buffering_is_hloverlaps(self):
+    # XLA's flag would unroll every loop; a program that sets double
+    # buffering per loop gets hloverlap's pass, which reads the rules.
+    env = FakeJaxEnv()
+    with env as hjax:
+      c = hjax.compile(Lowered(HLO), self.opts.replace(
+          loops=["innermost:double-buffer=on"]))
+    names = [r.candidate for r in c.plan.rows]
+    self.assertIn("hoist+db", names)
+    self.assertNotIn("hoist+xla-db", names)
+    for _, o, _ in env.compiled:
+      self.assertNotIn(("xla_gpu_enable_while_loop_double_buffering", True),
+                       o.env_option_overrides)
+
   def test_bridge_json_has_the_table(self):
     keep = tempfile.mkdtemp()
     with FakeJaxEnv() as hjax:

@@ -33,6 +33,25 @@ class CandidatesTest(unittest.TestCase):
     defer = [c for c in plan_mod.candidates(True) if c.reorders_sums]
     self.assertTrue(all("all:defer-reduce=on" in c.loops for c in defer))
 
+  def test_per_loop_double_buffering_uses_hloverlaps_pass(self):
+    presets = {"cleanup": "inline,dce", "pipeline": "inline,cp",
+               "hoist-pipeline": "inline,ch,cp"}
+    cands = {c.name: c for c in plan_mod.candidates(
+        per_loop_double_buffer=presets)}
+    self.assertNotIn("hoist+xla-db", cands)
+    self.assertEqual(cands["pipeline+db"].passes, "inline,cp,double-buffer")
+    self.assertIsNone(cands["pipeline+db"].preset)
+    self.assertEqual(cands["hoist+db"].passes,
+                     plan_mod.HOIST_PASSES + ",double-buffer")
+    self.assertFalse(any(c.xla_options for c in cands.values()))
+
+  def test_asks_per_loop_double_buffering(self):
+    ask = plan_mod.asks_per_loop_double_buffering
+    self.assertTrue(ask('frontend_attributes={_hloverlap_double_buffer="on"}',
+                        []))
+    self.assertTrue(ask("", ["innermost:double-buffer=off"]))
+    self.assertFalse(ask("", ["innermost:pipeline=off"]))
+
   def test_double_buffering_is_an_xla_option(self):
     c = {c.name: c for c in plan_mod.candidates()}["hoist+xla-db"]
     self.assertEqual(dict(c.xla_options),

@@ -24,8 +24,9 @@ outer "off" too unless their own scope set "on". hloverlap's rule
 of the scope that set it; a nested loop's own value wins.
 
 For each route (gspmd: jit shardings; shard_map: explicit collectives) and
-each preset (the bridge's default and xla-gpu, which always runs double
-buffering), it prints per loop of hloverlap's input:
+each configuration (the bridge's default, and an explicit pipeline that
+ends with hloverlap's double-buffer pass: DB_PASSES), it prints per loop of
+hloverlap's input:
   - the loop, its op_name and what it is (forward / backward scan, ...);
   - the _hloverlap_* attributes on its while instruction;
   - the loop-policy remarks (LoopAttributeApplied / LoopAttributeInherited)
@@ -38,6 +39,11 @@ Results also go to --out DIR/per_loop_control_check.json.
 """
 import argparse
 import json
+
+# The pipeliner and hloverlap's double-buffer pass, route-legal (no async
+# conversion or scheduling: XLA does those after the bridge).
+DB_PASSES = ("inline,tuple-simplify,dce,collective-pipeliner,tuple-simplify,"
+             "dce,double-buffer")
 import os
 import re
 import sys
@@ -170,23 +176,27 @@ def main():
   print("jax %s, %d %s devices, hloverlap %s" % (
       jax.__version__, n, jax.devices()[0].platform, hloverlap.find_binary()))
   for route in ("gspmd", "shard_map"):
-    for preset in (None, "xla-gpu"):
-      label = "%s, preset %s" % (route, preset or "(bridge default)")
-      keep = os.path.join(args.out, "%s_%s" % (route, preset or "default"))
-      rec = dict(route=route, preset=preset, keep_dir=keep, loops=[])
+    for passes in (None, DB_PASSES):
+      label = "%s, %s" % (route, "--passes=" + passes if passes
+                          else "bridge default")
+      keep = os.path.join(args.out, "%s_%s" % (
+          route, "double_buffer_pass" if passes else "default"))
+      rec = dict(route=route, passes=passes, keep_dir=keep, loops=[])
       print("\n== %s" % label)
       try:
         fn, jk, params, xs = build(route, n)
         ref = jax.jit(fn, **jk)(params, xs)
         opts = hloverlap.Options(keep_dir=keep)
-        if preset:
-          opts = hloverlap.Options(keep_dir=keep, preset=preset)
+        if passes:
+          opts = hloverlap.Options(keep_dir=keep, preset=None, passes=passes)
         f = hjax.jit(fn, fallback=None, options=opts, **jk)
         out = f(params, xs)
         bc = f.last
         rec["bridge_route"] = getattr(bc, "route", None)
         rec["equal_to_jax_jit"] = same(out, ref)
-        before = open(os.path.join(keep, "before.hlo")).read()
+        # hloverlap's input (the bridge keeps it; files vary by planner).
+        before = getattr(bc, "hlo_before", None) or open(
+            os.path.join(keep, "before.hlo")).read()
         remarks = list(getattr(bc, "remarks", []))
         rec["jax_lowered_instructions_with_attribute"] = len(
             re.findall(r"_hloverlap_double_buffer=", before))

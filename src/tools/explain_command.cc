@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "CLI/CLI.hpp"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -414,8 +415,15 @@ std::vector<PlanRow> PlanRows(const std::vector<Remark>& remarks) {
 
 constexpr size_t kMaxPlanLines = 64;
 
-// "predicted effect of each planned decision" lines.
-std::string FormatPlanRows(const std::vector<PlanRow>& rows) {
+// "predicted effect of each planned decision" lines. A decision about a
+// copy a rewrite made of another loop's instruction (a peeled iteration of
+// an inner loop, now in the outer loop's body) says so.
+std::string FormatPlanRows(const std::vector<PlanRow>& rows,
+                           const std::vector<SummaryLoop>& loops) {
+  absl::flat_hash_map<std::string, const SummaryLoop*> home;
+  for (const SummaryLoop& l : loops) {
+    for (const std::string& name : l.instructions) home[name] = &l;
+  }
   if (rows.empty()) return "";
   std::string out =
       "predicted effect of each planned decision (cost model, per step):\n";
@@ -427,6 +435,11 @@ std::string FormatPlanRows(const std::vector<PlanRow>& rows) {
                     r.name.empty() ? "(unnamed)" : r.name);
     if (!r.instruction.empty() && r.opcode != "while") {
       absl::StrAppend(&out, " ", r.instruction);
+      auto h = home.find(r.instruction);
+      if (h != home.end() && h->second->path != r.loop) {
+        absl::StrAppend(&out, " (a copy of ", h->second->name,
+                        "'s, made when that loop was rewritten)");
+      }
     }
     absl::StrAppend(
         &out,
@@ -611,7 +624,8 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
           first_line == std::string::npos ? text.size() : first_line + 1,
           decisions);
       // The predictions, one line per planned decision, after the module.
-      const std::string plan = FormatPlanRows(PlanRows(run.remarks.remarks()));
+      const std::string plan =
+          FormatPlanRows(PlanRows(run.remarks.remarks()), input_loops);
       if (!plan.empty()) absl::StrAppend(&text, "\n", plan);
     }
   }

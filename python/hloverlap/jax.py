@@ -7,7 +7,7 @@ result with XLA, call it on jax.Arrays -- for shard_map and GSPMD programs.
     step = hjax.jit(train_step, in_shardings=..., out_shardings=...,
                     donate_argnums=(0,),
                     options=hloverlap.Options(
-                        loops=["op_name~fori_loop:pipeline=off"],
+                        loops=["outermost:pipeline=off"],
                         memory_budget="4GiB", remarks="remarks.json"))
     loss, params = step(params, batch)      # same call as jax.jit(train_step)
 

@@ -603,7 +603,7 @@ ENTRY main {
 
 TEST(Attributes, RawAttributesKeepExactText) {
   auto m = ParseOk(R"(
-HloModule raw, input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (1, {}) }, allow_spmd_sharding_propagation_to_output={true}
+HloModule raw, input_output_alias={ {}: (0, {}, may-alias) }, buffer_donor={ (1, {}) }, allow_spmd_sharding_propagation_to_output={true}
 
 ENTRY main {
   p = f32[4]{0} parameter(0), parameter_replication={false}
@@ -615,7 +615,7 @@ ENTRY main {
   const auto& hdr = m->raw_header_attributes();
   ASSERT_EQ(hdr.size(), 3u);
   EXPECT_EQ(hdr[0], (RawAttribute{"input_output_alias",
-                                  "{ {0}: (0, {}, may-alias) }"}));
+                                  "{ {}: (0, {}, may-alias) }"}));
   EXPECT_EQ(hdr[1], (RawAttribute{"buffer_donor", "{ (1, {}) }"}));
   EXPECT_EQ(hdr[2], (RawAttribute{"allow_spmd_sharding_propagation_to_output",
                                   "{true}"}));

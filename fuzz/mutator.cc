@@ -42,7 +42,7 @@ constexpr MutationKind kAllKinds[] = {
     MutationKind::kDirection,      MutationKind::kKnownTripCount,
     MutationKind::kShareBody,      MutationKind::kControlDep,
     MutationKind::kCollectiveUser, MutationKind::kNest,
-    MutationKind::kTupleDuplicate,
+    MutationKind::kTupleDuplicate, MutationKind::kCallStart,
 };
 static_assert(sizeof(kAllKinds) / sizeof(kAllKinds[0]) == kNumMutationKinds);
 
@@ -233,6 +233,31 @@ std::optional<uint64_t> Fold(const Instruction& x, const FoldEnv* env,
         return std::nullopt;
       }
       return Fold(*env->init->operand(j), nullptr, depth + 1);
+    }
+    case Opcode::kParameter: {
+      // A parameter of a computation one `call` calls: its operand.
+      const Computation* comp = x.parent();
+      const Module* m = comp != nullptr ? comp->parent() : nullptr;
+      if (m == nullptr || comp == m->entry()) return std::nullopt;
+      const Instruction* site = nullptr;
+      for (const auto& other : m->computations()) {
+        for (const auto& i : other->instructions()) {
+          for (const Computation* callee : i->called_computations()) {
+            if (callee != comp) continue;
+            if (site != nullptr || i->opcode() != Opcode::kCall) {
+              return std::nullopt;
+            }
+            site = i.get();
+          }
+        }
+      }
+      const int64_t n = x.parameter_number();
+      if (site == nullptr || n < 0 || n >= site->operand_count() ||
+          !IsIntScalar(site->operand(n)->shape()) ||
+          site->operand(n)->shape().element_type() != t) {
+        return std::nullopt;
+      }
+      return Fold(*site->operand(n), nullptr, depth + 1);
     }
     default:
       return std::nullopt;
@@ -1092,6 +1117,61 @@ std::optional<std::string> MutateNest(Ctx& c) {
       reset ? "counter reset, rest carried" : "initial state each time", ")");
 }
 
+std::optional<std::string> MutateCallStart(Ctx& c) {
+  std::vector<LoopView> loops;
+  for (const LoopView& v : CountedLoops(c.m)) {
+    Instruction* w = v.loop;
+    if (v.init_tuple() != nullptr && !w->parent()->parent()->is_scheduled() &&
+        w->control_predecessors().empty() && w->control_successors().empty()) {
+      loops.push_back(v);
+    }
+  }
+  const LoopView* pv = PickOrNull(c.rng, loops);
+  if (pv == nullptr) return std::nullopt;
+  const LoopView v = *pv;
+  Instruction* w = v.loop;
+  Computation* caller = w->parent();
+  const Shape& s = w->shape();
+  Computation* fn = c.m.AddComputation(
+      std::make_unique<Computation>(
+          c.m.UniqueComputationName(absl::StrCat(w->name(), ".fn"))),
+      caller);
+  Instruction* state = c.Add(fn, Opcode::kParameter, s, {}, nullptr);
+  state->mutable_attrs().parameter_number = 0;
+  Instruction* start =
+      c.Add(fn, Opcode::kParameter, Shape::Scalar(v.type), {}, nullptr);
+  start->mutable_attrs().parameter_number = 1;
+  std::vector<Instruction*> elems;
+  for (int64_t j = 0; j < s.tuple_size(); ++j) {
+    if (j == v.k) {
+      elems.push_back(start);
+      continue;
+    }
+    Instruction* g = c.Add(fn, Opcode::kGetTupleElement, s.tuple_shapes(j),
+                           {state}, nullptr);
+    g->mutable_attrs().tuple_index = j;
+    elems.push_back(g);
+  }
+  Instruction* init = c.Add(fn, Opcode::kTuple, s, elems, nullptr);
+  auto inner = std::make_unique<Instruction>(Opcode::kWhile, w->name(), s);
+  inner->AppendOperand(init);
+  inner->CopyAttributesFrom(*w);
+  Instruction* inner_w = fn->AddInstruction(std::move(inner));
+  fn->set_root(inner_w);
+  Instruction* start_value = v.init_tuple()->operand(v.k);
+  Instruction* call =
+      c.Add(caller, Opcode::kCall, s, {w->operand(0), start_value}, w);
+  call->mutable_called_computations() = {fn};
+  const std::string name = w->name();
+  if (!w->ReplaceAllUsesWith(call).ok()) return std::nullopt;
+  if (!caller->RemoveInstruction(w).ok()) return std::nullopt;
+  inner_w->set_name(name);
+  c.m.SortComputationsCalleesFirst();
+  return absl::StrCat(name, " moved into ", fn->name(), ", called by ",
+                      call->name(), " with its start ", start_value->name(),
+                      " as parameter 1");
+}
+
 std::optional<std::string> MutateTupleDuplicate(Ctx& c) {
   struct Candidate {
     Instruction* tuple;
@@ -1159,6 +1239,8 @@ std::string_view MutationKindName(MutationKind kind) {
       return "nest";
     case MutationKind::kTupleDuplicate:
       return "tuple-duplicate";
+    case MutationKind::kCallStart:
+      return "call-start";
   }
   return "?";
 }
@@ -1244,6 +1326,9 @@ std::optional<AppliedMutation> ApplyMutation(Module& module, MutationKind kind,
       break;
     case MutationKind::kTupleDuplicate:
       d = MutateTupleDuplicate(c);
+      break;
+    case MutationKind::kCallStart:
+      d = MutateCallStart(c);
       break;
   }
   if (!d) return std::nullopt;

@@ -46,6 +46,10 @@
 //   kTupleDuplicate an operand of a body root, init or entry root tuple is
 //                   replaced by another operand of the same shape, so one
 //                   value appears twice
+//   kCallStart      a counted loop moves into a new computation that a
+//                   `call` calls with the loop's initial state and its
+//                   counter's start (the value it had) as a second operand,
+//                   so the analysis must read the start through the call
 //
 // A known_trip_count is a promise of the module's author. Where a mutation
 // changes a loop whose count the fuzzer cannot compute exactly (say its
@@ -99,8 +103,9 @@ enum class MutationKind {
   kCollectiveUser,
   kNest,
   kTupleDuplicate,
+  kCallStart,
 };
-inline constexpr int kNumMutationKinds = 11;
+inline constexpr int kNumMutationKinds = 12;
 
 std::string_view MutationKindName(MutationKind kind);
 std::optional<MutationKind> ParseMutationKind(std::string_view name);

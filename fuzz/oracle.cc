@@ -1,6 +1,7 @@
 // The semantic fuzzer's oracle (see oracle.h).
 #include "fuzz/oracle.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -163,6 +164,20 @@ Execution Execute(const Module& module, const OracleOptions& options) {
   absl::StatusOr<std::vector<std::vector<interp::Value>>> inputs =
       interp::MakeRandomInputs(module, (*in)->num_devices(), ro);
   if (!inputs.ok()) return fail(inputs.status());
+  const std::vector<PromisedParameter> promised =
+      options.promised.has_value() ? *options.promised
+                                   : PromisedEntryParameters(module);
+  for (const PromisedParameter& p : promised) {
+    absl::StatusOr<interp::Value> x =
+        interp::Value::ScalarFromInt(p.type, p.value);
+    if (!x.ok()) continue;
+    for (std::vector<interp::Value>& device : *inputs) {
+      if (p.parameter_number >= 0 &&
+          p.parameter_number < static_cast<int64_t>(device.size())) {
+        device[p.parameter_number] = *x;
+      }
+    }
+  }
   absl::StatusOr<std::vector<interp::Value>> out = (*in)->Run(*inputs);
   if (!out.ok()) return fail(out.status());
   e.kind = Execution::Kind::kOk;
@@ -191,6 +206,28 @@ Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
     return Finding("unparsable-mutant", FirstLine(parsed.status().message()));
   }
   Module& module = **parsed;
+  // The mutant's promises: the output runs on the inputs the mutant ran on.
+  std::vector<PromisedParameter> promised = PromisedEntryParameters(module);
+  // A loop whose count rests on a promise no input could be chosen to keep.
+  std::string unkept;
+  for (const auto& c : module.computations()) {
+    for (const auto& i : c->instructions()) {
+      if (i->opcode() != Opcode::kWhile || !unkept.empty()) continue;
+      WhileLoopInfo info = AnalyzeWhileLoop(*i);
+      if (info.unchecked.empty()) continue;
+      const bool kept =
+          info.start_parameter != nullptr && info.promised_start.has_value() &&
+          std::any_of(promised.begin(), promised.end(), [&](const auto& p) {
+            return p.parameter_number ==
+                   info.start_parameter->parameter_number();
+          });
+      if (!kept) {
+        unkept = absl::StrCat("loop ", i->name(), ": trip count ",
+                              info.trip_count.value_or(0), " ",
+                              info.TripCountOrigin());
+      }
+    }
+  }
   absl::StatusOr<PassPipeline> pipeline = variant.preset.empty()
                                               ? BuildPipeline(variant.passes)
                                               : BuildPreset(variant.preset);
@@ -244,6 +281,7 @@ Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
   // many: twice the mutant's cap is the output's.
   OracleOptions output_options = options;
   output_options.max_iterations = 2 * options.max_iterations + 100;
+  output_options.promised = promised;
   Execution got = Execute(**reparsed, output_options);
   switch (got.kind) {
     case Execution::Kind::kOk:
@@ -268,10 +306,11 @@ Outcome CheckVariant(std::string_view mutant_text, const Variant& variant,
     interp::ValueComparison c = interp::CompareValues(
         reference.outputs[d], got.outputs[d], interp::Tolerance{});
     if (!c.bit_identical) {
-      return Finding("miscompile",
+      return Finding(unkept.empty() ? "miscompile" : "unchecked-trip-count",
                      absl::StrCat("different: device ", d, ", ",
                                   c.first_difference.value_or("?"), "; ",
-                                  c.differing_elements, " elements differ"));
+                                  c.differing_elements, " elements differ",
+                                  unkept.empty() ? "" : "; ", unkept));
     }
   }
   return Outcome{};

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/while_loop_analysis.h"
 #include "hlo/module.h"
 #include "interp/value.h"
 
@@ -60,6 +61,10 @@ struct OracleOptions {
   int64_t max_iterations = 50000;
   // The interpreter refuses modules whose estimate exceeds this.
   int64_t memory_limit_bytes = int64_t{1} << 30;
+  // Entry parameters set to keep known_trip_count promises resting on them
+  // (analysis/while_loop_analysis.h); unset: those of the module run.
+  // CheckVariant runs the output on the mutant's.
+  std::optional<std::vector<PromisedParameter>> promised;
 };
 
 struct Execution {
@@ -83,7 +88,10 @@ struct Outcome {
   };
   Kind kind = Kind::kIdentical;
   // For findings: internal-error, invalid-output, unparsable-output,
-  // output-nontermination, output-run-error, miscompile.
+  // output-nontermination, output-run-error, miscompile, and
+  // unchecked-trip-count: different results from a loop whose
+  // known_trip_count rests on a value the inputs could not be chosen to
+  // keep (the promise, not the pass, may be wrong).
   std::string finding_class;
   std::string message;
 };

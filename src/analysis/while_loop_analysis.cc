@@ -781,6 +781,46 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   return info;
 }
 
+std::vector<PromisedParameter> PromisedEntryParameters(const Module& module) {
+  std::vector<PromisedParameter> out;
+  std::vector<int64_t> conflicting;
+  for (const auto& c : module.computations()) {
+    for (const auto& instr : c->instructions()) {
+      if (instr->opcode() != Opcode::kWhile) continue;
+      WhileLoopInfo info = AnalyzeWhileLoop(*instr);
+      if (info.start_parameter == nullptr || !info.promised_start.has_value()) {
+        continue;
+      }
+      std::optional<int64_t> v = info.promised_start->ToInt64();
+      if (!v.has_value()) continue;
+      const int64_t n = info.start_parameter->parameter_number();
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) {
+        return p.parameter_number == n;
+      });
+      if (it != out.end()) {
+        if (it->value != *v) conflicting.push_back(n);
+        continue;
+      }
+      out.push_back(PromisedParameter{
+          n, info.start_parameter->shape().element_type(), *v,
+          absl::StrCat("parameter ", n, " is ", *v,
+                       " on every device: the loop ", instr->name(),
+                       " (computation ", c->name(), ") runs its ",
+                       "known_trip_count ", info.trip_count.value_or(0),
+                       " from it, and the count is not checked (",
+                       info.unchecked, ")")});
+    }
+  }
+  out.erase(std::remove_if(
+                out.begin(), out.end(),
+                [&](const PromisedParameter& p) {
+                  return std::find(conflicting.begin(), conflicting.end(),
+                                   p.parameter_number) != conflicting.end();
+                }),
+            out.end());
+  return out;
+}
+
 std::optional<int64_t> WhileTripCount(const Instruction& while_instr) {
   if (while_instr.opcode() != Opcode::kWhile) return std::nullopt;
   return AnalyzeWhileLoop(while_instr).trip_count;

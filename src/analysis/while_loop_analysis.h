@@ -142,6 +142,19 @@ struct WhileLoopInfo {
 
 WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr);
 
+// Entry parameters that known_trip_count promises rest on (the start of a
+// loop counter, not checked: WhileLoopInfo::promised_start): the value
+// that keeps each promise, for inputs of reference runs (verify, the
+// semantic fuzzer), with a note saying so. A parameter two loops want at
+// different values is left out.
+struct PromisedParameter {
+  int64_t parameter_number = 0;
+  PrimitiveType type = PrimitiveType::kInvalid;
+  int64_t value = 0;
+  std::string note;
+};
+std::vector<PromisedParameter> PromisedEntryParameters(const Module& module);
+
 // The trip count every consumer uses (AnalyzeWhileLoop(w).trip_count);
 // nullopt for a non-while.
 std::optional<int64_t> WhileTripCount(const Instruction& while_instr);

@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "CLI/CLI.hpp"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -68,38 +67,17 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
 void KeepTripCountPromises(const Module& module,
                            std::vector<std::vector<Value>>& inputs,
                            std::vector<std::string>& notes) {
-  absl::flat_hash_map<int64_t, int64_t> set;
-  for (const auto& c : module.computations()) {
-    for (const auto& instr : c->instructions()) {
-      if (instr->opcode() != Opcode::kWhile) continue;
-      WhileLoopInfo info = AnalyzeWhileLoop(*instr);
-      if (info.start_parameter == nullptr || !info.promised_start.has_value()) {
-        continue;
+  for (const PromisedParameter& p : PromisedEntryParameters(module)) {
+    absl::StatusOr<Value> x = Value::ScalarFromInt(p.type, p.value);
+    if (!x.ok()) continue;
+    bool set = false;
+    for (std::vector<Value>& device : inputs) {
+      if (p.parameter_number < static_cast<int64_t>(device.size())) {
+        device[p.parameter_number] = *x;
+        set = true;
       }
-      std::optional<int64_t> v = info.promised_start->ToInt64();
-      const int64_t n = info.start_parameter->parameter_number();
-      if (!v.has_value() || (set.contains(n) && set[n] != *v)) continue;
-      bool ok = true;
-      for (std::vector<Value>& device : inputs) {
-        if (n < 0 || n >= static_cast<int64_t>(device.size())) {
-          ok = false;
-          break;
-        }
-        absl::StatusOr<Value> x = Value::ScalarFromInt(
-            info.start_parameter->shape().element_type(), *v);
-        if (!x.ok()) {
-          ok = false;
-          break;
-        }
-        device[n] = *std::move(x);
-      }
-      if (!ok || !set.emplace(n, *v).second) continue;
-      notes.push_back(absl::StrCat(
-          "parameter ", n, " is ", *v, " on every device: the loop ",
-          instr->name(), " (computation ", c->name(), ") runs its ",
-          "known_trip_count ", info.trip_count.value_or(0),
-          " from it, and the count is not checked (", info.unchecked, ")"));
     }
+    if (set) notes.push_back(p.note);
   }
 }
 

@@ -974,6 +974,18 @@ def _candidates(opts: Options, jax_text: str) -> List[plan_mod.Candidate]:
                              per_loop_double_buffer=per_loop)
 
 
+def _candidate_options(opts: Options, c: plan_mod.Candidate) -> Options:
+  """The caller's options with a candidate's pipeline: its preset or
+  passes, its depth (else the caller's), its loop rules before the
+  caller's (which win); remarks are the chosen candidate's, written after
+  the choice."""
+  return opts.replace(preset=c.preset, passes=c.passes, remarks=None,
+                      pipeline_depth=(c.pipeline_depth
+                                      if c.pipeline_depth is not None
+                                      else opts.pipeline_depth),
+                      loops=list(c.loops) + opts.loop_rules())
+
+
 def _sim_args(opts: Options, devices) -> List[str]:
   """`hloverlap sim` arguments: the GPU preset of the devices' kind (the
   simulator models the H200 and the H100), then Options.sim_args."""
@@ -1015,12 +1027,7 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   def build(c: plan_mod.Candidate) -> plan_mod.Built:
     sub = os.path.join(work, "cand-" + _slug(c.name))
     os.makedirs(sub, exist_ok=True)
-    o = opts.replace(preset=c.preset, passes=c.passes, remarks=None,
-                     pipeline_depth=(c.pipeline_depth
-                                     if c.pipeline_depth is not None
-                                     else opts.pipeline_depth),
-                     loops=list(c.loops) + opts.loop_rules())
-    b = _build(route, o, donate, sub)
+    b = _build(route, _candidate_options(opts, c), donate, sub)
     return plan_mod.Built(b.after, b, b.timings.get("hloverlap_s", 0.0))
 
   def compile_(c: plan_mod.Candidate, pb: plan_mod.Built):
@@ -1131,12 +1138,7 @@ def _from_cache(cached, cand, folder, key, lowered, jax_text, decision,
   if exe is None:
     route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
                            work, state)
-    o = opts.replace(preset=cand.preset, passes=cand.passes, remarks=None,
-                     pipeline_depth=(cand.pipeline_depth
-                                     if cand.pipeline_depth is not None
-                                     else opts.pipeline_depth),
-                     loops=list(cand.loops) + opts.loop_rules())
-    built = _build(route, o, donate, work)
+    built = _build(route, _candidate_options(opts, cand), donate, work)
     exe, used, dropped = _compile_built(route, built, devices, use_shardy,
                                         dict(cand.xla_options))
     c = _wrap(route, built, exe, lowered, devices, used, dropped)

@@ -167,7 +167,7 @@ void RegisterAutoPlanPasses(PassRegistry& registry) {
       "predicted step (needs the cost model)");
   registry.Add<AutoRewritePlanPass>(
       "as auto-plan over the loop rewrites only, each predicted after the "
-      "xla-gpu tail; outputs the rewrites (the JAX bridge's default)");
+      "xla-gpu tail; outputs the rewrites");
 }
 
 }  // namespace hloverlap

@@ -51,7 +51,7 @@ const std::vector<PresetInfo>& Presets() {
       {"hoist-pipeline",
        "inline,tuple-simplify,dce,defer-reduction,collective-hoist,"
        "collective-pipeliner,tuple-simplify,dce",
-       "the JAX bridge's default: loop-invariant all-gathers leave the "
+       "loop-invariant all-gathers leave the "
        "accumulation loop first, then the rest is pipelined"},
       {"xla-gpu",
        "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
@@ -66,7 +66,8 @@ const std::vector<PresetInfo>& Presets() {
        "tail after each loop rewrite on clones, keeps the fastest predicted"},
       {"auto-rewrite", "auto-rewrite-plan",
        "plans the loop rewrites only (no async ops, no schedule), each "
-       "predicted after the xla-gpu tail: the JAX bridge's default"},
+       "predicted after the xla-gpu tail (what the JAX bridge runs without "
+       "XLA; its default compiles the candidates instead)"},
   };
   return *presets;
 }

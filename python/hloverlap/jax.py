@@ -91,6 +91,9 @@ __all__ = ["jit", "compile", "hlo_text_of", "compile_hlo_text",
 
 
 _LOG = logging.getLogger("hloverlap")
+# What XLA:GPU does to a candidate after hloverlap, as the CLI planner
+# models it (the tail of the xla-gpu preset).
+ESTIMATE_TAIL = "async-collectives,latency-hiding-scheduler"
 
 
 class PlanWarning(UserWarning):
@@ -1047,11 +1050,17 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
                               r.peak_bytes)
 
   def estimate(c: plan_mod.Candidate, pb: plan_mod.Built) -> float:
-    """The CLI planner's estimate: `hloverlap sim` of the unfused module
-    (compute priced as XLA will fuse it), before any XLA compile."""
-    path = os.path.join(work, "cand-" + _slug(c.name), "estimate.hlo")
-    return sim_mod.simulate(pb.text, opts.binary, args=sim_args,
-                            path=path).step_ms
+    """The CLI planner's estimate, before any XLA compile: the xla-gpu tail
+    (async conversion, latency-hiding scheduler) on the candidate's module,
+    then `hloverlap sim` of it, compute priced as XLA will fuse it (what
+    `--preset=auto-rewrite` predicts; a module with synchronous
+    collectives would count all communication as exposed)."""
+    sub = os.path.join(work, "cand-" + _slug(c.name), "estimate")
+    tail = run_opt(pb.text, opts.replace(
+        preset=None, passes=ESTIMATE_TAIL, loops=[], remarks=None,
+        memory_budget=None, pipeline_depth=None, keep_dir=sub)).text
+    return sim_mod.simulate(tail, opts.binary, args=sim_args,
+                            path=os.path.join(sub, "tail.hlo")).step_ms
 
   measure = None
   if opts.plan_by == "measure":

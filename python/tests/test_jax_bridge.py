@@ -865,8 +865,15 @@ class PlanTest(unittest.TestCase):
     # the fake sim prices the unfused modules as their final ones: the
     # default keeps the best 3 modules (and cleanup's).
     env = FakeJaxEnv()
+    keep = tempfile.mkdtemp()
     with env as hjax:
-      c = hjax.compile(Lowered(HLO), self.opts.replace(plan_max_modules=3))
+      c = hjax.compile(Lowered(HLO), self.opts.replace(plan_max_modules=3,
+                                                       keep_dir=keep))
+    # the estimate is taken after the xla-gpu tail, as auto-rewrite's
+    with open(os.path.join(keep, "cand-pipeline", "estimate",
+                           "tail.hlo")) as f:
+      self.assertIn("--passes=async-collectives,latency-hiding-scheduler",
+                    f.read())
     rows = {r.candidate: r for r in c.plan.rows}
     self.assertIn("not compiled", rows["pipeline"].why_not)
     self.assertEqual(rows["pipeline"].estimate_ms, 62.0)

@@ -147,12 +147,9 @@ def child(out, width, programs, threads):
           src = os.path.join(cand, fn_)
           if os.path.exists(src):
             _gz(src, os.path.join(cd, fn_ + ".gz"))
-      src = os.path.join(kd, "before.hlo")
-      if not os.path.exists(src):
-        src = os.path.join(kd, "partitioned.hlo")
-      for fn_ in ("partitioned.hlo",):
-        if os.path.exists(os.path.join(kd, fn_)):
-          _gz(os.path.join(kd, fn_), os.path.join(dest, fn_ + ".gz"))
+      if os.path.exists(os.path.join(kd, "partitioned.hlo")):  # GSPMD
+        _gz(os.path.join(kd, "partitioned.hlo"),
+            os.path.join(dest, "partitioned.hlo.gz"))
       with open(os.path.join(dest, "jax_lowered.hlo"), "w") as f:
         f.write(hjax.hlo_text_of(lowered))
     except Exception as e:  # noqa

@@ -190,6 +190,23 @@ def format_remark(r: Mapping[str, object]) -> str:
   return s
 
 
+def write_remarks(opts: Options, remarks: List[dict]) -> None:
+  """The remarks where Options.remarks asks for them ("-": stderr), in
+  Options.remarks_format; nothing when it asks for none."""
+  if opts.remarks is None:
+    return
+  if opts.remarks_format == "json":
+    payload = "".join(json.dumps(r, sort_keys=True) + "\n" for r in remarks)
+  else:
+    payload = "".join(format_remark(r) + "\n" for r in remarks)
+  if opts.remarks == "-":
+    import sys  # pylint: disable=g-import-not-at-top
+    sys.stderr.write(payload)
+  else:
+    with open(opts.remarks, "w") as f:
+      f.write(payload)
+
+
 def summarize_remarks(remarks: List[dict]) -> Dict[str, int]:
   """Counts by kind: {'passed': n, 'missed': m, 'failure': k}."""
   counts: Dict[str, int] = {}
@@ -246,18 +263,7 @@ def run_opt(hlo_text: str, options=None) -> OptResult:
     if os.path.exists(rem_path):
       with open(rem_path) as f:
         remarks = parse_remarks(f.read())
-    if opts.remarks is not None:
-      if opts.remarks_format == "json":
-        payload = "".join(json.dumps(r, sort_keys=True) + "\n"
-                          for r in remarks)
-      else:
-        payload = "".join(format_remark(r) + "\n" for r in remarks)
-      if opts.remarks == "-":
-        import sys
-        sys.stderr.write(payload)
-      else:
-        with open(opts.remarks, "w") as f:
-          f.write(payload)
+    write_remarks(opts, remarks)
     return OptResult(out_text, remarks, proc.stderr, args, seconds)
   finally:
     if tmp is not None:

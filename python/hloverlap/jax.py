@@ -78,8 +78,8 @@ from hloverlap import text as hlo
 from hloverlap import xla as xla_opts
 from hloverlap import plan as plan_mod
 from hloverlap import sim as sim_mod
-from hloverlap.binary import (OptResult, format_remark, run_opt,
-                              summarize_remarks)
+from hloverlap.binary import (OptResult, run_opt, summarize_remarks,
+                              write_remarks)
 from hloverlap.errors import require_jax
 from hloverlap.errors import (BridgeError, BridgeFallbackWarning, UserSite,
                               source_hint)
@@ -1106,7 +1106,7 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   c.plan = plan
   c.timings["plan_s"] = round(time.perf_counter() - t, 3)
   c._final_hlo = cc.final_text  # pylint: disable=protected-access
-  _write_remarks(opts, c.remarks)
+  write_remarks(opts, c.remarks)
   blobs = {}
   data = _serialize(exe) if folder else None
   if data:
@@ -1166,7 +1166,7 @@ def _from_cache(cached, cand, folder, key, lowered, jax_text, decision,
     c._in_shardings = _parameter_shardings(exe, devices)  # pylint: disable=protected-access
   c.plan = plan
   c.timings["plan_s"] = round(time.perf_counter() - t, 3)
-  _write_remarks(opts, c.remarks)
+  write_remarks(opts, c.remarks)
   return c
 
 
@@ -1192,21 +1192,6 @@ def _parameter_shardings(exe, devices) -> Optional[List[Any]]:
             for op in ops]
   except Exception:  # pylint: disable=broad-except
     return None
-
-
-def _write_remarks(opts: Options, remarks: List[dict]) -> None:
-  """The chosen candidate's remarks where Options.remarks asks for them."""
-  if opts.remarks is None:
-    return
-  if opts.remarks_format == "json":
-    payload = "".join(json.dumps(r, sort_keys=True) + "\n" for r in remarks)
-  else:
-    payload = "".join(format_remark(r) + "\n" for r in remarks)
-  if opts.remarks == "-":
-    import sys  # pylint: disable=g-import-not-at-top
-    sys.stderr.write(payload)
-  else:
-    _write(opts.remarks, payload)
 
 
 def _warn_if_plan_faster(opts, c, jax_text, decision, xla_options, devices,

@@ -64,11 +64,6 @@ class Candidate:
   xla_options: Tuple[Tuple[str, object], ...] = ()
   reorders_sums: bool = False
 
-  def option_changes(self) -> Dict[str, Any]:
-    """Fields of hloverlap.Options this candidate sets."""
-    return dict(preset=self.preset, passes=self.passes,
-                pipeline_depth=self.pipeline_depth)
-
   def spec(self) -> Dict[str, Any]:
     return dict(name=self.name, preset=self.preset, passes=self.passes,
                 pipeline_depth=self.pipeline_depth, loops=list(self.loops),

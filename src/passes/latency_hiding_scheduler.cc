@@ -834,6 +834,30 @@ absl::Status FitMemoryBudget(
     sink.Emit(std::move(r));
     if (peak <= bound) break;
   }
+  if (peak > bound && module.entry() != nullptr) {
+    // Only together do the orders raise the peak: every computation gets
+    // its input order back (the module's peak before scheduling fits).
+    const int64_t over = peak;
+    for (const auto& [comp, input] : inputs) {
+      if (absl::Status st = comp->SetInstructionOrder(input); !st.ok()) {
+        return st;
+      }
+      if (auto it = schedules.find(comp); it != schedules.end()) {
+        it->second.order = input;
+      }
+    }
+    peak = ModulePeakMemory(module).bytes;
+    Remark r = ComputationRemark(RemarkKind::kMissed, "InputOrderKept",
+                                 *module.entry(), "");
+    r.message = absl::StrCat(
+        "kept the input order of every computation: the scheduled orders "
+        "together raised the module's peak to ",
+        HumanBytes(over), ", above the input's plus --memory-budget (",
+        HumanBytes(bound), "); now ", HumanBytes(peak));
+    r.Metric("peak_memory_bytes", peak);
+    r.Metric("memory_limit_bytes", bound);
+    sink.Emit(std::move(r));
+  }
   for (auto& [comp, schedule] : schedules) {
     std::vector<const Instruction*> order;
     for (const auto& i : comp->instructions()) order.push_back(i.get());

@@ -18,7 +18,9 @@ and exits 1 on a failure of either rule:
     + 0.01 ms (the rewrites' peeled iterations replace loop iterations, so
     they add none; the tolerance covers the cheap data movement a prefetch
     chain may repeat: dynamic-slices, converts of weights);
-  * auto's predicted step <= every fixed preset's (+ 1e-6 ms rounding).
+  * auto's predicted step <= every fixed preset's x 1.005 (+ 1e-6 ms
+    rounding): steps within 0.5% tie and auto takes the smaller peak (the
+    planner's TIE_FRACTION, python/hloverlap/plan.py; auto_plan.h).
 work = compute_ms - contention_ms: the kernels' own time (what a rewrite
 adds), without what the kernels lose beside collectives in flight (issue
 25: more overlap means more of it, by design), priced one kernel per op
@@ -121,7 +123,7 @@ def main():
                                     (p, base, c))
             auto = rows["auto"]["step_time_ms"]
             for p in PRESETS[:-1]:
-                if auto > rows[p]["step_time_ms"] + 1e-6:
+                if auto > rows[p]["step_time_ms"] * 1.005 + 1e-6:
                     problems.append("auto %.3f ms > %s %.3f ms" %
                                     (auto, p, rows[p]["step_time_ms"]))
             best = min(PRESETS[:-1], key=lambda p: rows[p]["step_time_ms"])
@@ -129,7 +131,7 @@ def main():
                 failed += 1
                 print("FAIL %s: %s" % (name, "; ".join(problems)))
             else:
-                print("ok %s: auto %.3f ms <= best fixed (%s) %.3f ms; no "
+                print("ok %s: auto %.3f ms <= best fixed (%s) %.3f ms + 0.5%%; no "
                       "preset adds compute" %
                       (name, auto, best, rows[best]["step_time_ms"]))
             continue

@@ -16,15 +16,16 @@ ninja -C build -j"${JOBS:-2}" hloverlap
 # XLA's GPU order: cleanup, collective pipeliner, double buffering, async
 # collectives, latency-hiding scheduler. The summary is the tool's own
 # (opt prints it when --remarks names a file).
-# The seed module is as JAX lowers it, not fused by XLA: the scheduler's
-# "estimated step" (`hloverlap sim` of the module opt wrote) prices its
-# compute as XLA:GPU will fuse it, an estimate; XLA's final module of the
-# program is what the simulator is calibrated on (docs/SIMULATOR.md); the
-# demo says so after opt's output.
+# The summary ends with the step, exposed communication and peak memory of
+# the input and of the module written, predicted by `hloverlap sim`'s
+# simulator. The seed module is as JAX lowers it, not fused by XLA: the
+# simulator prices its compute as XLA:GPU will fuse it, an estimate; XLA's
+# final module of the program is what the simulator is calibrated on
+# (docs/SIMULATOR.md); the demo says so after opt's output.
 ./build/hloverlap opt --preset=xla-gpu \
   --remarks=build/seed_scenario.remarks.txt \
   examples/seed_scenario.hlo -o build/seed_scenario.scheduled.hlo
-echo "(demo note: the module is unfused; its estimated step prices compute" \
+echo "(demo note: the module is unfused; its predicted steps price compute" \
   "as XLA:GPU will fuse it, an estimate: XLA's final module is the reference)"
 echo "scheduled module: build/seed_scenario.scheduled.hlo" \
   "(loops and collectives: build/hloverlap explain examples/seed_scenario.hlo)"

@@ -2,25 +2,35 @@
 // plan every candidate with the cost oracle and the memory ledger
 // (planning.h); this pass plans the pipeline around them. It runs each
 // pipeline of AutoPlanCandidates() on a clone of the module, asks the cost
-// oracle for the resulting step (the simulator `hloverlap sim` runs), and
-// then runs the one with the smallest predicted step on the module itself,
-// so remarks, --verify-each and --dump-after are those of a real run of that
-// pipeline. Ties go to the earlier candidate (fewer rewrites). Every fixed
-// preset is a candidate, so the predicted step of `auto` is never above the
-// best fixed preset's. The candidates with double buffering other than the
-// fixed xla-gpu plan it (double-buffer{plan=true}: a loop is unrolled only
-// when the cost model predicts a gain).
+// oracle for the resulting step and peak (the simulator `hloverlap sim`
+// runs), and then runs the chosen one on the module itself, so remarks,
+// --verify-each and --dump-after are those of a real run of that pipeline.
+// The choice, as the bridge's planner makes it (python/hloverlap/plan.py):
+// with --memory-budget, a candidate whose peak exceeds the first
+// candidate's (cleanup) by more than the budget is out; predicted steps
+// within 0.5% of the best (kTieFraction) tie, and a tie goes to the smaller
+// peak, then to the earlier candidate (fewer rewrites). The remark says
+// what the choice costs in memory against cleanup, and when memory decided.
+// Every fixed preset is a candidate, so without a budget the predicted step
+// of `auto` is within 0.5% of the best fixed preset's. The candidates with
+// double buffering other than the fixed xla-gpu plan it
+// (double-buffer{plan=true}: a loop is unrolled only when the cost model
+// predicts a gain).
 //
 //   hloverlap opt m.hlo --preset=auto --remarks=-
-//   analysis: auto-plan: chose hoist-async: predicted step 9.84 ms
-//     (exposed communication 0.31 ms, compute 9.41 ms, peak 23.3 MB);
-//     runner-up xla-gpu 11.48 ms [AutoPlanChoice] (step_us=9840, ...)
+//   analysis: auto-plan: chose pipeline-async: predicted step 9.840 ms
+//     (exposed communication 0.310 ms, compute 9.410 ms, peak 22.2 MiB);
+//     against cleanup: step -1.640 ms (-14.3%), peak +4.0 MiB; a tie with
+//     pipeline-double-buffer-async (9.831 ms, within 0.5%) broken by the
+//     smaller peak (22.2 MiB against 30.2 MiB) [AutoPlanChoice]
+//     (step_us=9840, ...)
 //
 // `--preset=auto-rewrite` (pass `auto-rewrite-plan`, the JAX bridge's
 // default) plans the loop rewrites only: candidates are the presets without
 // async conversion and scheduling (cleanup, pipeline, hoist-pipeline, the
-// hoist alone); each is predicted after the xla-gpu tail on a clone (what
-// XLA does with the module after the bridge hands it back), and the output
+// hoist alone); each is predicted after the xla-gpu tail on a clone, run in
+// the same pipeline (what XLA does with the module after the bridge hands
+// it back; one --memory-budget for both), and the output
 // is the chosen rewrites without the tail (the bridge's StableHLO route
 // takes no async -start/-done).
 //

@@ -442,13 +442,13 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       }
       if (e.predicted && e.gain_us() <= 0) {
         AddEstimateMetrics(e, r.metrics);
-        missed(
-            std::string(kNotProfitable),
-            absl::StrCat(
-                "the predicted gain is not positive: gathering the stack once "
-                "costs as much as the per-iteration gathers it replaces (",
-                std::llround(e.hidden_us), " us of communication saved, ",
-                std::llround(e.added_compute_us), " us of copies added)"));
+        missed(std::string(kNotProfitable),
+               absl::StrCat(
+                   "the predicted net saving is not positive: gathering the "
+                   "stack once "
+                   "costs as much as the per-iteration gathers it replaces (",
+                   std::llround(e.hidden_us), " us of communication saved, ",
+                   std::llround(e.added_compute_us), " us of copies added)"));
         continue;
       }
       r.Metric("extra_live_bytes", e.extra_live_bytes);

@@ -1425,12 +1425,11 @@ class LoopPipeliner {
   absl::StatusOr<bool> Run();
 
  private:
-  // The prediction the last plan made for `coll`, as typed arguments of
-  // its passed remark `r` (JSON, explain; the text's metrics stay).
-  void AddPlannedArgs(const Instruction* coll, Remark& r) const {
-    if (auto it = planned_.find(coll);
-        it != planned_.end() && it->second.predicted) {
-      AddEstimateArgs(it->second, r);
+  // The prediction the last plan made for `coll`, as metrics of its
+  // passed remark `r`, which carries extra_live_bytes already.
+  void AddPlannedMetrics(const Instruction* coll, Remark& r) const {
+    if (auto it = planned_.find(coll); it != planned_.end()) {
+      AddPredictedMetrics(it->second, r.metrics);
     }
   }
   Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
@@ -1671,7 +1670,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", trips * BytesMoved(*c))
         .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
         .Metric("trip_count", trips);
-    AddPlannedArgs(c, r);
+    AddPlannedMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
@@ -1986,8 +1985,9 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
             "compute it again every iteration");
       } else if (e.predicted && e.gain_us() <= 0) {
         reason = absl::StrCat(
-            "the predicted gain is not positive (", std::llround(e.hidden_us),
-            " us of communication hidden, ", std::llround(e.added_compute_us),
+            "the predicted net saving is not positive (",
+            std::llround(e.hidden_us), " us of communication hidden, ",
+            std::llround(e.added_compute_us),
             " us of compute added by copying its operand chain)");
       }
       if (!reason.empty()) {
@@ -2053,7 +2053,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
-    AddPlannedArgs(ag, r);
+    AddPlannedMetrics(ag, r);
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -2146,7 +2146,6 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                        DescribeEstimate(e), ")"));
       r.Metric("bytes_moved", BytesMoved(*c));
       AddEstimateMetrics(e, r.metrics);
-      AddEstimateArgs(e, r);
       context_.remarks.Emit(std::move(r));
       continue;
     }
@@ -2175,7 +2174,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", BytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
-    AddPlannedArgs(c, r);
+    AddPlannedMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body three times at most: the new body, the peeled first

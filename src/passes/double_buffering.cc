@@ -567,9 +567,8 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   const DoubleBufferEstimate de =
       EstimateDoubleBuffer(*w, info, context_.cost_oracle);
   const CandidateEstimate& e = de.estimate;
-  // A plan's refusal carries the predicted numbers (args and metrics).
+  // A plan's refusal carries the predicted numbers (metrics).
   auto refuse = [&](Remark r, std::string suggestion) {
-    AddEstimateArgs(e, r);
     r.suggestion = std::move(suggestion);
     AddEstimateMetrics(e, r.metrics);
     r.Metric("trip_count", trips);
@@ -580,17 +579,16 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
     Remark r =
         MakeRemark(RemarkKind::kMissed, std::string(kNotProfitable), node, "");
     if (de.blocked != nullptr) {
-      r.format =
+      r.format = absl::StrCat(
           "not double-buffered: unrolling would hide no communication: "
           "{collective} reads what the previous iteration computes and the "
-          "next iteration's compute needs its result (predicted gain {gain}: "
-          "{hidden} hidden, {added_compute} of compute added)";
+          "next iteration's compute needs its result (",
+          DescribeEstimate(e), ")");
       r.Instr("collective", de.blocked->name());
     } else {
-      r.format =
-          "not double-buffered: the predicted gain is not positive ({gain}: "
-          "{hidden} of communication hidden, {added_compute} of compute "
-          "added)";
+      r.format = absl::StrCat(
+          "not double-buffered: the predicted net saving is not positive (",
+          DescribeEstimate(e), ")");
     }
     return refuse(std::move(r),
                   "unrolling helps a collective whose operand is "
@@ -632,8 +630,8 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   passed.Metric("trip_count", trips);
   passed.Metric("new_trip_count", trips / 2);
   passed.Metric("peeled", trips % 2);
-  // The prediction as typed arguments (JSON, explain), planned or not.
-  if (e.predicted) AddEstimateArgs(e, passed);
+  // The prediction (JSON, explain), planned or not.
+  if (e.predicted) AddEstimateMetrics(e, passed.metrics);
   Remark failed =
       MakeRemark(RemarkKind::kFailure, "RewriteDiscarded", node, "");
   // Module-size guard: Rewrite copies the condition and the body twice

@@ -48,7 +48,8 @@
 //   body(p) { x = gte(p, 1); ar = all-reduce(dot(x, w)); ROOT (i+1, tanh(ar)) }
 //   missed: double-buffer: not double-buffered: unrolling would hide no
 //     communication: ar reads what the previous iteration computes and the
-//     next iteration's compute needs its result (predicted gain 0.0 us ...)
+//     next iteration's compute needs its result (predicted 0.000 ms of
+//     communication off the critical path ...)
 //     [NotProfitable]
 //
 // A --loop rule or attribute that turns it on forces it ("forced, predicted

@@ -86,7 +86,8 @@ struct Node {
   int cls = -1;  // ReadyClass while ready
   // Memory (analysis/buffer_analysis.h): the buffers this instruction
   // defines, the buffers its value holds (its own and those it aliases)
-  // and its kernel scratch (live only while it runs).
+  // and what is live only while it runs: its kernel scratch, or the peak
+  // of the computations it calls (a loop body's, in its scheduled order).
   std::vector<int32_t> defines;
   std::vector<int32_t> holds;
   int64_t scratch_bytes = 0;
@@ -192,7 +193,8 @@ class Scheduler {
   int64_t blocked_dones_[kNumResources] = {0, 0};
   std::vector<bool> live_;
   int64_t live_bytes_ = 0;
-  int64_t peak_bytes_ = 0;
+  // The limit on live_bytes_ (config's less the entry's parameters).
+  std::optional<int64_t> memory_limit_;
   bool memory_rules_ = false;
   absl::flat_hash_map<int, int64_t> delta_cache_;
   int64_t overrides_ = 0;
@@ -207,10 +209,18 @@ void Scheduler::Build() {
     nodes_[i].position = static_cast<int>(i);
     index_[instrs[i].get()] = static_cast<int>(i);
   }
-  // Parameters are the caller's (live throughout, not this schedule's).
+  // Parameters are the caller's (live throughout, not this schedule's);
+  // the entry's count against the limit, which covers the whole peak
+  // (as PeakOverSequence reports it).
   const BufferAnalysis buffers(comp_);
+  int64_t outside_bytes = 0;
   for (const Buffer& b : buffers.buffers()) {
     buffer_bytes_.push_back(b.kind == LeafKind::kDefines ? b.bytes : 0);
+    if (b.kind == LeafKind::kOutside) outside_bytes += b.bytes;
+  }
+  if (config_.memory_limit_bytes.has_value()) {
+    memory_limit_ = *config_.memory_limit_bytes -
+                    (comp_.is_entry() ? outside_bytes : int64_t{0});
   }
   live_.assign(buffer_bytes_.size(), false);
   limit_[kCollectiveStream] = std::max(1, config_.collective_in_flight_limit);
@@ -235,6 +245,13 @@ void Scheduler::Build() {
       if (buffers.buffers()[b].defining == &in) n.defines.push_back(b);
     }
     n.scratch_bytes = buffers.DefinedBytes(&in, LeafKind::kScratch);
+    for (const Computation* c : in.called_computations()) {
+      auto it = callees_.find(c);
+      if (it != callees_.end()) {
+        n.scratch_bytes =
+            std::max(n.scratch_bytes, it->second.peak_memory_bytes);
+      }
+    }
     n.cost = ScheduledNodeCostUs(in, est_, callees_);
     if (IsStartLike(op)) {
       n.is_start = true;
@@ -321,12 +338,14 @@ bool Scheduler::Better(int ai, int bi) {
   const Node& b = nodes_[bi];
   // 1. Memory pressure.
   if (memory_rules_) {
-    int64_t limit = *config_.memory_limit_bytes;
+    int64_t limit = *memory_limit_;
     int64_t da = MemoryDelta(ai);
     int64_t db = MemoryDelta(bi);
     if (live_bytes_ >= limit && da != db) return da < db;
-    bool fa = live_bytes_ + da <= limit;
-    bool fb = live_bytes_ + db <= limit;
+    // What is live only while a candidate runs (scratch, a loop's own
+    // peak) counts for whether it fits.
+    bool fa = live_bytes_ + da + a.scratch_bytes <= limit;
+    bool fb = live_bytes_ + db + b.scratch_bytes <= limit;
     if (fa != fb) return fa;
   }
   // 2. Dones first.
@@ -479,8 +498,7 @@ int Scheduler::SelectByScan() {
 int Scheduler::Select() {
   // 0. Nops first, the latest in the input first.
   if (!nops_.empty()) return *nops_.begin();
-  memory_rules_ = config_.memory_limit_bytes.has_value() &&
-                  live_bytes_ > *config_.memory_limit_bytes / 2;
+  memory_rules_ = memory_limit_.has_value() && live_bytes_ > *memory_limit_ / 2;
   delta_cache_.clear();
   blocked_dones_[0] = blocked_dones_[1] = 0;
   for (int r = 0; r < kNumResources; ++r) {
@@ -540,11 +558,6 @@ void Scheduler::Schedule(int i) {
   // Memory: operands' buffers become live; the buffers this instruction
   // defines die (going up, they were live from here to their last use).
   for (int p : n.preds) MakeLive(nodes_[p].holds);
-  int64_t during = live_bytes_ + n.scratch_bytes;
-  for (int32_t b : n.defines) {
-    if (!live_[b]) during += buffer_bytes_[b];
-  }
-  peak_bytes_ = std::max(peak_bytes_, during);
   for (int32_t b : n.defines) {
     if (live_[b]) {
       live_[b] = false;
@@ -584,7 +597,6 @@ absl::StatusOr<ComputationSchedule> Scheduler::Run() {
     auto it = index_.find(comp_.root());
     if (it != index_.end()) {
       MakeLive(nodes_[it->second].holds);
-      peak_bytes_ = live_bytes_;
     }
   }
   int root = -1;
@@ -637,10 +649,18 @@ absl::StatusOr<ComputationSchedule> Scheduler::Run() {
                      ": dependency cycle, scheduled ", order.size(), " of ", n,
                      " instructions"));
   }
+  // The peak reported and held against the limit is the one model's
+  // (analysis/buffer_analysis.h, what `hloverlap sim` reports), not the
+  // list scheduler's running estimate.
+  result.peak_memory_bytes =
+      PeakOverSequence(
+          comp_, std::vector<const Instruction*>(order.begin(), order.end()),
+          comp_.is_entry(), config_.is_loop_body)
+          .bytes;
+  result.memory_limit_exceeded =
+      config_.memory_limit_bytes.has_value() &&
+      result.peak_memory_bytes > *config_.memory_limit_bytes;
   result.order = std::move(order);
-  result.peak_memory_bytes = peak_bytes_;
-  result.memory_limit_exceeded = config_.memory_limit_bytes.has_value() &&
-                                 peak_bytes_ > *config_.memory_limit_bytes;
   result.resource_limit_overrides = overrides_;
   return result;
 }
@@ -667,6 +687,344 @@ int64_t Ns(double us) {
   if (!(ns > 0)) return 0;
   if (ns > 9e18) return INT64_MAX;
   return static_cast<int64_t>(std::llround(ns));
+}
+
+// The peak --memory-budget allows: the pipeline's input peak plus the
+// budget (planning.h's MemoryLedger); unset without a budget.
+std::optional<int64_t> MemoryBudgetBound(const PassContext& context) {
+  const MemoryLedger& ledger = context.memory;
+  if (!ledger.budget().has_value() || !ledger.input_peak().has_value()) {
+    return std::nullopt;
+  }
+  return *ledger.input_peak() + *ledger.budget();
+}
+
+// The limit on each computation's peak: --scheduler-memory-limit, else the
+// smaller of XLA's (slop factor) and what --memory-budget allows.
+std::optional<int64_t> SchedulerMemoryLimit(const Module& module,
+                                            const PassContext& context) {
+  const PassOptions& options = context.options;
+  if (options.scheduler_memory_limit_bytes.has_value()) {
+    return options.scheduler_memory_limit_bytes;
+  }
+  std::optional<int64_t> limit = MemoryBudgetBound(context);
+  if (options.scheduler_memory_slop_percent.has_value()) {
+    // XLA:GPU's limit (reference/xla_lhs.md 2.5): 80% of the device memory
+    // less the entry's parameters and outputs, times the slop factor.
+    std::optional<GpuSpec> spec = GpuSpecByName(options.gpu);
+    int64_t io = 0;
+    if (const Computation* entry = module.entry(); entry != nullptr) {
+      for (int64_t p = 0; p < entry->num_parameters(); ++p) {
+        if (entry->parameter(p) != nullptr) {
+          io += entry->parameter(p)->shape().ByteSize();
+        }
+      }
+      if (entry->root() != nullptr) io += entry->root()->shape().ByteSize();
+    }
+    const double base = spec.has_value() ? 0.8 * spec->memory_bytes : 0;
+    const int64_t xla = static_cast<int64_t>(
+        std::max(0.0, (base - static_cast<double>(io)) *
+                          *options.scheduler_memory_slop_percent / 100.0));
+    limit = limit.has_value() ? std::min(*limit, xla) : xla;
+  }
+  return limit;
+}
+
+// `comp`'s peak in its stored order (as a callee: parameters the caller's).
+int64_t CalleePeak(const Computation& comp, bool is_loop_body) {
+  std::vector<const Instruction*> order;
+  for (const auto& i : comp.instructions()) order.push_back(i.get());
+  return PeakOverSequence(comp, order, /*is_entry=*/false, is_loop_body).bytes;
+}
+
+// A schedule over the memory limit gives way to the input order when that
+// one fits (the budget binds; the overlap it loses is reported per pair).
+// Says so with an InputOrderKept remark.
+void KeepInputOrderIfItFits(const Computation& comp,
+                            const std::vector<Instruction*>& input,
+                            const SchedulerConfig& config,
+                            ComputationSchedule& schedule, RemarkSink& sink) {
+  if (!schedule.memory_limit_exceeded || schedule.order == input) return;
+  const int64_t peak =
+      PeakOverSequence(
+          comp, std::vector<const Instruction*>(input.begin(), input.end()),
+          comp.is_entry(), config.is_loop_body)
+          .bytes;
+  if (peak > *config.memory_limit_bytes) return;
+  Remark r = ComputationRemark(RemarkKind::kMissed, "InputOrderKept", comp, "");
+  r.message =
+      absl::StrCat("kept the input order of ", comp.name(),
+                   ": the order found would exceed the memory limit (",
+                   HumanBytes(*config.memory_limit_bytes),
+                   "); the input order's peak ", HumanBytes(peak), " fits");
+  r.Metric("peak_memory_bytes", peak);
+  r.Metric("memory_limit_bytes", *config.memory_limit_bytes);
+  sink.Emit(std::move(r));
+  schedule.order = input;
+  schedule.peak_memory_bytes = peak;
+  schedule.memory_limit_exceeded = false;
+}
+
+// Whether `comp` is the body of a while (its outputs take over the loop
+// state's buffers).
+bool IsLoopBody(const Computation* comp, const CallGraph& graph);
+
+// When the module's peak exceeds `bound` (the input's peak plus
+// --memory-budget) after scheduling, although it did not before: gives the
+// computations whose new order raised their own peak most their input
+// order back, one at a time, until the module fits (each an InputOrderKept
+// remark), then brings the kept schedules' peaks up to date.
+absl::Status FitMemoryBudget(
+    Module& module, int64_t bound, const SchedulerConfig& config,
+    const absl::flat_hash_map<Computation*, std::vector<Instruction*>>& inputs,
+    const CallGraph& graph,
+    absl::flat_hash_map<const Computation*, ComputationSchedule>& schedules,
+    RemarkSink& sink) {
+  int64_t peak = ModulePeakMemory(module).bytes;
+  if (peak <= bound) return absl::OkStatus();
+  struct Growth {
+    Computation* comp;
+    int64_t bytes;
+  };
+  std::vector<Growth> grown;
+  for (const auto& [comp, input] : inputs) {
+    const bool body = IsLoopBody(comp, graph);
+    const int64_t now = CalleePeak(*comp, body);
+    const int64_t was =
+        PeakOverSequence(
+            *comp, std::vector<const Instruction*>(input.begin(), input.end()),
+            /*is_entry=*/false, body)
+            .bytes;
+    if (now > was) grown.push_back({comp, now - was});
+  }
+  std::sort(grown.begin(), grown.end(), [](const Growth& a, const Growth& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes
+                              : a.comp->name() < b.comp->name();
+  });
+  for (const Growth& g : grown) {
+    const int64_t over = peak;
+    std::vector<Instruction*> scheduled;
+    for (const auto& i : g.comp->instructions()) scheduled.push_back(i.get());
+    if (absl::Status st = g.comp->SetInstructionOrder(inputs.at(g.comp));
+        !st.ok()) {
+      return st;
+    }
+    peak = ModulePeakMemory(module).bytes;
+    if (peak >= over) {
+      // Not where the module's peak is: keep the overlap.
+      if (absl::Status st = g.comp->SetInstructionOrder(scheduled); !st.ok()) {
+        return st;
+      }
+      peak = over;
+      continue;
+    }
+    if (auto it = schedules.find(g.comp); it != schedules.end()) {
+      it->second.order = inputs.at(g.comp);
+    }
+    Remark r =
+        ComputationRemark(RemarkKind::kMissed, "InputOrderKept", *g.comp, "");
+    r.message = absl::StrCat("kept the input order of ", g.comp->name(),
+                             ": its schedule raised its own peak by ",
+                             HumanBytes(g.bytes), " and the module's peak (",
+                             HumanBytes(over),
+                             ") exceeded the input's plus --memory-budget (",
+                             HumanBytes(bound), "); now ", HumanBytes(peak));
+    r.Metric("peak_memory_bytes", peak);
+    r.Metric("memory_limit_bytes", bound);
+    sink.Emit(std::move(r));
+    if (peak <= bound) break;
+  }
+  if (peak > bound && module.entry() != nullptr) {
+    // Only together do the orders raise the peak: every computation gets
+    // its input order back (the module's peak before scheduling fits).
+    const int64_t over = peak;
+    for (const auto& [comp, input] : inputs) {
+      if (absl::Status st = comp->SetInstructionOrder(input); !st.ok()) {
+        return st;
+      }
+      if (auto it = schedules.find(comp); it != schedules.end()) {
+        it->second.order = input;
+      }
+    }
+    peak = ModulePeakMemory(module).bytes;
+    Remark r = ComputationRemark(RemarkKind::kMissed, "InputOrderKept",
+                                 *module.entry(), "");
+    r.message = absl::StrCat(
+        "kept the input order of every computation: the scheduled orders "
+        "together raised the module's peak to ",
+        HumanBytes(over), ", above the input's plus --memory-budget (",
+        HumanBytes(bound), "); now ", HumanBytes(peak));
+    r.Metric("peak_memory_bytes", peak);
+    r.Metric("memory_limit_bytes", bound);
+    sink.Emit(std::move(r));
+  }
+  for (auto& [comp, schedule] : schedules) {
+    std::vector<const Instruction*> order;
+    for (const auto& i : comp->instructions()) order.push_back(i.get());
+    schedule.peak_memory_bytes =
+        PeakOverSequence(*comp, order, comp->is_entry(),
+                         IsLoopBody(comp, graph))
+            .bytes;
+    schedule.memory_limit_exceeded =
+        config.memory_limit_bytes.has_value() &&
+        schedule.peak_memory_bytes > *config.memory_limit_bytes;
+  }
+  return absl::OkStatus();
+}
+
+// The remarks of one scheduled computation: per async collective pair
+// (overlapped or exposed), the computation's estimate, and the limits it
+// did not meet. `schedule`: nullptr when scheduling failed.
+void ReportComputation(const Computation& computation,
+                       const SequenceTiming& timing,
+                       const ComputationSchedule* schedule,
+                       const SchedulerConfig& config, const CallGraph& graph,
+                       const LoopNest& loops, const Module& module,
+                       RemarkSink& sink, int64_t& total_pairs,
+                       int64_t& hidden_pairs) {
+  const Computation* comp = &computation;
+  std::string loop_path;
+  for (Instruction* caller : graph.CallSites(comp)) {
+    if (caller->opcode() == Opcode::kWhile) {
+      const LoopNode* node = loops.Find(caller);
+      if (node != nullptr) loop_path = node->path;
+      break;
+    }
+  }
+  int64_t sync_collectives = 0;
+  for (const auto& p : comp->instructions()) {
+    if (IsCollective(p->opcode())) ++sync_collectives;
+  }
+  int64_t collective_pairs = 0;
+  for (const AsyncPairTiming& pair : timing.pairs) {
+    if (!pair.collective || pair.done == nullptr) continue;
+    ++collective_pairs;
+    ++total_pairs;
+    double hidden = pair.latency_us - pair.exposed_us;
+    bool passed = pair.latency_us <= 0 || hidden >= 0.5 * pair.latency_us;
+    if (passed) ++hidden_pairs;
+    Remark r;
+    r.pass = std::string(kPassName);
+    r.kind = passed ? RemarkKind::kPassed : RemarkKind::kMissed;
+    r.name = passed ? "OverlappedCollective" : "ExposedCollective";
+    DescribeInstruction(*pair.start, module, r);
+    r.loop = loop_path;
+    std::optional<CollectiveInfo> info =
+        GpuCostModel::GetCollectiveInfo(*pair.start);
+    std::string what = info.has_value()
+                           ? std::string(OpcodeName(info->opcode))
+                           : std::string(OpcodeName(pair.start->opcode()));
+    r.message = absl::StrCat(passed ? "overlapped " : "exposed ", what, " ",
+                             pair.start->name(), ": ", FormatUs(hidden), " of ",
+                             FormatUs(pair.latency_us), " hidden behind ",
+                             pair.instructions_between, " instructions in ",
+                             comp->name());
+    if (!passed) {
+      r.suggestion =
+          pair.instructions_between == 0
+              ? "no independent compute between the start and its use; "
+                "pipeline the collective across loop iterations "
+                "(collective-pipeliner) or double-buffer the loop"
+              : "not enough independent compute before the use; "
+                "pipelining across iterations or a higher "
+                "--in-flight-limit may hide more";
+    }
+    r.Metric("latency_ns", Ns(pair.latency_us));
+    r.Metric("exposed_ns", Ns(pair.exposed_us));
+    if (info.has_value()) r.Metric("bytes_moved", info->bytes);
+    sink.Emit(std::move(r));
+  }
+  if (collective_pairs > 0 || sync_collectives > 0 ||
+      (schedule != nullptr && (schedule->memory_limit_exceeded ||
+                               schedule->resource_limit_overrides > 0))) {
+    Remark r = ComputationRemark(RemarkKind::kAnalysis, "ScheduledComputation",
+                                 *comp, loop_path);
+    r.message =
+        absl::StrCat("scheduled ", comp->name(), ": estimated ",
+                     FormatUs(timing.duration_us), ", exposed collectives ",
+                     FormatUs(timing.exposed_us), ", ", collective_pairs,
+                     " async collectives, ", sync_collectives, " synchronous");
+    if (sync_collectives > 0) {
+      r.suggestion =
+          "synchronous collectives cannot overlap; run async-collectives "
+          "before the scheduler";
+    }
+    r.Metric("duration_ns", Ns(timing.duration_us));
+    r.Metric("exposed_ns", Ns(timing.exposed_us));
+    if (schedule != nullptr) {
+      r.Metric("peak_memory_bytes", schedule->peak_memory_bytes);
+    }
+    sink.Emit(std::move(r));
+  }
+  if (schedule != nullptr && schedule->memory_limit_exceeded) {
+    Remark r = ComputationRemark(RemarkKind::kMissed, "OverMemoryLimit", *comp,
+                                 loop_path);
+    r.message = absl::StrCat("memory limit ", *config.memory_limit_bytes,
+                             " bytes not met in ", comp->name(),
+                             ": estimated peak ", schedule->peak_memory_bytes,
+                             " bytes; kept the best schedule found");
+    r.suggestion = "raise --scheduler-memory-limit or reduce pipelining";
+    r.Metric("peak_memory_bytes", schedule->peak_memory_bytes);
+    r.Metric("memory_limit_bytes", *config.memory_limit_bytes);
+    sink.Emit(std::move(r));
+  }
+  if (schedule != nullptr && schedule->resource_limit_overrides > 0) {
+    Remark r = ComputationRemark(RemarkKind::kMissed, "InFlightLimitExceeded",
+                                 *comp, loop_path);
+    r.message =
+        absl::StrCat("in ", comp->name(), " the in-flight limit (",
+                     config.collective_in_flight_limit, ") had to be exceeded ",
+                     schedule->resource_limit_overrides,
+                     " times: every remaining candidate needed a busy stream");
+    sink.Emit(std::move(r));
+  }
+}
+
+// Whether `comp` is the body of a while (its outputs take over the loop
+// state's buffers).
+bool IsLoopBody(const Computation* comp, const CallGraph& graph) {
+  for (Instruction* caller : graph.CallSites(comp)) {
+    if (caller->opcode() == Opcode::kWhile && caller->while_body() == comp) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The MemoryBudgetNotMet remark when the module's final peak exceeds what
+// --memory-budget allows (`bound`), saying where the bytes came from.
+void CheckMemoryBudget(const Module& module, const PassContext& context,
+                       int64_t bound, int64_t peak_before, int64_t peak_after,
+                       RemarkSink& sink) {
+  if (peak_after <= bound) return;
+  const MemoryLedger& ledger = context.memory;
+  Remark r;
+  r.pass = std::string(kPassName);
+  r.kind = RemarkKind::kMissed;
+  r.name = "MemoryBudgetNotMet";
+  r.instruction = module.name();
+  r.message = absl::StrCat(
+      "--memory-budget not met: the module's peak is ", HumanBytes(peak_after),
+      ", above the input's ", HumanBytes(*ledger.input_peak()), " plus ",
+      HumanBytes(*ledger.budget()), " (", HumanBytes(bound), "); ",
+      peak_before > bound
+          ? absl::StrCat("the rewrites and async conversion already reached ",
+                         HumanBytes(peak_before),
+                         " before scheduling (their planned extra live "
+                         "bytes were ",
+                         HumanBytes(ledger.spent()),
+                         "; the buffers XLA's copies add are not in that "
+                         "estimate)")
+          : absl::StrCat("the peak was ", HumanBytes(peak_before),
+                         " before scheduling; no order the scheduler found "
+                         "keeps the collectives' buffers within it"));
+  r.suggestion =
+      "raise --memory-budget, or turn pipelining or double buffering off "
+      "for the largest loop (--loop)";
+  r.Metric("peak_memory_bytes", peak_after);
+  r.Metric("peak_before_scheduling_bytes", peak_before);
+  r.Metric("memory_bound_bytes", bound);
+  sink.Emit(std::move(r));
 }
 
 }  // namespace
@@ -811,26 +1169,9 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   }
   SchedulerConfig config;
   config.collective_in_flight_limit = options.collective_in_flight_limit;
-  config.memory_limit_bytes = options.scheduler_memory_limit_bytes;
-  if (!config.memory_limit_bytes.has_value() &&
-      options.scheduler_memory_slop_percent.has_value()) {
-    // XLA:GPU's limit (reference/xla_lhs.md 2.5): 80% of the device memory
-    // less the entry's parameters and outputs, times the slop factor.
-    std::optional<GpuSpec> spec = GpuSpecByName(options.gpu);
-    int64_t io = 0;
-    if (const Computation* entry = module.entry(); entry != nullptr) {
-      for (int64_t p = 0; p < entry->num_parameters(); ++p) {
-        if (entry->parameter(p) != nullptr) {
-          io += entry->parameter(p)->shape().ByteSize();
-        }
-      }
-      if (entry->root() != nullptr) io += entry->root()->shape().ByteSize();
-    }
-    const double base = spec.has_value() ? 0.8 * spec->memory_bytes : 0;
-    config.memory_limit_bytes = static_cast<int64_t>(
-        std::max(0.0, (base - static_cast<double>(io)) *
-                          *options.scheduler_memory_slop_percent / 100.0));
-  }
+  config.memory_limit_bytes = SchedulerMemoryLimit(module, context);
+  const std::optional<int64_t> budget_bound = MemoryBudgetBound(context);
+  const int64_t peak_before = ModulePeakMemory(module).bytes;
 
   // Callees before callers; unreachable computations after.
   CallGraph graph(module);
@@ -843,6 +1184,8 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
   }
   LoopNest loops(module);
   CalleeInfoMap callees;
+  absl::flat_hash_map<Computation*, std::vector<Instruction*>> inputs;
+  absl::flat_hash_map<const Computation*, ComputationSchedule> schedules;
   bool changed = !module.is_scheduled();
   int64_t total_pairs = 0;
   int64_t hidden_pairs = 0;
@@ -851,8 +1194,14 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
     std::vector<Instruction*> before;
     before.reserve(comp->instructions().size());
     for (const auto& p : comp->instructions()) before.push_back(p.get());
+    SchedulerConfig comp_config = config;
+    comp_config.is_loop_body = IsLoopBody(comp, graph);
     absl::StatusOr<ComputationSchedule> schedule =
-        ScheduleComputation(*comp, *estimator, config, callees);
+        ScheduleComputation(*comp, *estimator, comp_config, callees);
+    if (schedule.ok()) {
+      KeepInputOrderIfItFits(*comp, before, comp_config, *schedule,
+                             context.remarks);
+    }
     if (!schedule.ok()) {
       // Keep the stored order (a valid one) and explain.
       Remark r;
@@ -872,106 +1221,41 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
     }
     SequenceTiming timing = EstimateSequence(
         *comp, *estimator, config.collective_in_flight_limit, callees);
-    callees[comp] = CalleeInfo{timing.duration_us, timing.peak_in_flight};
-
-    // Remarks.
-    std::string loop_path;
-    for (Instruction* caller : graph.CallSites(comp)) {
-      if (caller->opcode() == Opcode::kWhile) {
-        const LoopNode* node = loops.Find(caller);
-        if (node != nullptr) loop_path = node->path;
-        break;
-      }
-    }
-    int64_t sync_collectives = 0;
-    for (const auto& p : comp->instructions()) {
-      if (IsCollective(p->opcode())) ++sync_collectives;
-    }
-    int64_t collective_pairs = 0;
-    for (const AsyncPairTiming& pair : timing.pairs) {
-      if (!pair.collective || pair.done == nullptr) continue;
-      ++collective_pairs;
-      ++total_pairs;
-      double hidden = pair.latency_us - pair.exposed_us;
-      bool passed = pair.latency_us <= 0 || hidden >= 0.5 * pair.latency_us;
-      if (passed) ++hidden_pairs;
-      Remark r;
-      r.pass = std::string(kPassName);
-      r.kind = passed ? RemarkKind::kPassed : RemarkKind::kMissed;
-      r.name = passed ? "OverlappedCollective" : "ExposedCollective";
-      DescribeInstruction(*pair.start, module, r);
-      r.loop = loop_path;
-      std::optional<CollectiveInfo> info =
-          GpuCostModel::GetCollectiveInfo(*pair.start);
-      std::string what = info.has_value()
-                             ? std::string(OpcodeName(info->opcode))
-                             : std::string(OpcodeName(pair.start->opcode()));
-      r.message = absl::StrCat(passed ? "overlapped " : "exposed ", what, " ",
-                               pair.start->name(), ": ", FormatUs(hidden),
-                               " of ", FormatUs(pair.latency_us),
-                               " hidden behind ", pair.instructions_between,
-                               " instructions in ", comp->name());
-      if (!passed) {
-        r.suggestion =
-            pair.instructions_between == 0
-                ? "no independent compute between the start and its use; "
-                  "pipeline the collective across loop iterations "
-                  "(collective-pipeliner) or double-buffer the loop"
-                : "not enough independent compute before the use; "
-                  "pipelining across iterations or a higher "
-                  "--in-flight-limit may hide more";
-      }
-      r.Metric("latency_ns", Ns(pair.latency_us));
-      r.Metric("exposed_ns", Ns(pair.exposed_us));
-      if (info.has_value()) r.Metric("bytes_moved", info->bytes);
-      context.remarks.Emit(std::move(r));
-    }
-    if (collective_pairs > 0 || sync_collectives > 0 ||
-        (schedule.ok() && (schedule->memory_limit_exceeded ||
-                           schedule->resource_limit_overrides > 0))) {
-      Remark r = ComputationRemark(RemarkKind::kAnalysis,
-                                   "ScheduledComputation", *comp, loop_path);
-      r.message = absl::StrCat(
-          "scheduled ", comp->name(), ": estimated ",
-          FormatUs(timing.duration_us), ", exposed collectives ",
-          FormatUs(timing.exposed_us), ", ", collective_pairs,
-          " async collectives, ", sync_collectives, " synchronous");
-      if (sync_collectives > 0) {
-        r.suggestion =
-            "synchronous collectives cannot overlap; run async-collectives "
-            "before the scheduler";
-      }
-      r.Metric("duration_ns", Ns(timing.duration_us));
-      r.Metric("exposed_ns", Ns(timing.exposed_us));
-      if (schedule.ok()) {
-        r.Metric("peak_memory_bytes", schedule->peak_memory_bytes);
-      }
-      context.remarks.Emit(std::move(r));
-    }
-    if (schedule.ok() && schedule->memory_limit_exceeded) {
-      Remark r = ComputationRemark(RemarkKind::kMissed, "OverMemoryLimit",
-                                   *comp, loop_path);
-      r.message = absl::StrCat("memory limit ", *config.memory_limit_bytes,
-                               " bytes not met in ", comp->name(),
-                               ": estimated peak ", schedule->peak_memory_bytes,
-                               " bytes; kept the best schedule found");
-      r.suggestion = "raise --scheduler-memory-limit or reduce pipelining";
-      r.Metric("peak_memory_bytes", schedule->peak_memory_bytes);
-      r.Metric("memory_limit_bytes", *config.memory_limit_bytes);
-      context.remarks.Emit(std::move(r));
-    }
-    if (schedule.ok() && schedule->resource_limit_overrides > 0) {
-      Remark r = ComputationRemark(RemarkKind::kMissed, "InFlightLimitExceeded",
-                                   *comp, loop_path);
-      r.message = absl::StrCat(
-          "in ", comp->name(), " the in-flight limit (",
-          config.collective_in_flight_limit, ") had to be exceeded ",
-          schedule->resource_limit_overrides,
-          " times: every remaining candidate needed a busy stream");
-      context.remarks.Emit(std::move(r));
+    callees[comp] =
+        CalleeInfo{timing.duration_us, timing.peak_in_flight,
+                   schedule.ok() ? schedule->peak_memory_bytes
+                                 : CalleePeak(*comp, comp_config.is_loop_body)};
+    inputs[comp] = std::move(before);
+    if (schedule.ok()) schedules[comp] = *std::move(schedule);
+  }
+  if (budget_bound.has_value() && peak_before <= *budget_bound) {
+    if (absl::Status s = FitMemoryBudget(module, *budget_bound, config, inputs,
+                                         graph, schedules, context.remarks);
+        !s.ok()) {
+      return s;
     }
   }
+  // Remarks, from the orders kept (callees first, as scheduled).
+  callees.clear();
+  for (Computation* comp : order) {
+    if (comp->IsFusionComputation()) continue;
+    SequenceTiming timing = EstimateSequence(
+        *comp, *estimator, config.collective_in_flight_limit, callees);
+    auto it = schedules.find(comp);
+    const ComputationSchedule* schedule =
+        it == schedules.end() ? nullptr : &it->second;
+    callees[comp] = CalleeInfo{
+        timing.duration_us, timing.peak_in_flight,
+        schedule != nullptr ? schedule->peak_memory_bytes
+                            : CalleePeak(*comp, IsLoopBody(comp, graph))};
+    ReportComputation(*comp, timing, schedule, config, graph, loops, module,
+                      context.remarks, total_pairs, hidden_pairs);
+  }
   module.set_is_scheduled(true);
+  if (budget_bound.has_value()) {
+    CheckMemoryBudget(module, context, *budget_bound, peak_before,
+                      ModulePeakMemory(module).bytes, context.remarks);
+  }
   Remark summary;
   summary.pass = std::string(kPassName);
   summary.kind = RemarkKind::kAnalysis;

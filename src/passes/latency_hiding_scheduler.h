@@ -27,15 +27,23 @@
 // flight across a loop whose body uses the stream. If nothing fits, the best
 // candidate is taken anyway (a remark says so) rather than failing.
 //
-// Memory pressure: with a memory limit, live bytes are tracked over the
+// Memory pressure: with a memory limit (--scheduler-memory-limit, XLA's
+// slop factor, or what --memory-budget leaves: the input's peak plus the
+// budget), live bytes are tracked over the
 // buffers of analysis/buffer_analysis.h (a buffer becomes live when the
 // last user of a value holding it is scheduled and dies at its definition;
 // tuples, get-tuple-elements, bitcasts, reshapes, whiles, in-place updates
 // and -done halves hold their operands' buffers, an async start its
 // operands' until the done; a GEMM's workspace counts only while it runs;
-// parameters are the caller's and not counted). If the limit cannot be met
-// the schedule is still produced and a `missed` remark gives the estimated
-// peak.
+// parameters are the caller's and not counted, except the entry's against
+// the limit; a loop, call or conditional adds its callee's peak while it
+// runs). The peak reported and held against the limit is the one model's:
+// PeakOverSequence over the order found, the number `hloverlap sim`
+// reports for the module. If the order found exceeds the limit and the
+// input order does not, the input order is kept; otherwise the schedule is
+// still produced and a `missed` remark gives the peak. Under
+// --memory-budget a final peak above the input's plus the budget is a
+// `missed` MemoryBudgetNotMet remark with the numbers.
 //
 // Priority chain: the first rule that distinguishes two ready candidates
 // decides ("first" = picked first bottom-up = placed later in program
@@ -90,7 +98,12 @@ namespace hloverlap {
 struct SchedulerConfig {
   int collective_in_flight_limit = 1;
   int async_compute_limit = 2;
+  // Limit on the computation's peak as PeakOverSequence counts it (the
+  // peak `hloverlap sim` reports; for the entry, parameters included).
   std::optional<int64_t> memory_limit_bytes;
+  // The computation is a while body (its outputs take over the loop
+  // state's buffers, counted by the caller).
+  bool is_loop_body = false;
   // Select by scanning every ready candidate against the whole chain (the
   // reference the O(log n) selection is tested against).
   bool reference_selection = false;
@@ -119,11 +132,16 @@ struct SequenceTiming {
 struct CalleeInfo {
   double duration_us = 0;
   int64_t collectives_in_flight = 0;
+  // Its peak in its scheduled order (PeakOverSequence, parameters the
+  // caller's): live only while its caller's instruction runs.
+  int64_t peak_memory_bytes = 0;
 };
 using CalleeInfoMap = absl::flat_hash_map<const Computation*, CalleeInfo>;
 
 struct ComputationSchedule {
   std::vector<Instruction*> order;
+  // The order's peak (analysis/buffer_analysis.h's PeakOverSequence): for
+  // the entry, the module's peak as `hloverlap sim` reports it.
   int64_t peak_memory_bytes = 0;
   bool memory_limit_exceeded = false;
   int64_t resource_limit_overrides = 0;  // times a limit had to be broken

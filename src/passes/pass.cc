@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/buffer_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
 #include "hlo/diagnostic.h"
@@ -85,6 +86,9 @@ absl::StatusOr<bool> PassPipeline::Run(Module& module, PassContext& context) {
   std::map<std::string_view, int> seen;
   bool changed = false;
   context.memory.Reset(context.options.memory_budget_bytes);
+  if (context.memory.budget().has_value()) {
+    context.memory.SetInputPeak(ModulePeakMemory(module).bytes);
+  }
   for (size_t i = 0; i < passes_.size(); ++i) {
     Pass& pass = *passes_[i];
     const PassInstrumentation::PassRun run{pass, static_cast<int>(i),

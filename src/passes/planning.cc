@@ -23,11 +23,6 @@ int64_t RoundUs(double v) {
   return static_cast<int64_t>(std::llround(std::clamp(v, -1e15, 1e15)));
 }
 
-int64_t RoundNs(double us) {
-  if (!std::isfinite(us)) return 0;
-  return static_cast<int64_t>(std::llround(std::clamp(us, -1e12, 1e12) * 1e3));
-}
-
 std::string Ms(double us) {
   return absl::StrFormat("%.3f ms", std::isfinite(us) ? us / 1e3 : 0.0);
 }
@@ -44,7 +39,7 @@ void AddPredictedMetrics(
     metrics.emplace_back("added_communication_us",
                          RoundUs(e.added_communication_us));
   }
-  metrics.emplace_back("gain_us", RoundUs(e.gain_us()));
+  metrics.emplace_back("net_us", RoundUs(e.gain_us()));
 }
 
 void AddEstimateMetrics(const CandidateEstimate& e,
@@ -53,23 +48,12 @@ void AddEstimateMetrics(const CandidateEstimate& e,
   metrics.emplace_back("extra_live_bytes", e.extra_live_bytes);
 }
 
-void AddEstimateArgs(const CandidateEstimate& e, Remark& remark) {
-  if (e.predicted) {
-    remark.TimeNs("hidden", RoundNs(e.hidden_us))
-        .TimeNs("added_compute", RoundNs(e.added_compute_us));
-    if (e.added_communication_us != 0) {
-      remark.TimeNs("added_communication", RoundNs(e.added_communication_us));
-    }
-    remark.TimeNs("gain", RoundNs(e.gain_us()));
-  }
-  remark.Bytes("extra_live", e.extra_live_bytes);
-}
-
 std::string DescribeEstimate(const CandidateEstimate& e) {
   if (!e.predicted) return "no cost model: times not predicted";
-  std::string out = absl::StrCat("predicted gain ", Ms(e.gain_us()), " (",
-                                 Ms(e.hidden_us), " of communication hidden, ",
-                                 Ms(e.added_compute_us), " of compute added");
+  std::string out =
+      absl::StrCat("predicted ", Ms(e.gain_us()),
+                   " of communication off the critical path (", Ms(e.hidden_us),
+                   " hidden, ", Ms(e.added_compute_us), " of compute added");
   if (e.added_communication_us != 0) {
     absl::StrAppend(&out, ", ", Ms(e.added_communication_us),
                     " of communication added where nothing overlaps it");

@@ -5,9 +5,10 @@
 // plan (this unit: the cost oracle predicts each candidate's effect on the
 // step, the memory ledger says whether its extra live bytes fit), apply (the
 // LoopRewrite transaction, passes/loop_rewrite.h). A candidate is taken only
-// when its predicted gain is positive and the ledger allows it; otherwise a
-// `missed` remark named `NotProfitable` or `OverMemoryBudget` carries the
-// predicted numbers (metrics, in microseconds and bytes).
+// when its predicted net saving (communication hidden less what it adds) is
+// positive and the ledger allows it; otherwise a `missed` remark named
+// `NotProfitable` or `OverMemoryBudget` carries the predicted numbers (metrics,
+// in microseconds and bytes).
 //
 // The oracle is an interface (analysis/cost_oracle.h, below both passes and
 // sim): passes never include the simulator. The tool
@@ -24,7 +25,7 @@
 //   missed: collective-pipeliner: all-gather not prefetched: its operand
 //     chain computes while.175 (while), which the rest of the iteration also
 //     uses: prefetching would compute it again every iteration
-//     [NotProfitable] (hidden_us=..., added_compute_us=..., gain_us=-...)
+//     [NotProfitable] (hidden_us=..., added_compute_us=..., net_us=-...)
 #ifndef HLOVERLAP_PASSES_PLANNING_H_
 #define HLOVERLAP_PASSES_PLANNING_H_
 
@@ -48,8 +49,15 @@ class MemoryLedger {
   void Reset(std::optional<int64_t> budget) {
     budget_ = budget;
     spent_ = 0;
+    input_peak_.reset();
     started_ = true;
   }
+  // The peak of the pipeline's input (analysis/buffer_analysis.h, what
+  // `hloverlap sim` reports), set with a budget: the final peak must stay
+  // within it plus the budget, whatever the scheduler's reordering adds
+  // (latency_hiding_scheduler.h).
+  void SetInputPeak(int64_t bytes) { input_peak_ = bytes; }
+  std::optional<int64_t> input_peak() const { return input_peak_; }
   // For a pass run outside a pipeline: Reset unless a run started.
   void StartIfNeeded(std::optional<int64_t> budget) {
     if (!started_) Reset(budget);
@@ -68,6 +76,7 @@ class MemoryLedger {
  private:
   std::optional<int64_t> budget_;
   int64_t spent_ = 0;
+  std::optional<int64_t> input_peak_;
   bool started_ = false;
 };
 
@@ -81,6 +90,9 @@ struct CandidateEstimate {
   double added_communication_us = 0;
   int64_t extra_live_bytes = 0;
   bool predicted = false;  // false: no oracle, times unknown
+  // Communication hidden less what the rewrite adds: the candidate's own
+  // estimate, taken alone; not a change of the step (only a simulation of
+  // the whole module says that, `hloverlap sim`).
   double gain_us() const {
     return hidden_us - added_compute_us - added_communication_us;
   }
@@ -91,26 +103,21 @@ inline constexpr std::string_view kNotProfitable = "NotProfitable";
 inline constexpr std::string_view kOverMemoryBudget = "OverMemoryBudget";
 
 // Appends the estimate's figures to remark metrics (hidden_us,
-// added_compute_us, gain_us rounded to microseconds when predicted;
-// extra_live_bytes always).
+// added_compute_us, net_us rounded to microseconds when predicted;
+// extra_live_bytes always): the one place a remark carries its estimate
+// (explain's plan rows read it).
 void AddEstimateMetrics(const CandidateEstimate& e,
                         std::vector<std::pair<std::string, int64_t>>& metrics);
 
 // Appends the predicted times only (hidden_us, added_compute_us,
-// added_communication_us when not 0, gain_us; nothing when not predicted):
+// added_communication_us when not 0, net_us; nothing when not predicted):
 // for remarks that already carry extra_live_bytes.
 void AddPredictedMetrics(const CandidateEstimate& e,
                          std::vector<std::pair<std::string, int64_t>>& metrics);
 
-// The estimate as typed remark arguments (remarks.h): time_ns `hidden`,
-// `added_compute`, `added_communication` (when not 0) and `gain` when
-// predicted; bytes `extra_live` always. A format may name them
-// ("{gain} predicted").
-void AddEstimateArgs(const CandidateEstimate& e, Remark& remark);
-
-// The estimate in words for a remark's message: "predicted gain 1.2 ms
-// (1.3 ms of communication hidden, 0.1 ms of compute added)", or
-// "no cost model: times not predicted".
+// The estimate in words for a remark's message: "predicted 1.200 ms of
+// communication off the critical path (1.300 ms hidden, 0.100 ms of compute
+// added)", or "no cost model: times not predicted".
 std::string DescribeEstimate(const CandidateEstimate& e);
 
 // The extra live bytes of keeping `copies` more values of `value`'s shape

@@ -930,7 +930,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         AddEstimateMetrics(e, r.metrics);
         missed(
             std::string(kNotProfitable),
-            absl::StrCat("the predicted gain is not positive: it would "
+            absl::StrCat("the predicted net saving is not positive: it would "
                          "save ",
                          saves, " but add ", std::llround(e.added_compute_us),
                          " us of adds on the full-size accumulator"));

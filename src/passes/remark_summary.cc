@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/call_graph.h"
+#include "analysis/module_summary.h"
 #include "hlo/absl_compat.h"
 
 namespace hloverlap {
@@ -607,7 +609,19 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
     }
     out += "\n";
   }
-  for (const Remark* r : module_lines) absl::StrAppend(&out, r->message, "\n");
+  // The step is the summary's last lines' (StepComparisonText), once.
+  for (const Remark* r : module_lines) {
+    auto metric = [&](std::string_view key) {
+      for (const auto& [k, v] : r->metrics) {
+        if (k == key) return v;
+      }
+      return int64_t{0};
+    };
+    absl::StrAppend(&out, "scheduler: ", metric("overlapped"), " of ",
+                    metric("async_collectives"),
+                    " async collectives overlapped (module ", r->instruction,
+                    ")\n");
+  }
   if (!failures.empty()) {
     absl::StrAppend(&out, "failures: ", failures.size(),
                     ", the first: ", failures[0]->pass, ": ",
@@ -639,6 +653,39 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
     absl::StrAppend(&out, "; all remarks in ", remarks_file);
   }
   out += "\n";
+  return out;
+}
+
+std::string StepComparisonText(const StepPrediction& input,
+                               const StepPrediction& output,
+                               std::optional<int64_t> memory_budget) {
+  auto ms = [](double us) { return absl::StrFormat("%.3f ms", us / 1e3); };
+  auto time_line = [&](std::string_view what, double a, double b,
+                       bool percent) {
+    std::string line = absl::StrFormat("  %-22s %11s -> %11s (%+.3f ms", what,
+                                       ms(a), ms(b), (b - a) / 1e3);
+    if (percent && a > 0) {
+      absl::StrAppend(&line, absl::StrFormat(", %+.1f%%", 100 * (b - a) / a));
+    }
+    return line + ")\n";
+  };
+  std::string out =
+      "predicted (simulator, as `hloverlap sim`): input -> output\n";
+  out += time_line("step", input.step_us, output.step_us, true);
+  out += time_line("exposed communication", input.exposed_communication_us,
+                   output.exposed_communication_us, false);
+  const int64_t growth = output.peak_memory_bytes - input.peak_memory_bytes;
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("  %-22s %11s -> %11s (%s%s", "peak memory",
+                      HumanBytes(input.peak_memory_bytes),
+                      HumanBytes(output.peak_memory_bytes),
+                      growth < 0 ? "-" : "+", HumanBytes(std::abs(growth))));
+  if (memory_budget.has_value()) {
+    absl::StrAppend(&out, growth <= *memory_budget ? "; within" : "; over",
+                    " --memory-budget ", HumanBytes(*memory_budget));
+  }
+  out += ")\n";
   return out;
 }
 

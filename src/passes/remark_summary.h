@@ -21,10 +21,13 @@
 //     while.147/while.145 (trip count 8; experiments/seed_repro.py:52)
 //       ...
 //   async conversion: 98 collectives to start/done pairs
-//   scheduled module jit_train_step for analytical h200 ...: 96 of 98
-//     async collectives overlapped; estimated step 247.68 ms
+//   scheduler: 96 of 98 async collectives overlapped (module
+//     jit_train_step)
 //
-// followed by the remark counts. Remarks outside any loop are grouped under
+// followed by the remark counts and, from `hloverlap opt`, the step, the
+// exposed communication and the peak memory before and after
+// (StepComparisonText): each figure printed once, all from the simulator
+// `hloverlap sim` runs. Remarks outside any loop are grouped under
 // "outside loops"; loops of other passes' making that match no input loop
 // keep their own path. Each line counts input instructions (named in
 // brackets) and says the names a message refers to; a loop's copies of
@@ -34,11 +37,14 @@
 #ifndef HLOVERLAP_PASSES_REMARK_SUMMARY_H_
 #define HLOVERLAP_PASSES_REMARK_SUMMARY_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "analysis/cost_oracle.h"
 #include "hlo/module.h"
 #include "passes/remarks.h"
 
@@ -95,6 +101,20 @@ void MapRemarksToInput(const InputNames& names, RemarkSink& sink);
 std::string RemarksSummary(const std::vector<Remark>& remarks,
                            const std::vector<SummaryLoop>& loops,
                            const std::string& remarks_file = "");
+
+// The input's and the output's predictions side by side, one prediction
+// each (CostOracle::PredictStep, the simulator of `hloverlap sim`):
+//
+//   predicted (simulator, as `hloverlap sim`):  input -> output
+//     step                   289.108 ms -> 156.759 ms (-132.349 ms, -45.8%)
+//     exposed communication   42.071 ms ->   0.967 ms (-41.104 ms)
+//     peak memory             8.10 GiB ->  15.36 GiB (+7.26 GiB)
+//
+// With a --memory-budget the peak line says whether the growth is within
+// it.
+std::string StepComparisonText(const StepPrediction& input,
+                               const StepPrediction& output,
+                               std::optional<int64_t> memory_budget);
 
 }  // namespace hloverlap
 

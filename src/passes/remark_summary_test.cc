@@ -125,9 +125,11 @@ TEST(RemarksSummary, SchedulerPairsAsyncAndOutsideLoops) {
   Remark per_computation =
       Make("latency-hiding-scheduler", RemarkKind::kAnalysis, "body", "",
            "outer.1/while.1.1", "scheduled body: estimated 1 ms");
-  Remark module = Make("latency-hiding-scheduler", RemarkKind::kAnalysis, "m",
-                       "", "", "scheduled module m: 1 of 2 overlapped");
+  Remark module =
+      Make("latency-hiding-scheduler", RemarkKind::kAnalysis, "m", "", "",
+           "scheduled module m: 1 of 2 overlapped; estimated step 3 ms");
   module.name = "ScheduledModule";
+  module.Metric("async_collectives", 2).Metric("overlapped", 1);
   Remark async = Make("async-collectives", RemarkKind::kPassed, "ag", "", "",
                       "converted all-gather");
   Remark sync = Make("async-collectives", RemarkKind::kMissed, "a2a.7", "", "",
@@ -143,8 +145,33 @@ TEST(RemarksSummary, SchedulerPairsAsyncAndOutsideLoops) {
   EXPECT_THAT(
       s, HasSubstr("async conversion: 1 collectives to start/done "
                    "pairs; 1x all-to-all left synchronous (flag) [a2a.7]\n"));
-  EXPECT_THAT(s, HasSubstr("scheduled module m: 1 of 2 overlapped\n"));
+  // The step is printed once, by StepComparisonText (issue 26 item 3).
+  EXPECT_THAT(s, HasSubstr("scheduler: 1 of 2 async collectives overlapped "
+                           "(module m)\n"));
   EXPECT_THAT(s, Not(HasSubstr("estimated 1 ms")));
+  EXPECT_THAT(s, Not(HasSubstr("estimated step")));
+}
+
+// The summary's last lines: step, exposed communication and peak, input
+// and output, and whether the peak's growth is within --memory-budget.
+TEST(StepComparisonText, BeforeAfterAndBudget) {
+  StepPrediction in;
+  in.step_us = 285484;
+  in.exposed_communication_us = 42071;
+  in.peak_memory_bytes = int64_t{8} << 30;
+  StepPrediction out = in;
+  out.step_us = 286600;
+  out.peak_memory_bytes = int64_t{16} << 30;
+  EXPECT_EQ(StepComparisonText(in, out, std::nullopt),
+            "predicted (simulator, as `hloverlap sim`): input -> output\n"
+            "  step                    285.484 ms ->  286.600 ms (+1.116 ms, "
+            "+0.4%)\n"
+            "  exposed communication    42.071 ms ->   42.071 ms (+0.000 ms)\n"
+            "  peak memory                8.0 GiB ->    16.0 GiB (+8.0 GiB)\n");
+  EXPECT_THAT(StepComparisonText(in, out, int64_t{512} << 20),
+              HasSubstr("(+8.0 GiB; over --memory-budget 512.0 MiB)\n"));
+  EXPECT_THAT(StepComparisonText(out, in, int64_t{0}),
+              HasSubstr("(-8.0 GiB; within --memory-budget 0 B)\n"));
 }
 
 TEST(RemarksSummary, NoLoopDecisions) {

@@ -363,11 +363,11 @@ std::string FormatDecisionCounts(const std::vector<Remark>& remarks) {
 
 namespace {
 
-// A planned decision's prediction, from its typed arguments (planning.h's
-// AddEstimateArgs) or, for remarks that carry only metrics, from those.
+// A planned decision's prediction, from its metrics (planning.h's
+// AddEstimateMetrics: the one place a remark carries its estimate).
 struct PlanRow {
   const Remark* remark;
-  double gain_ms = 0, hidden_ms = 0, added_compute_ms = 0,
+  double net_ms = 0, hidden_ms = 0, added_compute_ms = 0,
          added_communication_ms = 0;
   int64_t extra_live_bytes = 0;
 };
@@ -375,39 +375,23 @@ struct PlanRow {
 std::vector<PlanRow> PlanRows(const std::vector<Remark>& remarks) {
   std::vector<PlanRow> rows;
   for (const Remark& r : remarks) {
-    auto arg_ms = [&](std::string_view key) -> std::optional<double> {
-      const RemarkArg* a = r.FindArg(key);
-      if (a == nullptr || a->type != RemarkArg::Type::kTimeNs) {
-        return std::nullopt;
-      }
-      return static_cast<double>(a->value) / 1e6;
-    };
     auto metric = [&](std::string_view key) -> std::optional<int64_t> {
       for (const auto& [k, v] : r.metrics) {
         if (k == key) return v;
       }
       return std::nullopt;
     };
+    std::optional<int64_t> net_us = metric("net_us");
+    if (!net_us.has_value()) continue;
+    auto ms = [&](std::string_view key) {
+      return static_cast<double>(metric(key).value_or(0)) / 1e3;
+    };
     PlanRow row{&r};
-    if (std::optional<double> gain = arg_ms("gain")) {
-      row.gain_ms = *gain;
-      row.hidden_ms = arg_ms("hidden").value_or(0);
-      row.added_compute_ms = arg_ms("added_compute").value_or(0);
-      row.added_communication_ms = arg_ms("added_communication").value_or(0);
-      const RemarkArg* live = r.FindArg("extra_live");
-      row.extra_live_bytes = live != nullptr ? live->value : 0;
-    } else if (std::optional<int64_t> gain_us = metric("gain_us")) {
-      auto ms = [&](std::string_view key) {
-        return static_cast<double>(metric(key).value_or(0)) / 1e3;
-      };
-      row.gain_ms = static_cast<double>(*gain_us) / 1e3;
-      row.hidden_ms = ms("hidden_us");
-      row.added_compute_ms = ms("added_compute_us");
-      row.added_communication_ms = ms("added_communication_us");
-      row.extra_live_bytes = metric("extra_live_bytes").value_or(0);
-    } else {
-      continue;
-    }
+    row.net_ms = static_cast<double>(*net_us) / 1e3;
+    row.hidden_ms = ms("hidden_us");
+    row.added_compute_ms = ms("added_compute_us");
+    row.added_communication_ms = ms("added_communication_us");
+    row.extra_live_bytes = metric("extra_live_bytes").value_or(0);
     rows.push_back(row);
   }
   return rows;
@@ -426,7 +410,9 @@ std::string FormatPlanRows(const std::vector<PlanRow>& rows,
   }
   if (rows.empty()) return "";
   std::string out =
-      "predicted effect of each planned decision (cost model, per step):\n";
+      "each planned decision's own estimate (cost model, per step; "
+      "communication moved off the critical path, not a step change: the "
+      "pipeline's step change is simulated below):\n";
   for (size_t i = 0; i < rows.size() && i < kMaxPlanLines; ++i) {
     const PlanRow& p = rows[i];
     const Remark& r = *p.remark;
@@ -442,9 +428,9 @@ std::string FormatPlanRows(const std::vector<PlanRow>& rows,
       }
     }
     absl::StrAppend(
-        &out,
-        absl::StrFormat(": gain %.3f ms (hidden %.3f ms, added compute %.3f ms",
-                        p.gain_ms, p.hidden_ms, p.added_compute_ms));
+        &out, absl::StrFormat(": off the critical path %.3f ms (hidden %.3f "
+                              "ms, added compute %.3f ms",
+                              p.net_ms, p.hidden_ms, p.added_compute_ms));
     if (p.added_communication_ms != 0) {
       absl::StrAppend(&out, absl::StrFormat(", added communication %.3f ms",
                                             p.added_communication_ms));
@@ -467,13 +453,28 @@ nlohmann::json PlanJson(const std::vector<PlanRow>& rows) {
                     {"name", r.name},
                     {"instruction", r.instruction},
                     {"loop", r.loop},
-                    {"predicted_gain_ms", p.gain_ms},
+                    {"off_critical_path_ms", p.net_ms},
                     {"hidden_ms", p.hidden_ms},
                     {"added_compute_ms", p.added_compute_ms},
                     {"added_communication_ms", p.added_communication_ms},
                     {"extra_live_bytes", p.extra_live_bytes}});
   }
   return list;
+}
+
+// The simulator's prediction of the input and the output ("predicted_step"):
+// the only figures explain calls a step change.
+nlohmann::json StepChangeJson(const StepPrediction& input,
+                              const StepPrediction& output) {
+  auto side = [](const StepPrediction& p) {
+    return nlohmann::json{
+        {"step_ms", p.step_us / 1e3},
+        {"exposed_communication_ms", p.exposed_communication_us / 1e3},
+        {"peak_memory_bytes", p.peak_memory_bytes}};
+  };
+  return {{"input", side(input)},
+          {"output", side(output)},
+          {"step_change_ms", (output.step_us - input.step_us) / 1e3}};
 }
 
 // The remarks of `sink` as a JSON array of the objects of ToJsonLines.
@@ -497,6 +498,10 @@ struct PipelineRun {
   std::string how;  // "--preset=pipeline", "--passes=a,b"
   std::string spec;
   RemarkSink remarks;
+  // The simulator's prediction of the input and of the pipeline's output.
+  std::optional<StepPrediction> input_step;
+  std::optional<StepPrediction> output_step;
+  std::optional<int64_t> memory_budget;
 };
 
 // Runs on `module` (explain's own copy, never printed) the pipeline `opt`
@@ -532,8 +537,12 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
   run.how = opt.preset.empty() ? absl::StrCat("--passes=", opt.passes)
                                : absl::StrCat("--preset=", opt.preset);
   if (opt.preset.empty() && opt.passes.empty()) run.how = "(XLA flags)";
+  built->predict_steps = true;
   absl::StatusOr<bool> changed = RunPipelineOnInput(*built, module);
   run.remarks = std::move(built->context.remarks);
+  run.input_step = built->input_step;
+  run.output_step = built->output_step;
+  run.memory_budget = built->context.options.memory_budget_bytes;
   if (!changed.ok()) return ReportStatus(changed.status());
   return kExitOk;
 }
@@ -598,6 +607,9 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
       j["pipelining"] = std::move(pipelining);
       j["remarks"] = std::move(all);
       j["plan"] = PlanJson(PlanRows(run.remarks.remarks()));
+      if (run.input_step.has_value() && run.output_step.has_value()) {
+        j["predicted_step"] = StepChangeJson(*run.input_step, *run.output_step);
+      }
     }
     text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -627,6 +639,11 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
       const std::string plan =
           FormatPlanRows(PlanRows(run.remarks.remarks()), input_loops);
       if (!plan.empty()) absl::StrAppend(&text, "\n", plan);
+      if (run.input_step.has_value() && run.output_step.has_value()) {
+        absl::StrAppend(&text, "\nthe pipeline's step change, ",
+                        StepComparisonText(*run.input_step, *run.output_step,
+                                           run.memory_budget));
+      }
     }
   }
   return ReportStatus(WriteOutputFile("-", text + list));

@@ -247,7 +247,15 @@ absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   CheckLoopRulesMatch(module, context.options.loop_rules, context.remarks);
   // What the JAX code's frontend attributes decide, whatever the passes do.
   ReportLoopAttributes(module, context.options.loop_rules, context.remarks);
+  auto predict = [&]() -> std::optional<StepPrediction> {
+    if (!built.predict_steps || built.oracle == nullptr) return std::nullopt;
+    absl::StatusOr<StepPrediction> p = built.oracle->PredictStep(module);
+    if (!p.ok()) return std::nullopt;
+    return *p;
+  };
+  built.input_step = predict();
   absl::StatusOr<bool> changed = built.pipeline.Run(module, context);
+  if (changed.ok()) built.output_step = predict();
   MapRemarksToInput(input_names, context.remarks);
   // What did not happen as asked is on stderr whatever --remarks says.
   PrintRemarkWarnings(context.remarks);
@@ -323,11 +331,16 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
                         (!options.remarks.empty() && options.remarks != "-"));
   std::vector<SummaryLoop> input_loops;
   if (summary) input_loops = SummaryLoops(module);
+  built->predict_steps = summary;
   absl::StatusOr<bool> changed = RunPipelineOnInput(*built, module);
   if (summary) {
     std::string text =
         RemarksSummary(context.remarks.remarks(), input_loops,
                        options.remarks == "-" ? "" : options.remarks);
+    if (built->input_step.has_value() && built->output_step.has_value()) {
+      text += StepComparisonText(*built->input_step, *built->output_step,
+                                 context.options.memory_budget_bytes);
+    }
     text.pop_back();  // PrintError ends the line
     PrintError(text);
   }

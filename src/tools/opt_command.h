@@ -13,6 +13,7 @@
 #define HLOVERLAP_TOOLS_OPT_COMMAND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,12 @@ struct OptPipeline {
   PassContext context;
   // The cost model context.cost_oracle points to (plans, --preset=auto).
   std::shared_ptr<const CostOracle> oracle;
+  // With `predict_steps`, RunPipelineOnInput asks the oracle (the simulator
+  // `hloverlap sim` runs) for the input's and the output's step, exposed
+  // communication and peak: the summary's last lines, explain's step change.
+  bool predict_steps = false;
+  std::optional<StepPrediction> input_step;
+  std::optional<StepPrediction> output_step;
 };
 absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
                                              const PassOptions& flag_options,

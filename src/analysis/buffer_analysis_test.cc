@@ -153,6 +153,31 @@ ENTRY e {
   EXPECT_EQ(a.DefinedBytes(Find(e, "cs")), 32 + 4);
 }
 
+TEST(BufferSemanticsTest, CopyOfATupleIsShallow) {
+  std::unique_ptr<Module> m = Parse(R"(
+HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  p = f32[4] parameter(1)
+  b = f32[4] exponential(p)
+  t = (f32[8], f32[4]) tuple(a, b)
+  c = (f32[8], f32[4]) copy(t)
+  x = f32[8] copy(a)
+  ROOT r = ((f32[8], f32[4]), f32[8]) tuple(c, x)
+})");
+  if (m == nullptr) return;
+  const Computation& e = *m->entry();
+  // The tuple copy's elements are the operand's buffers: no bytes of its
+  // own; the array copy defines one.
+  BufferAnalysis a(e);
+  EXPECT_EQ(Holder(a, e, "c", 0), "a");
+  EXPECT_EQ(Holder(a, e, "c", 1), "b");
+  EXPECT_EQ(a.DefinedBytes(Find(e, "c")), 0);
+  EXPECT_EQ(DefinedBytes(*Find(e, "c")), 0);
+  EXPECT_EQ(Holder(a, e, "x"), "x");
+  EXPECT_EQ(a.DefinedBytes(Find(e, "x")), 32);
+}
+
 TEST(BufferSemanticsTest, InPlaceUpdatesAliasTheirTarget) {
   std::unique_ptr<Module> m = Parse(R"(
 HloModule m

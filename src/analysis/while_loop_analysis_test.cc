@@ -208,6 +208,105 @@ TEST(WhileLoopAnalysisTest, ContradictedKnownTripCount) {
   EXPECT_NE(info.contradiction.find("never ends"), std::string::npos);
 }
 
+// A loop in a called computation whose counter starts at the computation's
+// parameter 1; `entry_lines` are the entry's call lines (operand 1 is the
+// start each passes).
+std::string CalledLoopText(const std::string& entry_lines) {
+  return R"(HloModule m
+
+cond {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(7)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  y = f32[] negate(x)
+  ROOT t = (s32[], f32[]) tuple(next, y)
+}
+
+layer {
+  x = f32[] parameter(0)
+  start = s32[] parameter(1)
+  init = (s32[], f32[]) tuple(start, x)
+  w = (s32[], f32[]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"8"}}
+  ROOT out = f32[] get-tuple-element(w), index=1
+}
+
+ENTRY main {
+  x0 = f32[] parameter(0)
+  s0 = s32[] parameter(1)
+  zero = s32[] constant(0)
+  two = s32[] constant(2)
+)" + entry_lines +
+         "}\n";
+}
+
+WhileLoopInfo AnalyzeCalledLoop(const Module& m) {
+  const Computation* layer = m.FindComputation("layer");
+  const Instruction* w = nullptr;
+  for (const auto& i : layer->instructions()) {
+    if (i->opcode() == Opcode::kWhile) w = i.get();
+  }
+  return AnalyzeWhileLoop(*w);
+}
+
+// The start is read through the calls of the loop's computation: one call,
+// or several that pass the same constant, fold it; calls that pass
+// different constants, or an entry parameter, do not.
+TEST(WhileLoopAnalysisTest, StartFoldsThroughCallOperands) {
+  std::unique_ptr<Module> m =
+      Parse(CalledLoopText("  ROOT c = f32[] call(x0, two), to_apply=layer\n"));
+  ASSERT_NE(m, nullptr);
+  WhileLoopInfo info = AnalyzeCalledLoop(*m);
+  EXPECT_TRUE(info.trip_count_proven());
+  EXPECT_EQ(info.trip_count, 5);
+  EXPECT_EQ(info.IvAt(0), IntValue::FromInt64(PrimitiveType::kS32, 2));
+  EXPECT_NE(info.contradiction.find("known_trip_count 8 contradicts"),
+            std::string::npos)
+      << info.contradiction;
+
+  // Two calls agreeing on the start.
+  m = Parse(
+      CalledLoopText("  c0 = f32[] call(x0, zero), to_apply=layer\n"
+                     "  ROOT c = f32[] call(c0, zero), to_apply=layer\n"));
+  ASSERT_NE(m, nullptr);
+  info = AnalyzeCalledLoop(*m);
+  EXPECT_TRUE(info.trip_count_proven());
+  EXPECT_EQ(info.trip_count, 7);
+
+  // Two calls with different starts: the loop runs 7 and 5 times; no one
+  // count is proven, and the promise is kept as XLA keeps it.
+  m =
+      Parse(CalledLoopText("  c0 = f32[] call(x0, zero), to_apply=layer\n"
+                           "  ROOT c = f32[] call(c0, two), to_apply=layer\n"));
+  ASSERT_NE(m, nullptr);
+  info = AnalyzeCalledLoop(*m);
+  EXPECT_FALSE(info.trip_count_proven());
+  EXPECT_EQ(info.trip_count_source, TripCountSource::kKnownTripCount);
+  EXPECT_EQ(info.trip_count, 8);
+  EXPECT_EQ(info.contradiction, "");
+  EXPECT_EQ(info.start_parameter, nullptr);
+
+  // The start is an entry parameter passed through the call: the count
+  // rests on the promise, not checked, with a start that keeps it.
+  m = Parse(CalledLoopText("  ROOT c = f32[] call(x0, s0), to_apply=layer\n"));
+  ASSERT_NE(m, nullptr);
+  info = AnalyzeCalledLoop(*m);
+  EXPECT_FALSE(info.trip_count_proven());
+  EXPECT_EQ(info.trip_count, 8);
+  EXPECT_EQ(info.unchecked, "the start is a parameter");
+  ASSERT_NE(info.start_parameter, nullptr);
+  EXPECT_EQ(info.start_parameter->name(), "s0");
+  EXPECT_EQ(info.promised_start, IntValue::FromInt64(PrimitiveType::kS32, -1));
+}
+
 // Not analysable: known_trip_count is the promise.
 TEST(WhileLoopAnalysisTest, UnanalysableLoopUsesKnownTripCount) {
   Loop l;

@@ -253,6 +253,12 @@ std::vector<LeafSource> ResultLeafSources(const Instruction& i) {
     case Opcode::kDynamicUpdateSlice:
       whole_operand(0, /*in_place=*/true);
       break;
+    case Opcode::kCopy:
+      // A copy of a tuple is shallow (XLA copies only the tuple's index
+      // table): its elements are the operand's buffers. An array copy
+      // defines its buffer.
+      if (shape.IsTuple()) whole_operand(0);
+      break;
     case Opcode::kFusion:
     case Opcode::kCustomCall:
       KernelLeaves(i, out);

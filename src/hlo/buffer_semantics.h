@@ -27,11 +27,11 @@
 //
 // Aliases:
 //   get-tuple-element, tuple, bitcast, reshape (a bitcast under the
-//   default layouts), opt-barrier, add-dependency, domain, while (loop
-//   state updated in place), dynamic-update-slice (its operand 0, in
-//   place), async-update and -done halves (the start's output element),
-//   element 0 of an async start (its operands, live until the done; for
-//   copy-start leaf 1 is the source and leaf 0 the copy, as in XLA), an
+//   default layouts), copy of a tuple (shallow), opt-barrier, add-dependency,
+//   domain, while (loop state updated in place), dynamic-update-slice (its
+//   operand 0, in place), async-update and -done halves (the start's output
+//   element), element 0 of an async start (its operands, live until the done;
+//   for copy-start leaf 1 is the source and leaf 0 the copy, as in XLA), an
 //   async-start whose wrapped fusion updates a parameter in place (its
 //   output element aliases that operand), a fusion whose root (or root
 //   tuple element) is a dynamic-update-slice or scatter into a parameter,

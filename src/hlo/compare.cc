@@ -322,62 +322,30 @@ absl::Status CompareRawAttributes(std::string_view context,
 
 // --- Instructions ------------------------------------------------------------
 
-absl::Status CompareInstructionsIn(std::string_view context,
-                                   const Instruction& a, const Instruction& b,
-                                   const CompareOptions& options) {
-  if (a.opcode() != b.opcode()) {
-    return Diff(context, "opcode", OpcodeName(a.opcode()),
-                OpcodeName(b.opcode()));
+// Lists of named things (operands, called computations, control
+// predecessors): the length, then the names in order.
+template <typename List>
+absl::Status CompareNameLists(std::string_view context, std::string_view what,
+                              const List& a, const List& b) {
+  if (a.size() != b.size()) {
+    return Diff(context, StrCat(what, " count"), StrCat(a.size()),
+                StrCat(b.size()));
   }
-  if (a.shape() != b.shape()) {
-    return Diff(context, "shape", ShapeText(a.shape()), ShapeText(b.shape()));
-  }
-  // Operands.
-  if (a.operand_count() != b.operand_count()) {
-    return Diff(context, "operand count", StrCat(a.operand_count()),
-                StrCat(b.operand_count()));
-  }
-  for (int64_t i = 0; i < a.operand_count(); ++i) {
-    const Instruction* oa = a.operand(i);
-    const Instruction* ob = b.operand(i);
-    if ((oa == nullptr) != (ob == nullptr) ||
-        (oa != nullptr && oa->name() != ob->name())) {
-      return Diff(context, StrCat("operand ", i, " is"), NameOf(oa),
-                  NameOf(ob));
+  for (size_t i = 0; i < a.size(); ++i) {
+    if ((a[i] == nullptr) != (b[i] == nullptr) ||
+        (a[i] != nullptr && a[i]->name() != b[i]->name())) {
+      return Diff(context, StrCat(what, " ", i, " is"), NameOf(a[i]),
+                  NameOf(b[i]));
     }
   }
-  // Called computations.
-  const auto& ca = a.called_computations();
-  const auto& cb = b.called_computations();
-  if (ca.size() != cb.size()) {
-    return Diff(context, "called computation count", StrCat(ca.size()),
-                StrCat(cb.size()));
-  }
-  for (size_t i = 0; i < ca.size(); ++i) {
-    if ((ca[i] == nullptr) != (cb[i] == nullptr) ||
-        (ca[i] != nullptr && ca[i]->name() != cb[i]->name())) {
-      return Diff(context, StrCat("called computation ", i, " is"),
-                  NameOf(ca[i]), NameOf(cb[i]));
-    }
-  }
-  // Control predecessors.
-  const auto& pa = a.control_predecessors();
-  const auto& pb = b.control_predecessors();
-  if (pa.size() != pb.size()) {
-    return Diff(context, "control predecessor count", StrCat(pa.size()),
-                StrCat(pb.size()));
-  }
-  for (size_t i = 0; i < pa.size(); ++i) {
-    if ((pa[i] == nullptr) != (pb[i] == nullptr) ||
-        (pa[i] != nullptr && pa[i]->name() != pb[i]->name())) {
-      return Diff(context, StrCat("control predecessor ", i, " is"),
-                  NameOf(pa[i]), NameOf(pb[i]));
-    }
-  }
+  return absl::OkStatus();
+}
 
-  // Typed attributes.
-  const InstructionAttributes& x = a.attrs();
-  const InstructionAttributes& y = b.attrs();
+// The attributes InstructionAttributes types (dimensions, dot numbers,
+// collective groups...), except literals, sharding and the text-like ones.
+absl::Status CompareTypedAttributes(std::string_view context,
+                                    const InstructionAttributes& x,
+                                    const InstructionAttributes& y) {
   if (x.has_dimensions != y.has_dimensions || x.dimensions != y.dimensions) {
     return Diff(context, "dimensions",
                 x.has_dimensions ? ListText(x.dimensions) : "<absent>",
@@ -474,8 +442,37 @@ absl::Status CompareInstructionsIn(std::string_view context,
     return Diff(context, "is_composite", x.is_composite ? "true" : "false",
                 y.is_composite ? "true" : "false");
   }
+  return absl::OkStatus();
+}
+
+absl::Status CompareInstructionsIn(std::string_view context,
+                                   const Instruction& a, const Instruction& b,
+                                   const CompareOptions& options) {
+  if (a.opcode() != b.opcode()) {
+    return Diff(context, "opcode", OpcodeName(a.opcode()),
+                OpcodeName(b.opcode()));
+  }
+  if (a.shape() != b.shape()) {
+    return Diff(context, "shape", ShapeText(a.shape()), ShapeText(b.shape()));
+  }
   absl::Status s =
-      CompareLiterals(context, x.literal.get(), y.literal.get(), "");
+      CompareNameLists(context, "operand", a.operands(), b.operands());
+  if (s.ok()) {
+    s = CompareNameLists(context, "called computation", a.called_computations(),
+                         b.called_computations());
+  }
+  if (s.ok()) {
+    s = CompareNameLists(context, "control predecessor",
+                         a.control_predecessors(), b.control_predecessors());
+  }
+  if (!s.ok()) return s;
+
+  // Typed attributes.
+  const InstructionAttributes& x = a.attrs();
+  const InstructionAttributes& y = b.attrs();
+  s = CompareTypedAttributes(context, x, y);
+  if (!s.ok()) return s;
+  s = CompareLiterals(context, x.literal.get(), y.literal.get(), "");
   if (!s.ok()) return s;
   if (x.sharding != y.sharding) {
     return Diff(context, "sharding", Clip(x.sharding), Clip(y.sharding));

@@ -494,6 +494,16 @@ bool Lexer::ScanRawValue(size_t start, int max_depth, std::string_view* out,
   const size_t value_start = p;
   std::string closers;  // expected closing brackets, innermost last
   size_t outer_open = 0;
+  // Past the UTF-8 sequence at p; false (with the error) when invalid.
+  auto skip_utf8 = [&] {
+    const size_t len = Utf8SequenceLength(p);
+    if (len == 0) {
+      MakeError(p, "invalid UTF-8 byte sequence");
+      return false;
+    }
+    p += len;
+    return true;
+  };
   while (p < n) {
     const char c = input_[p];
     if (!Is(c, kRawSpecial)) {
@@ -521,12 +531,7 @@ bool Lexer::ScanRawValue(size_t start, int max_depth, std::string_view* out,
             return false;
           }
           if (static_cast<unsigned char>(d) >= 0x80) {
-            size_t len = Utf8SequenceLength(p);
-            if (len == 0) {
-              MakeError(p, "invalid UTF-8 byte sequence");
-              return false;
-            }
-            p += len;
+            if (!skip_utf8()) return false;
             continue;
           }
           ++p;
@@ -574,15 +579,9 @@ bool Lexer::ScanRawValue(size_t start, int max_depth, std::string_view* out,
       case '\0':
         MakeError(p, "unexpected NUL byte");
         return false;
-      default: {
-        size_t len = Utf8SequenceLength(p);
-        if (len == 0) {
-          MakeError(p, "invalid UTF-8 byte sequence");
-          return false;
-        }
-        p += len;
+      default:
+        if (!skip_utf8()) return false;
         continue;
-      }
     }
   }
 done:

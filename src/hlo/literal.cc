@@ -2,50 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+
+#include "hlo/small_float.h"
 
 namespace hloverlap {
-namespace {
-
-// Decodes a small float with `e` exponent bits and `m` mantissa bits.
-// Variants: kIeee (inf and NaN at max exponent), kFn (no inf; NaN only at
-// all-ones), kFnuz (no inf, no -0; 0x80 pattern is NaN; bias + 1), kE8M0
-// (exponent only, unsigned; 0xff is NaN).
-enum class MiniKind { kIeee, kFn, kFnuz, kE8M0, kNoNanNoInf };
-
-double DecodeMiniFloat(uint32_t bits, int e, int m, int bias, MiniKind kind) {
-  const int total = 1 + e + m;
-  if (kind == MiniKind::kE8M0) {
-    if (bits == 0xff) return std::numeric_limits<double>::quiet_NaN();
-    return std::ldexp(1.0, static_cast<int>(bits) - 127);
-  }
-  const uint32_t sign = (bits >> (total - 1)) & 1;
-  const uint32_t exp = (bits >> m) & ((1u << e) - 1);
-  const uint32_t man = bits & ((1u << m) - 1);
-  const uint32_t max_exp = (1u << e) - 1;
-  if (kind == MiniKind::kFnuz && sign == 1 && exp == 0 && man == 0) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  if (kind == MiniKind::kIeee && exp == max_exp) {
-    if (man == 0) {
-      return sign ? -std::numeric_limits<double>::infinity()
-                  : std::numeric_limits<double>::infinity();
-    }
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  if (kind == MiniKind::kFn && exp == max_exp && man == (1u << m) - 1) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  double v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<double>(man), 1 - bias - m);
-  } else {
-    v = std::ldexp(static_cast<double>(man | (1u << m)),
-                   static_cast<int>(exp) - bias - m);
-  }
-  return sign ? -v : v;
-}
-
-}  // namespace
 
 float BF16ToFloat(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;
@@ -69,7 +30,8 @@ uint16_t FloatToBF16(float value) {
 }
 
 float F16ToFloat(uint16_t bits) {
-  return static_cast<float>(DecodeMiniFloat(bits, 5, 10, 15, MiniKind::kIeee));
+  return static_cast<float>(
+      DecodeSmallFloat(*SmallFloatFormatOf(PrimitiveType::kF16), bits));
 }
 
 uint16_t FloatToF16(float value) {
@@ -149,30 +111,12 @@ double Literal::GetAsDouble(int64_t i) const {
       return Get<float>(i);
     case PrimitiveType::kF64:
       return Get<double>(i);
-    case PrimitiveType::kF8E5M2:
-      return DecodeMiniFloat(Get<uint8_t>(i), 5, 2, 15, MiniKind::kIeee);
-    case PrimitiveType::kF8E4M3:
-      return DecodeMiniFloat(Get<uint8_t>(i), 4, 3, 7, MiniKind::kIeee);
-    case PrimitiveType::kF8E3M4:
-      return DecodeMiniFloat(Get<uint8_t>(i), 3, 4, 3, MiniKind::kIeee);
-    case PrimitiveType::kF8E4M3FN:
-      return DecodeMiniFloat(Get<uint8_t>(i), 4, 3, 7, MiniKind::kFn);
-    case PrimitiveType::kF8E4M3B11FNUZ:
-      return DecodeMiniFloat(Get<uint8_t>(i), 4, 3, 11, MiniKind::kFnuz);
-    case PrimitiveType::kF8E5M2FNUZ:
-      return DecodeMiniFloat(Get<uint8_t>(i), 5, 2, 16, MiniKind::kFnuz);
-    case PrimitiveType::kF8E4M3FNUZ:
-      return DecodeMiniFloat(Get<uint8_t>(i), 4, 3, 8, MiniKind::kFnuz);
-    case PrimitiveType::kF8E8M0FNU:
-      return DecodeMiniFloat(Get<uint8_t>(i), 8, 0, 127, MiniKind::kE8M0);
-    case PrimitiveType::kF6E3M2FN:
-      return DecodeMiniFloat(Get<uint8_t>(i), 3, 2, 3, MiniKind::kNoNanNoInf);
-    case PrimitiveType::kF6E2M3FN:
-      return DecodeMiniFloat(Get<uint8_t>(i), 2, 3, 1, MiniKind::kNoNanNoInf);
-    case PrimitiveType::kF4E2M1FN:
-      return DecodeMiniFloat(Get<uint8_t>(i), 2, 1, 1, MiniKind::kNoNanNoInf);
-    default:
-      return 0;
+    default: {
+      // The f8, f6 and f4 types, one byte each.
+      std::optional<SmallFloatFormat> f =
+          SmallFloatFormatOf(shape_.element_type());
+      return f.has_value() ? DecodeSmallFloat(*f, Get<uint8_t>(i)) : 0;
+    }
   }
 }
 

@@ -18,10 +18,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "hlo/literal.h"
 #include "hlo/shape.h"
+#include "hlo/small_float.h"
 
 namespace hloverlap {
 namespace {
@@ -112,122 +114,32 @@ void AppendF64Bits(uint64_t bits, std::string& out) {
   out.append(buf, r.ptr - buf);
 }
 
-// Description of a narrow float format.
-struct MiniFloat {
-  int exponent_bits;
-  int mantissa_bits;
-  int bias;
-  enum Kind : uint8_t {
-    kIeee,    // inf and NaNs with payload (f16, bf16, f8e5m2, f8e4m3, f8e3m4)
-    kFn,      // no inf; all-ones exponent+mantissa is NaN (f8e4m3fn)
-    kFnuz,    // no inf, no -0; 0x80 is the only NaN
-    kFinite,  // no inf, no NaN (f6, f4)
-    kE8M0,    // unsigned exponent-only; 0xff is NaN
-  } kind;
-  int max_digits10;
-};
-
-bool GetMiniFloat(PrimitiveType type, MiniFloat& f) {
-  switch (type) {
-    case PrimitiveType::kF16:
-      f = {5, 10, 15, MiniFloat::kIeee, 5};
-      return true;
-    case PrimitiveType::kBF16:
-      f = {8, 7, 127, MiniFloat::kIeee, 4};
-      return true;
-    case PrimitiveType::kF8E5M2:
-      f = {5, 2, 15, MiniFloat::kIeee, 2};
-      return true;
-    case PrimitiveType::kF8E4M3:
-      f = {4, 3, 7, MiniFloat::kIeee, 3};
-      return true;
-    case PrimitiveType::kF8E3M4:
-      f = {3, 4, 3, MiniFloat::kIeee, 3};
-      return true;
-    case PrimitiveType::kF8E4M3FN:
-      f = {4, 3, 7, MiniFloat::kFn, 3};
-      return true;
-    case PrimitiveType::kF8E4M3B11FNUZ:
-      f = {4, 3, 11, MiniFloat::kFnuz, 3};
-      return true;
-    case PrimitiveType::kF8E5M2FNUZ:
-      f = {5, 2, 16, MiniFloat::kFnuz, 2};
-      return true;
-    case PrimitiveType::kF8E4M3FNUZ:
-      f = {4, 3, 8, MiniFloat::kFnuz, 3};
-      return true;
-    case PrimitiveType::kF8E8M0FNU:
-      f = {8, 0, 127, MiniFloat::kE8M0, 2};
-      return true;
-    case PrimitiveType::kF6E3M2FN:
-      f = {3, 2, 3, MiniFloat::kFinite, 2};
-      return true;
-    case PrimitiveType::kF6E2M3FN:
-      f = {2, 3, 1, MiniFloat::kFinite, 3};
-      return true;
-    case PrimitiveType::kF4E2M1FN:
-      f = {2, 1, 1, MiniFloat::kFinite, 2};
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Prints a narrow float given its bit pattern (low bits of `bits`).
-void AppendMiniFloatBits(const MiniFloat& f, uint32_t bits, std::string& out) {
+void AppendSmallFloatBits(const SmallFloatFormat& f, uint32_t bits,
+                          std::string& out) {
   const int eb = f.exponent_bits;
   const int mb = f.mantissa_bits;
   const uint32_t mant_mask = (1u << mb) - 1;
   const uint32_t exp_max = (1u << eb) - 1;
-  if (f.kind == MiniFloat::kE8M0) {
-    const uint32_t e = bits & 0xff;
-    if (e == 0xff) {
+  const double value = DecodeSmallFloat(f, bits);
+  if (f.kind == SmallFloatKind::kE8M0 || !std::isnan(value)) {
+    if (std::isinf(value)) {
+      out.append(value < 0 ? "-inf" : "inf");
+    } else if (std::isnan(value)) {
       out.append("nan");
-      return;
+    } else {
+      AppendG(value, f.max_digits10, out);
     }
-    AppendG(std::ldexp(1.0, static_cast<int>(e) - f.bias), f.max_digits10, out);
     return;
   }
-  const int total = 1 + eb + mb;
-  bits &= (total >= 32) ? 0xffffffffu : ((1u << total) - 1);
+  // NaNs: the sign, and for IEEE-like formats the payload.
   const bool neg = ((bits >> (eb + mb)) & 1) != 0;
-  const uint32_t e = (bits >> mb) & exp_max;
   const uint32_t m = bits & mant_mask;
-  switch (f.kind) {
-    case MiniFloat::kIeee:
-      if (e == exp_max) {
-        if (m == 0) {
-          out.append(neg ? "-inf" : "inf");
-        } else {
-          AppendNan(neg, m, mb > 0 ? (1u << (mb - 1)) : 0, true, out);
-        }
-        return;
-      }
-      break;
-    case MiniFloat::kFn:
-      if (e == exp_max && m == mant_mask) {
-        out.append(neg ? "-nan" : "nan");
-        return;
-      }
-      break;
-    case MiniFloat::kFnuz:
-      if (neg && e == 0 && m == 0) {
-        out.append("-nan");
-        return;
-      }
-      break;
-    default:
-      break;
-  }
-  double value;
-  if (e == 0) {
-    value = std::ldexp(static_cast<double>(m), 1 - f.bias - mb);
+  if (f.kind == SmallFloatKind::kIeee && ((bits >> mb) & exp_max) == exp_max) {
+    AppendNan(neg, m, mb > 0 ? (1u << (mb - 1)) : 0, true, out);
   } else {
-    value = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -mb),
-                       static_cast<int>(e) - f.bias);
+    out.append(neg ? "-nan" : "nan");
   }
-  if (neg) value = -value;
-  AppendG(value, f.max_digits10, out);
 }
 
 int64_t SignExtend(uint64_t v, int bits) {
@@ -345,8 +257,7 @@ void AppendElement(PrimitiveType type, const uint8_t* p, bool pred_as_word,
       return;
     }
     default: {
-      MiniFloat f;
-      if (GetMiniFloat(type, f)) {
+      if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(type)) {
         uint32_t bits = 0;
         if (PrimitiveTypeByteSize(type) >= 2) {
           uint16_t v;
@@ -355,7 +266,7 @@ void AppendElement(PrimitiveType type, const uint8_t* p, bool pred_as_word,
         } else {
           bits = *p;
         }
-        AppendMiniFloatBits(f, bits, out);
+        AppendSmallFloatBits(*f, bits, out);
         return;
       }
       out.push_back('0');
@@ -445,16 +356,16 @@ void AppendFloatLiteral(PrimitiveType type, double value, std::string& out) {
     default:
       break;
   }
-  MiniFloat f;
-  if (!GetMiniFloat(type, f)) {
+  const std::optional<SmallFloatFormat> format = SmallFloatFormatOf(type);
+  if (!format.has_value()) {
     // Not a float type: print the value as a double would.
     AppendF64Bits(dbits, out);
     return;
   }
   if (std::isnan(value)) {
-    if (f.kind == MiniFloat::kIeee) {
-      AppendNan(neg, dmant >> (52 - f.mantissa_bits),
-                uint64_t{1} << (f.mantissa_bits - 1), true, out);
+    if (format->kind == SmallFloatKind::kIeee) {
+      AppendNan(neg, dmant >> (52 - format->mantissa_bits),
+                uint64_t{1} << (format->mantissa_bits - 1), true, out);
     } else {
       out.append(neg ? "-nan" : "nan");
     }
@@ -464,7 +375,7 @@ void AppendFloatLiteral(PrimitiveType type, double value, std::string& out) {
     out.append(neg ? "-inf" : "inf");
     return;
   }
-  AppendG(value, f.max_digits10, out);
+  AppendG(value, format->max_digits10, out);
 }
 
 void AppendLiteral(const Literal& literal, std::string& out) {

@@ -12,11 +12,6 @@
 // scanned iteratively.
 #include "hlo/parser.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -42,6 +37,7 @@
 #include "hlo/opcode_traits.h"
 #include "hlo/raw_attribute_check.h"
 #include "hlo/shape_inference.h"
+#include "hlo/small_float.h"
 #include "hlo/text_hash.h"
 
 namespace hloverlap {
@@ -165,66 +161,23 @@ std::optional<Opcode> LookupOpcode(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Element types and numbers.
 
+// Element type names, the ones ParsePrimitiveType reads, looked up as
+// keywords.
 std::optional<PrimitiveType> LookupElementType(std::string_view s) {
-  using PT = PrimitiveType;
-  auto is = [&](const char* name) { return s == name; };
-  switch (s.size()) {
-    case 2:
-      if (s[0] != 's' && s[0] != 'u') return std::nullopt;
-      if (is("s8")) return PT::kS8;
-      if (is("u8")) return PT::kU8;
-      if (is("s4")) return PT::kS4;
-      if (is("u4")) return PT::kU4;
-      if (is("s2")) return PT::kS2;
-      if (is("u2")) return PT::kU2;
-      if (is("s1")) return PT::kS1;
-      if (is("u1")) return PT::kU1;
-      return std::nullopt;
-    case 3:
-      if (is("f32")) return PT::kF32;
-      if (is("s32")) return PT::kS32;
-      if (is("u32")) return PT::kU32;
-      if (is("f16")) return PT::kF16;
-      if (is("f64")) return PT::kF64;
-      if (is("s64")) return PT::kS64;
-      if (is("u64")) return PT::kU64;
-      if (is("s16")) return PT::kS16;
-      if (is("u16")) return PT::kU16;
-      if (is("c64")) return PT::kC64;
-      return std::nullopt;
-    case 4:
-      if (is("bf16")) return PT::kBF16;
-      if (is("pred")) return PT::kPred;
-      if (is("c128")) return PT::kC128;
-      return std::nullopt;
-    case 5:
-      if (is("token")) return PT::kToken;
-      return std::nullopt;
-    case 6:
-      if (is("opaque")) return PT::kOpaque;
-      if (is("f8e5m2")) return PT::kF8E5M2;
-      if (is("f8e4m3")) return PT::kF8E4M3;
-      if (is("f8e3m4")) return PT::kF8E3M4;
-      return std::nullopt;
-    case 8:
-      if (is("f8e4m3fn")) return PT::kF8E4M3FN;
-      if (is("f6e3m2fn")) return PT::kF6E3M2FN;
-      if (is("f6e2m3fn")) return PT::kF6E2M3FN;
-      if (is("f4e2m1fn")) return PT::kF4E2M1FN;
-      return std::nullopt;
-    case 9:
-      if (is("f8e8m0fnu")) return PT::kF8E8M0FNU;
-      return std::nullopt;
-    case 10:
-      if (is("f8e5m2fnuz")) return PT::kF8E5M2FNUZ;
-      if (is("f8e4m3fnuz")) return PT::kF8E4M3FNUZ;
-      return std::nullopt;
-    case 13:
-      if (is("f8e4m3b11fnuz")) return PT::kF8E4M3B11FNUZ;
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
+  static const auto* names = [] {
+    auto* m = new SvMap<PrimitiveType>();
+    for (int i = 0; i <= 255; ++i) {
+      const auto t = static_cast<PrimitiveType>(i);
+      if (ParsePrimitiveType(PrimitiveTypeName(t)) == t) {
+        m->emplace(PrimitiveTypeName(t), t);
+      }
+    }
+    return m;
+  }();
+  static const auto* table = new KeywordTable<PrimitiveType, 8>(*names);
+  const PrimitiveType* t = table->Find(s);
+  if (t == nullptr) return std::nullopt;
+  return *t;
 }
 
 bool ParseInt64Text(std::string_view s, int64_t* v) {
@@ -239,188 +192,6 @@ bool ParseUint64Text(std::string_view s, uint64_t* v) {
   const char* e = b + s.size();
   auto r = std::from_chars(b, e, *v);
   return r.ec == std::errc() && r.ptr == e;
-}
-
-// A parsed floating-point literal element.
-struct FloatValue {
-  double value = 0;
-  bool is_nan = false;
-  bool negative = false;  // sign of a NaN
-  uint64_t payload = 0;   // explicit NaN payload (mantissa bits), 0 = none
-};
-
-// Formats of the small floating-point types (f16, bf16, f8, f6, f4).
-enum class MiniKind {
-  kIeee,    // inf and NaN at the all-ones exponent
-  kFn,      // no inf; NaN only at all-ones exponent and mantissa
-  kFnuz,    // no inf, no -0; the "negative zero" pattern is the NaN
-  kE8M0,    // exponent only, unsigned
-  kFinite,  // no inf, no NaN (f6, f4)
-};
-struct MiniFormat {
-  int e;
-  int m;
-  int bias;
-  MiniKind kind;
-};
-
-std::optional<MiniFormat> MiniFormatOf(PrimitiveType t) {
-  switch (t) {
-    case PrimitiveType::kF16:
-      return MiniFormat{5, 10, 15, MiniKind::kIeee};
-    case PrimitiveType::kBF16:
-      return MiniFormat{8, 7, 127, MiniKind::kIeee};
-    case PrimitiveType::kF8E5M2:
-      return MiniFormat{5, 2, 15, MiniKind::kIeee};
-    case PrimitiveType::kF8E4M3:
-      return MiniFormat{4, 3, 7, MiniKind::kIeee};
-    case PrimitiveType::kF8E3M4:
-      return MiniFormat{3, 4, 3, MiniKind::kIeee};
-    case PrimitiveType::kF8E4M3FN:
-      return MiniFormat{4, 3, 7, MiniKind::kFn};
-    case PrimitiveType::kF8E4M3B11FNUZ:
-      return MiniFormat{4, 3, 11, MiniKind::kFnuz};
-    case PrimitiveType::kF8E5M2FNUZ:
-      return MiniFormat{5, 2, 16, MiniKind::kFnuz};
-    case PrimitiveType::kF8E4M3FNUZ:
-      return MiniFormat{4, 3, 8, MiniKind::kFnuz};
-    case PrimitiveType::kF8E8M0FNU:
-      return MiniFormat{8, 0, 127, MiniKind::kE8M0};
-    case PrimitiveType::kF6E3M2FN:
-      return MiniFormat{3, 2, 3, MiniKind::kFinite};
-    case PrimitiveType::kF6E2M3FN:
-      return MiniFormat{2, 3, 1, MiniKind::kFinite};
-    case PrimitiveType::kF4E2M1FN:
-      return MiniFormat{2, 1, 1, MiniKind::kFinite};
-    default:
-      return std::nullopt;
-  }
-}
-
-uint64_t RoundHalfEven(double x) {
-  double fl = std::floor(x);
-  double d = x - fl;
-  if (d > 0.5 || (d == 0.5 && std::fmod(fl, 2.0) != 0)) fl += 1;
-  return static_cast<uint64_t>(fl);
-}
-
-// Encodes `v` in a small float format, rounding to nearest even. Returns
-// false with *error set when the value is not representable.
-bool EncodeMiniFloat(const MiniFormat& f, const FloatValue& v, uint32_t* bits,
-                     std::string* error) {
-  const int e = f.e, m = f.m;
-  const uint32_t sign_bit = 1u << (e + m);
-  const uint32_t exp_ones = (1u << e) - 1;
-  if (v.is_nan) {
-    const uint32_t sign = v.negative ? sign_bit : 0;
-    switch (f.kind) {
-      case MiniKind::kIeee: {
-        uint64_t man = v.payload != 0 ? v.payload : (uint64_t{1} << (m - 1));
-        if (man >= (uint64_t{1} << m)) {
-          *error = "NaN payload does not fit the type";
-          return false;
-        }
-        *bits = sign | (exp_ones << m) | static_cast<uint32_t>(man);
-        return true;
-      }
-      case MiniKind::kFn:
-        if (v.payload != 0) {
-          *error = "type has no NaN payloads";
-          return false;
-        }
-        *bits = sign | (sign_bit - 1);
-        return true;
-      case MiniKind::kFnuz:
-        if (v.payload != 0) {
-          *error = "type has no NaN payloads";
-          return false;
-        }
-        *bits = sign_bit;
-        return true;
-      case MiniKind::kE8M0:
-        *bits = 0xff;
-        return true;
-      case MiniKind::kFinite:
-        *error = "NaN is not representable in this type";
-        return false;
-    }
-  }
-  const double x = v.value;
-  const bool neg = std::signbit(x);
-  const double a = std::fabs(x);
-  if (f.kind == MiniKind::kE8M0) {
-    if (!(a > 0) || neg || std::isinf(a)) {
-      *error = "value is not representable in f8e8m0fnu";
-      return false;
-    }
-    int ex;
-    double fr = std::frexp(a, &ex);  // a = fr * 2^ex, fr in [0.5, 1)
-    int k = fr >= 0.75 ? ex : ex - 1;
-    if (k < -127 || k > 127) {
-      *error = "value out of range for f8e8m0fnu";
-      return false;
-    }
-    *bits = static_cast<uint32_t>(k + 127);
-    return true;
-  }
-  const uint32_t sign = neg ? sign_bit : 0;
-  if (std::isinf(a)) {
-    if (f.kind != MiniKind::kIeee) {
-      *error = "infinity is not representable in this type";
-      return false;
-    }
-    *bits = sign | (exp_ones << m);
-    return true;
-  }
-  if (a == 0) {
-    *bits = f.kind == MiniKind::kFnuz ? 0 : sign;
-    return true;
-  }
-  int ex;
-  std::frexp(a, &ex);
-  const int exponent = ex - 1;  // a = 1.f * 2^exponent
-  int64_t biased = exponent + f.bias;
-  uint64_t man;
-  if (biased >= 1) {
-    uint64_t q = RoundHalfEven(std::ldexp(a, m - exponent));
-    if (q >= (uint64_t{1} << (m + 1))) {
-      q >>= 1;
-      ++biased;
-    }
-    man = q - (uint64_t{1} << m);
-  } else {
-    uint64_t q = RoundHalfEven(std::ldexp(a, m - 1 + f.bias));
-    if (q >= (uint64_t{1} << m)) {
-      biased = 1;
-      man = q - (uint64_t{1} << m);
-    } else {
-      biased = 0;
-      man = q;
-    }
-  }
-  int64_t max_biased;
-  uint64_t max_man = (uint64_t{1} << m) - 1;
-  switch (f.kind) {
-    case MiniKind::kIeee:
-      max_biased = exp_ones - 1;
-      break;
-    case MiniKind::kFn:
-      max_biased = exp_ones;
-      max_man = (uint64_t{1} << m) - 2;
-      break;
-    default:
-      max_biased = exp_ones;
-      break;
-  }
-  if (biased > max_biased || (biased == max_biased && man > max_man)) {
-    *error = "value out of range for the type";
-    return false;
-  }
-  uint32_t b =
-      sign | (static_cast<uint32_t>(biased) << m) | static_cast<uint32_t>(man);
-  if (f.kind == MiniKind::kFnuz && b == sign_bit) b = 0;  // no -0
-  *bits = b;
-  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -591,8 +362,9 @@ class Parser {
   bool ParseInt(int64_t* v, std::string_view what);
   bool ParseBool(bool* v);
   bool ParseString(std::string* out);
-  bool ParseIntList(DimensionVector* out);
-  bool ParseIntListVec(std::vector<int64_t>* out);
+  // `{1,2,3}` or `{}` into a DimensionVector or std::vector<int64_t>.
+  template <typename List>
+  bool ParseIntList(List* out);
   bool CaptureRawValue(std::string_view* out);
   bool CaptureBraceBlob(std::string_view* out);
   // Skips a balanced '(' ... ')' group; *end is the offset after ')'.
@@ -613,6 +385,12 @@ class Parser {
   // (and find the same, or the error).
   bool SkipSignatureParamsFast();
   bool ParseInstruction();
+  bool LookupLineOpcode(std::string_view opcode_text, size_t opcode_offset,
+                        Opcode* op, Sugar* sugar);
+  bool ParseLineOperands(Opcode line_op, Instruction* inst);
+  bool SplitSugarStart(std::string_view opcode_text, size_t shape_offset,
+                       Opcode op, std::string_view name, SharedShape* shape,
+                       Shape* start_shape, std::string* wrapped_name);
   bool Finalize();
   // The parsed entry_computation_layout against the entry's signature
   // (shapes compared without layouts, as XLA's parser requires them equal
@@ -694,6 +472,7 @@ class Parser {
   bool ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
                       size_t offset, AttrState* st);
   bool ParseMetadata(OpMetadata* md);
+  bool ParseBackendConfig(Opcode op, InstructionAttributes* a);
   // The common spelling `{op_name="..." scheduling_name="..."
   // stack_frame_id=N}` (known keys, strings of plain ASCII without escapes,
   // spaces or commas between entries) read straight from the characters,
@@ -907,26 +686,8 @@ bool Parser::ParseString(std::string* out) {
   return true;
 }
 
-bool Parser::ParseIntList(DimensionVector* out) {
-  out->clear();
-  if (!Expect(TK::kLbrace, "'{'")) return false;
-  if (tok_.kind == TK::kRbrace) {
-    Advance();
-    return true;
-  }
-  while (true) {
-    int64_t v;
-    if (!ParseInt(&v, "integer")) return false;
-    out->push_back(v);
-    if (tok_.kind == TK::kComma) {
-      Advance();
-      continue;
-    }
-    return Expect(TK::kRbrace, "',' or '}'");
-  }
-}
-
-bool Parser::ParseIntListVec(std::vector<int64_t>* out) {
+template <typename List>
+bool Parser::ParseIntList(List* out) {
   out->clear();
   if (!Expect(TK::kLbrace, "'{'")) return false;
   if (tok_.kind == TK::kRbrace) {
@@ -2015,29 +1776,7 @@ bool Parser::ParseInstruction() {
   const size_t opcode_offset = tok_.offset;
   Sugar sugar = Sugar::kNone;
   Opcode op;
-  if (std::optional<Opcode> parsed = LookupOpcode(opcode_text)) {
-    op = *parsed;
-  } else {
-    std::optional<Opcode> wrapped;
-    for (auto [suffix, kind] :
-         {std::pair<std::string_view, Sugar>{"-start", Sugar::kStart},
-          {"-update", Sugar::kUpdate},
-          {"-done", Sugar::kDone}}) {
-      if (opcode_text.size() > suffix.size() &&
-          opcode_text.substr(opcode_text.size() - suffix.size()) == suffix) {
-        wrapped = LookupOpcode(
-            opcode_text.substr(0, opcode_text.size() - suffix.size()));
-        if (wrapped && HasNativeAsyncForm(*wrapped)) wrapped.reset();
-        if (wrapped) sugar = kind;
-        break;
-      }
-    }
-    if (!wrapped) {
-      return Error(opcode_offset,
-                   StrCatSv("unknown opcode '", opcode_text, "'"));
-    }
-    op = *wrapped;
-  }
+  if (!LookupLineOpcode(opcode_text, opcode_offset, &op, &sugar)) return false;
   if (shapeless && (sugar != Sugar::kNone || !ParserInfersShape(op))) {
     return Error(opcode_offset,
                  StrCatSv("'", opcode_text,
@@ -2054,23 +1793,9 @@ bool Parser::ParseInstruction() {
   Shape start_shape;
   std::string wrapped_name;
   if (sugar == Sugar::kStart) {
-    const Shape& s = shape.get();
-    if (!s.IsTuple() || s.tuple_size() < 2 || !s.tuple_shapes(0).IsTuple()) {
-      return Error(shape_offset,
-                   StrCatSv("'", opcode_text,
-                            "' must have a tuple shape ((operands...), "
-                            "result, ...)"));
-    }
-    start_shape = s;
-    shape = SharedShape(start_shape.tuple_shapes(1));
-    std::string_view start_suffix = "-start";
-    std::string_view base = OpcodeName(op);
-    if (name.substr(0, base.size() + start_suffix.size()) ==
-        StrCatSv(base, start_suffix)) {
-      wrapped_name =
-          StrCatSv(base, name.substr(base.size() + start_suffix.size()));
-    } else {
-      wrapped_name = StrCatSv(name, ".wrapped");
+    if (!SplitSugarStart(opcode_text, shape_offset, op, name, &shape,
+                         &start_shape, &wrapped_name)) {
+      return false;
     }
   } else if (sugar == Sugar::kUpdate) {
     line_op = Opcode::kAsyncUpdate;
@@ -2083,49 +1808,7 @@ bool Parser::ParseInstruction() {
       std::move(shape));
   inst->set_source_position(line_position_);
   operands_.clear();
-  if (line_op == Opcode::kParameter) {
-    // `(N)` with up to 7 digits straight from the characters (the integer
-    // token ParseInt would read); anything else through the tokens.
-    const std::string_view in = lex_.input();
-    size_t number_offset = tok_.offset + 1;
-    size_t q = number_offset;
-    int64_t number = 0;
-    while (q < in.size() && q - number_offset < 8 &&
-           static_cast<unsigned>(in[q] - '0') < 10) {
-      number = number * 10 + (in[q] - '0');
-      ++q;
-    }
-    const bool fast = q > number_offset && q - number_offset <= 7 &&
-                      q < in.size() && in[q] == ')';
-    if (fast) {
-      lex_.set_pos(q);
-      Advance();  // ')'
-    } else {
-      Advance();  // '('
-      number_offset = tok_.offset;
-      if (!ParseInt(&number, "parameter number")) return false;
-    }
-    if (number < 0 || number >= static_cast<int64_t>(kMaxParameterNumber)) {
-      return Error(number_offset,
-                   StrCatSv("parameter number ", number, " out of range"));
-    }
-    if (!param_numbers_.insert(number).second) {
-      return Error(number_offset,
-                   StrCatSv("duplicate parameter number ", number));
-    }
-    max_param_number_ = std::max(max_param_number_, number);
-    inst->mutable_attrs().parameter_number = number;
-    if (!Expect(TK::kRparen, "')'")) return false;
-  } else if (line_op == Opcode::kConstant) {
-    Advance();  // '('
-    auto literal = std::make_unique<Literal>();
-    if (!ParseConstantLiteral(inst->shape(), literal.get(), 0)) return false;
-    inst->mutable_attrs().literal = std::move(literal);
-    if (!Expect(TK::kRparen, "')' after constant literal")) return false;
-  } else if (!ScanOperandsFast()) {
-    Advance();  // '('
-    if (!ParseOperands()) return false;
-  }
+  if (!ParseLineOperands(line_op, inst.get())) return false;
 
   AttrState st;
   if (!ParseAttributes(inst.get(), op, &st)) return false;
@@ -2188,6 +1871,113 @@ bool Parser::ParseInstruction() {
     }
     root_ = added;
     root_offset_ = line_offset;
+  }
+  return true;
+}
+
+// `X-start` sugar: the line's shape is the start's ((operands...),
+// result, ...), kept in *start_shape; *shape becomes the wrapped X's result
+// and *wrapped_name its name (`X-start.1` wraps `X.1`).
+bool Parser::SplitSugarStart(std::string_view opcode_text, size_t shape_offset,
+                             Opcode op, std::string_view name,
+                             SharedShape* shape, Shape* start_shape,
+                             std::string* wrapped_name) {
+  const Shape& s = shape->get();
+  if (!s.IsTuple() || s.tuple_size() < 2 || !s.tuple_shapes(0).IsTuple()) {
+    return Error(shape_offset,
+                 StrCatSv("'", opcode_text,
+                          "' must have a tuple shape ((operands...), "
+                          "result, ...)"));
+  }
+  *start_shape = s;
+  *shape = SharedShape(start_shape->tuple_shapes(1));
+  std::string_view start_suffix = "-start";
+  std::string_view base = OpcodeName(op);
+  if (name.substr(0, base.size() + start_suffix.size()) ==
+      StrCatSv(base, start_suffix)) {
+    *wrapped_name =
+        StrCatSv(base, name.substr(base.size() + start_suffix.size()));
+  } else {
+    *wrapped_name = StrCatSv(name, ".wrapped");
+  }
+  return true;
+}
+
+// The opcode of an instruction line: a plain opcode, or `X-start`,
+// `X-update`, `X-done` of an opcode X without native async forms (sugar for
+// the async-start/-update/-done wrapping X).
+bool Parser::LookupLineOpcode(std::string_view opcode_text,
+                              size_t opcode_offset, Opcode* op, Sugar* sugar) {
+  if (std::optional<Opcode> parsed = LookupOpcode(opcode_text)) {
+    *op = *parsed;
+    return true;
+  }
+  std::optional<Opcode> wrapped;
+  for (auto [suffix, kind] :
+       {std::pair<std::string_view, Sugar>{"-start", Sugar::kStart},
+        {"-update", Sugar::kUpdate},
+        {"-done", Sugar::kDone}}) {
+    if (opcode_text.size() > suffix.size() &&
+        opcode_text.substr(opcode_text.size() - suffix.size()) == suffix) {
+      wrapped = LookupOpcode(
+          opcode_text.substr(0, opcode_text.size() - suffix.size()));
+      if (wrapped && HasNativeAsyncForm(*wrapped)) wrapped.reset();
+      if (wrapped) *sugar = kind;
+      break;
+    }
+  }
+  if (!wrapped) {
+    return Error(opcode_offset, StrCatSv("unknown opcode '", opcode_text, "'"));
+  }
+  *op = *wrapped;
+  return true;
+}
+
+// The parenthesized part of an instruction line: a parameter's number, a
+// constant's literal, or the operands (into operands_).
+bool Parser::ParseLineOperands(Opcode line_op, Instruction* inst) {
+  if (line_op == Opcode::kParameter) {
+    // `(N)` with up to 7 digits straight from the characters (the integer
+    // token ParseInt would read); anything else through the tokens.
+    const std::string_view in = lex_.input();
+    size_t number_offset = tok_.offset + 1;
+    size_t q = number_offset;
+    int64_t number = 0;
+    while (q < in.size() && q - number_offset < 8 &&
+           static_cast<unsigned>(in[q] - '0') < 10) {
+      number = number * 10 + (in[q] - '0');
+      ++q;
+    }
+    const bool fast = q > number_offset && q - number_offset <= 7 &&
+                      q < in.size() && in[q] == ')';
+    if (fast) {
+      lex_.set_pos(q);
+      Advance();  // ')'
+    } else {
+      Advance();  // '('
+      number_offset = tok_.offset;
+      if (!ParseInt(&number, "parameter number")) return false;
+    }
+    if (number < 0 || number >= static_cast<int64_t>(kMaxParameterNumber)) {
+      return Error(number_offset,
+                   StrCatSv("parameter number ", number, " out of range"));
+    }
+    if (!param_numbers_.insert(number).second) {
+      return Error(number_offset,
+                   StrCatSv("duplicate parameter number ", number));
+    }
+    max_param_number_ = std::max(max_param_number_, number);
+    inst->mutable_attrs().parameter_number = number;
+    if (!Expect(TK::kRparen, "')'")) return false;
+  } else if (line_op == Opcode::kConstant) {
+    Advance();  // '('
+    auto literal = std::make_unique<Literal>();
+    if (!ParseConstantLiteral(inst->shape(), literal.get(), 0)) return false;
+    inst->mutable_attrs().literal = std::move(literal);
+    if (!Expect(TK::kRparen, "')' after constant literal")) return false;
+  } else if (!ScanOperandsFast()) {
+    Advance();  // '('
+    if (!ParseOperands()) return false;
   }
   return true;
 }
@@ -2880,11 +2670,11 @@ bool Parser::StoreFloat(PrimitiveType type, const FloatValue& v, Literal* lit,
     default:
       break;
   }
-  std::optional<MiniFormat> format = MiniFormatOf(type);
+  std::optional<SmallFloatFormat> format = SmallFloatFormatOf(type);
   if (!format) return Error(offset, "not a floating-point type");
   uint32_t bits;
   std::string err;
-  if (!EncodeMiniFloat(*format, v, &bits, &err)) {
+  if (!EncodeSmallFloat(*format, v, &bits, &err)) {
     return Error(offset, StrCatSv(err, " (", PrimitiveTypeName(type), ")"));
   }
   if (PrimitiveTypeByteSize(type) == 2) {
@@ -3134,31 +2924,7 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
     case kAttrFrontendAttributes:
       return ParseFrontendAttributes(&a.frontend_attributes.mutable_value());
     case kAttrBackendConfig:
-      if (tok_.kind == TK::kLbrace) {
-        std::string_view blob;
-        if (!CaptureBraceBlob(&blob)) return false;
-        a.backend_config_is_raw = true;
-        if (op == Opcode::kWhile) {
-          // Decoded once here (while_backend_config.h); a text that is not
-          // a JSON object stays raw.
-          if (std::optional<WhileBackendConfig> config =
-                  WhileBackendConfig::Decode(blob)) {
-            a.while_config = *std::move(config);
-            a.backend_config.clear();
-            return true;
-          }
-        }
-        a.backend_config.SetCheckedBlob(blob);
-        return true;
-      }
-      if (tok_.kind == TK::kString) {
-        a.backend_config_is_raw = false;
-        std::string text;
-        if (!ParseString(&text)) return false;
-        a.backend_config = std::move(text);
-        return true;
-      }
-      return Unexpected("'{' or string for backend_config");
+      return ParseBackendConfig(op, &a);
     case kAttrSharding: {
       if (tok_.kind != TK::kLbrace) return Unexpected("'{' for sharding");
       std::string_view raw;
@@ -3193,6 +2959,35 @@ bool Parser::ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
   if (!CaptureRawValue(&raw)) return false;
   a.raw.push_back(RawAttribute{std::string(name), std::string(raw)});
   return true;
+}
+
+// backend_config={...} (a brace blob; a while's is decoded) or "...".
+bool Parser::ParseBackendConfig(Opcode op, InstructionAttributes* a) {
+  if (tok_.kind == TK::kLbrace) {
+    std::string_view blob;
+    if (!CaptureBraceBlob(&blob)) return false;
+    a->backend_config_is_raw = true;
+    if (op == Opcode::kWhile) {
+      // Decoded once here (while_backend_config.h); a text that is not
+      // a JSON object stays raw.
+      if (std::optional<WhileBackendConfig> config =
+              WhileBackendConfig::Decode(blob)) {
+        a->while_config = *std::move(config);
+        a->backend_config.clear();
+        return true;
+      }
+    }
+    a->backend_config.SetCheckedBlob(blob);
+    return true;
+  }
+  if (tok_.kind == TK::kString) {
+    a->backend_config_is_raw = false;
+    std::string text;
+    if (!ParseString(&text)) return false;
+    a->backend_config = std::move(text);
+    return true;
+  }
+  return Unexpected("'{' or string for backend_config");
 }
 
 bool Parser::ParseMetadata(OpMetadata* md) {
@@ -3456,7 +3251,7 @@ bool Parser::ParseReplicaGroups(ReplicaGroups* rg) {
     }
     while (true) {
       rg->explicit_groups.emplace_back();
-      if (!ParseIntListVec(&rg->explicit_groups.back())) return false;
+      if (!ParseIntList(&rg->explicit_groups.back())) return false;
       if (tok_.kind == TK::kComma) {
         Advance();
         continue;
@@ -4078,83 +3873,6 @@ absl::StatusOr<Shape> Parser::ParseStandaloneShape() {
   return shape;
 }
 
-// ---------------------------------------------------------------------------
-// Input files.
-
-constexpr size_t kMaxDecompressedBytes = size_t{2} << 30;  // 2 GiB
-
-absl::StatusOr<std::string> Gunzip(const std::string& data,
-                                   const std::string& path) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
-    return absl::InternalError(StrCatSv(path, ": cannot initialize zlib"));
-  }
-  std::string out;
-  out.resize(std::min<size_t>(std::max<size_t>(data.size() * 4, 1 << 16),
-                              kMaxDecompressedBytes));
-  size_t in_pos = 0;
-  size_t out_pos = 0;
-  int rc = Z_OK;
-  absl::Status status;
-  while (true) {
-    if (zs.avail_in == 0 && in_pos < data.size()) {
-      const size_t chunk = std::min<size_t>(data.size() - in_pos, 1u << 30);
-      zs.next_in =
-          reinterpret_cast<Bytef*>(const_cast<char*>(data.data())) + in_pos;
-      zs.avail_in = static_cast<uInt>(chunk);
-      in_pos += chunk;
-    }
-    if (out_pos == out.size()) {
-      if (out.size() >= kMaxDecompressedBytes) {
-        status = absl::InvalidArgumentError(
-            StrCatSv(path, ": decompressed size exceeds the limit of 2 GiB"));
-        break;
-      }
-      out.resize(std::min(out.size() * 2, kMaxDecompressedBytes));
-    }
-    const size_t avail = std::min<size_t>(out.size() - out_pos, 1u << 30);
-    zs.next_out = reinterpret_cast<Bytef*>(&out[out_pos]);
-    zs.avail_out = static_cast<uInt>(avail);
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out_pos += avail - zs.avail_out;
-    if (rc == Z_STREAM_END) {
-      // Concatenated gzip members.
-      if (zs.avail_in > 0 || in_pos < data.size()) {
-        if (inflateReset(&zs) != Z_OK) {
-          status = absl::InternalError(StrCatSv(path, ": zlib reset"));
-          break;
-        }
-        continue;
-      }
-      break;
-    }
-    if (rc == Z_BUF_ERROR) {
-      if (zs.avail_in == 0 && in_pos >= data.size()) {
-        status =
-            absl::InvalidArgumentError(StrCatSv(path, ": truncated gzip data"));
-        break;
-      }
-      continue;
-    }
-    if (rc != Z_OK) {
-      status = absl::InvalidArgumentError(StrCatSv(
-          path, ": corrupt gzip data",
-          zs.msg != nullptr ? StrCatSv(" (", zs.msg, ")") : std::string()));
-      break;
-    }
-    if (zs.avail_in == 0 && in_pos >= data.size() && zs.avail_out != 0) {
-      status =
-          absl::InvalidArgumentError(StrCatSv(path, ": truncated gzip data"));
-      break;
-    }
-  }
-  inflateEnd(&zs);
-  if (!status.ok()) return status;
-  out.resize(out_pos);
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Module>> ParseHloModule(
@@ -4168,72 +3886,6 @@ absl::StatusOr<Shape> ParseShape(std::string_view text) {
   options.filename = "<shape>";
   Parser parser(text, options);
   return parser.ParseStandaloneShape();
-}
-
-absl::StatusOr<std::string> ReadInputFile(const std::string& path) {
-  std::string data;
-  if (path == "-") {
-    char buf[1 << 16];
-    while (true) {
-      size_t n = std::fread(buf, 1, sizeof(buf), stdin);
-      data.append(buf, n);
-      if (n < sizeof(buf)) {
-        if (std::ferror(stdin)) {
-          return absl::InvalidArgumentError("<stdin>: read error");
-        }
-        break;
-      }
-    }
-  } else {
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) {
-      const int err = errno;
-      std::string msg = StrCatSv(path, ": ", std::strerror(err));
-      if (err == ENOENT) return absl::NotFoundError(msg);
-      return absl::InvalidArgumentError(msg);
-    }
-    struct stat st;
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      return absl::InvalidArgumentError(StrCatSv(path, ": is a directory"));
-    }
-    // Straight into the string, sized by fstat (one read for a regular
-    // file); it grows for whatever else arrives (a file still being
-    // written, a pipe or a device).
-    size_t expected = 1 << 16;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      expected = static_cast<size_t>(st.st_size) + 1;  // + 1: EOF in one go
-    }
-    size_t size = 0;
-    data.resize(expected);
-    while (true) {
-      if (size == data.size()) data.resize(2 * data.size());
-      ssize_t n = ::read(fd, data.data() + size, data.size() - size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        ::close(fd);
-        return absl::InvalidArgumentError(
-            StrCatSv(path, ": ", std::strerror(err)));
-      }
-      if (n == 0) break;
-      size += static_cast<size_t>(n);
-    }
-    data.resize(size);
-    ::close(fd);
-  }
-  const std::string name = path == "-" ? "<stdin>" : path;
-  const bool magic = data.size() >= 2 &&
-                     static_cast<unsigned char>(data[0]) == 0x1f &&
-                     static_cast<unsigned char>(data[1]) == 0x8b;
-  const bool gz_suffix =
-      path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  if (magic) return Gunzip(data, name);
-  if (gz_suffix) {
-    return absl::InvalidArgumentError(
-        StrCatSv(name, ": not gzip data (missing gzip header)"));
-  }
-  return data;
 }
 
 absl::StatusOr<std::unique_ptr<Module>> ParseHloFile(const std::string& path,

@@ -614,8 +614,8 @@ ENTRY main {
   ASSERT_NE(m, nullptr);
   const auto& hdr = m->raw_header_attributes();
   ASSERT_EQ(hdr.size(), 3u);
-  EXPECT_EQ(hdr[0], (RawAttribute{"input_output_alias",
-                                  "{ {}: (0, {}, may-alias) }"}));
+  EXPECT_EQ(hdr[0],
+            (RawAttribute{"input_output_alias", "{ {}: (0, {}, may-alias) }"}));
   EXPECT_EQ(hdr[1], (RawAttribute{"buffer_donor", "{ (1, {}) }"}));
   EXPECT_EQ(hdr[2], (RawAttribute{"allow_spmd_sharding_propagation_to_output",
                                   "{true}"}));
@@ -1406,9 +1406,8 @@ TEST(SourcePositions, RecordedByTheParserKeptByClones) {
 }
 
 // Every opcode XLA's parser infers a shape for (ParserInfersShape), written
-// without a shape: the inferred shape, or, for the few hloverlap does not
-// infer yet, an error at the opcode saying so. Opcodes XLA infers none for
-// are refused.
+// without a shape: the inferred shape, one row per opcode. Opcodes XLA
+// infers none for are refused.
 TEST(ParserTest, InfersTheShapeOfEveryOpcodeXlaInfers) {
   const std::string head = R"(HloModule m
 add (a: f32[], b: f32[]) -> f32[] {
@@ -1482,23 +1481,55 @@ ENTRY main {
       {Opcode::kTuple, {"tuple(x, i)", "(f32[2,3], s32[2,3])"}},
       {Opcode::kWhile,
        {"while(t), condition=cond, body=body", "(s32[], f32[2,3])"}},
+      {Opcode::kConvolution,
+       {"convolution(v, kw), window={size=3 pad=1_1}, "
+        "dim_labels=b0f_0io->b0f",
+        "f32[1,8,4]"}},
+      {Opcode::kFft, {"fft(x), fft_type=RFFT, fft_length={3}", "c64[2,2]"}},
+      {Opcode::kGather,
+       {"gather(x, ix), offset_dims={1}, collapsed_slice_dims={0}, "
+        "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}",
+        "f32[4,3]"}},
+      {Opcode::kScatter,
+       {"scatter(x, ix, u), update_window_dims={1}, "
+        "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+        "index_vector_dim=1, to_apply=add",
+        "f32[2,3]"}},
+      {Opcode::kReduceWindow,
+       {"reduce-window(x, z), window={size=1x2 stride=1x1}, to_apply=add",
+        "f32[2,2]"}},
+      {Opcode::kSelectAndScatter,
+       {"select-and-scatter(x, src, z), window={size=1x2}, select=lt, "
+        "scatter=add",
+        "f32[2,3]"}},
+      {Opcode::kBatchNormTraining,
+       {"batch-norm-training(x, s3, s3), epsilon=0.001, feature_index=1",
+        "(f32[2,3], f32[3], f32[3])"}},
+      {Opcode::kBatchNormInference,
+       {"batch-norm-inference(x, s3, s3, s3, s3), epsilon=0.001, "
+        "feature_index=1",
+        "f32[2,3]"}},
+      {Opcode::kBatchNormGrad,
+       {"batch-norm-grad(x, s3, s3, s3, y), epsilon=0.001, feature_index=1",
+        "(f32[2,3], f32[3], f32[3])"}},
+      {Opcode::kCholesky, {"cholesky(sq), lower=true", "f32[3,3]"}},
+      {Opcode::kTriangularSolve,
+       {"triangular-solve(sq, x), left_side=false, lower=true, "
+        "transpose_a=NO_TRANSPOSE",
+        "f32[2,3]"}},
+      {Opcode::kRaggedDot,
+       {"ragged-dot(x, rk, gs), lhs_contracting_dims={1}, "
+        "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
+        "f32[2,5]"}},
   };
-  // Inferred by XLA, not yet by hloverlap: refused with a reason.
-  const std::set<Opcode> not_yet = {Opcode::kBatchNormGrad,
-                                    Opcode::kBatchNormInference,
-                                    Opcode::kBatchNormTraining,
-                                    Opcode::kCholesky,
-                                    Opcode::kConvolution,
-                                    Opcode::kFft,
-                                    Opcode::kGather,
-                                    Opcode::kRaggedDot,
-                                    Opcode::kReduceWindow,
-                                    Opcode::kScatter,
-                                    Opcode::kSelectAndScatter,
-                                    Opcode::kTriangularSolve};
   // Extra entry lines some rows need.
   const std::string extra =
-      "  p2 = pred[] parameter(8)\n  k = s32[] parameter(9)\n";
+      "  p2 = pred[] parameter(8)\n  k = s32[] parameter(9)\n"
+      "  v = f32[1,8,2] parameter(10)\n  kw = f32[3,2,4] parameter(11)\n"
+      "  ix = s32[4,1] parameter(12)\n  u = f32[4,3] parameter(13)\n"
+      "  src = f32[2,2] parameter(14)\n  s3 = f32[3] parameter(15)\n"
+      "  sq = f32[3,3] parameter(16)\n  rk = f32[4,3,5] parameter(17)\n"
+      "  gs = s32[4] parameter(18)\n";
   const std::string lt4 =
       R"(lt4 (e: f32[], f: f32[], g: f32[], h: f32[]) -> pred[] {
   e = f32[] parameter(0)
@@ -1558,13 +1589,7 @@ ENTRY main {
       line = it->second.first;
       want = it->second.second;
     } else {
-      ASSERT_TRUE(not_yet.count(op)) << name << " has no row";
-      const std::string callees =
-          op == Opcode::kSelectAndScatter ? ", select=lt, scatter=add"
-          : op == Opcode::kReduceWindow || op == Opcode::kScatter
-              ? ", to_apply=add"
-              : "";
-      expect_refused(name + "(x, y)" + callees, "cannot infer");
+      ADD_FAILURE() << name << " has no row";
       continue;
     }
     std::unique_ptr<Module> m = ParseOk(module_text(line));
@@ -1573,7 +1598,7 @@ ENTRY main {
     EXPECT_TRUE(VerifyModule(*m).ok()) << name << ": " << VerifyModule(*m);
     ++checked;
   }
-  EXPECT_GT(checked, 60);
+  EXPECT_GT(checked, 72);
 }
 
 }  // namespace

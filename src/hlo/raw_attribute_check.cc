@@ -180,10 +180,16 @@ std::optional<RawAttributeError> CheckBufferDonor(
 
 std::optional<RawAttributeError> CheckCustomCallApiVersion(
     std::string_view value) {
+  // XLA's parser knows API_VERSION_UNSPECIFIED as a name but refuses it
+  // on a custom call.
+  if (EqualsIgnoringCase(value, "API_VERSION_UNSPECIFIED")) {
+    return RawAttributeError{
+        0, "invalid custom-call API version '" + std::string(value) +
+               "' (XLA refuses an unspecified version; write one)"};
+  }
   for (std::string_view known :
-       {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-        "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
-        "API_VERSION_TYPED_FFI"}) {
+       {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}) {
     if (EqualsIgnoringCase(value, known)) return std::nullopt;
   }
   return RawAttributeError{

@@ -45,7 +45,8 @@ std::optional<RawAttributeError> CheckInputOutputAlias(
 // `{ (<parameter>, <parameter index>), ... }`.
 std::optional<RawAttributeError> CheckBufferDonor(
     std::string_view value, std::vector<AliasEntry>* entries = nullptr);
-// One of XLA's CustomCallApiVersion names (any letter case).
+// One of XLA's CustomCallApiVersion names (any letter case) other than
+// API_VERSION_UNSPECIFIED, which XLA's parser refuses on a custom call.
 std::optional<RawAttributeError> CheckCustomCallApiVersion(
     std::string_view value);
 // `{mode=default|highest}` or `{tolerance={atol=X,rtol=Y,ulps=N}}` (each

@@ -12,6 +12,7 @@
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
 #include "hlo/opcode_traits.h"
+#include "hlo/shape_inference_nn.h"
 
 namespace hloverlap {
 namespace {
@@ -1335,6 +1336,52 @@ absl::InlinedVector<const Shape*, 8> OperandShapes(const Instruction& inst,
   return out;
 }
 
+// map: the callee's element type with the operands' dimensions.
+absl::StatusOr<Shape> InferMapInstruction(const Instruction& inst) {
+  auto operand = [&](int64_t k) -> const Shape& {
+    return inst.operand(k)->shape();
+  };
+  absl::StatusOr<ProgramShape> callee = CalleeProgram(inst, inst.to_apply());
+  if (!callee.ok()) return callee.status();
+  if (!callee->result.IsArray() || callee->result.rank() != 0) {
+    return Error("map: to_apply must return a scalar, found ",
+                 ShapeString(callee->result));
+  }
+  for (const Shape* s : OperandShapes(inst)) {
+    if (absl::Status st = ExpectArray(*s, "map operand"); !st.ok()) {
+      return st;
+    }
+    if (!SameDimensions(*s, operand(0))) {
+      return Error("map operands have different dimensions: ",
+                   ShapeString(operand(0)), " and ", ShapeString(*s));
+    }
+  }
+  return ArrayLike(callee->result.element_type(), operand(0));
+}
+
+// topk: (values, indices) with the last dimension k.
+absl::StatusOr<Shape> InferTopkInstruction(const Instruction& inst) {
+  auto operand = [&](int64_t k) -> const Shape& {
+    return inst.operand(k)->shape();
+  };
+  const RawAttribute* k_attr = inst.FindRawAttribute("k");
+  int64_t k = -1;
+  if (k_attr == nullptr || !absl::SimpleAtoi(k_attr->value, &k) || k < 0) {
+    return Error("topk needs k=N (N >= 0)");
+  }
+  const Shape& o = operand(0);
+  if (absl::Status s = ExpectArray(o, "topk operand"); !s.ok()) return s;
+  if (o.rank() < 1 || o.dimensions(o.rank() - 1) < k) {
+    return Error("topk: k=", k, " exceeds the last dimension of ",
+                 ShapeString(o));
+  }
+  absl::InlinedVector<int64_t, 6> dims(o.dimensions().begin(),
+                                       o.dimensions().end());
+  dims.back() = k;
+  return Shape::Tuple(
+      {Shape(o.element_type(), dims), Shape(PrimitiveType::kS32, dims)});
+}
+
 }  // namespace
 
 absl::StatusOr<Shape> InferInstructionShape(const Instruction& inst) {
@@ -1453,46 +1500,12 @@ absl::StatusOr<Shape> InferInstructionShape(const Instruction& inst) {
       }
       return MaybeTuple(std::move(shapes));
     }
-    case Opcode::kMap: {
-      absl::StatusOr<ProgramShape> callee =
-          CalleeProgram(inst, inst.to_apply());
-      if (!callee.ok()) return callee.status();
-      if (!callee->result.IsArray() || callee->result.rank() != 0) {
-        return Error("map: to_apply must return a scalar, found ",
-                     ShapeString(callee->result));
-      }
-      for (const Shape* s : OperandShapes(inst)) {
-        if (absl::Status st = ExpectArray(*s, "map operand"); !st.ok()) {
-          return st;
-        }
-        if (!SameDimensions(*s, operand(0))) {
-          return Error("map operands have different dimensions: ",
-                       ShapeString(operand(0)), " and ", ShapeString(*s));
-        }
-      }
-      return ArrayLike(callee->result.element_type(), operand(0));
-    }
-    case Opcode::kTopk: {
-      const RawAttribute* k_attr = inst.FindRawAttribute("k");
-      int64_t k = -1;
-      if (k_attr == nullptr || !absl::SimpleAtoi(k_attr->value, &k) || k < 0) {
-        return Error("topk needs k=N (N >= 0)");
-      }
-      const Shape& o = operand(0);
-      if (absl::Status s = ExpectArray(o, "topk operand"); !s.ok()) return s;
-      if (o.rank() < 1 || o.dimensions(o.rank() - 1) < k) {
-        return Error("topk: k=", k, " exceeds the last dimension of ",
-                     ShapeString(o));
-      }
-      absl::InlinedVector<int64_t, 6> dims(o.dimensions().begin(),
-                                           o.dimensions().end());
-      dims.back() = k;
-      return Shape::Tuple(
-          {Shape(o.element_type(), dims), Shape(PrimitiveType::kS32, dims)});
-    }
+    case Opcode::kMap:
+      return InferMapInstruction(inst);
+    case Opcode::kTopk:
+      return InferTopkInstruction(inst);
     default:
-      return Error("hloverlap cannot infer the shape of ", name,
-                   " yet: write it");
+      return InferNnInstructionShape(inst);
   }
 }
 

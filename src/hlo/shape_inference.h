@@ -282,10 +282,12 @@ bool ParserInfersShape(Opcode opcode);
 // prepended to the operand's: XLA's sizes form), transpose, reverse,
 // concatenate, pad, dot, reduce, sort (the operand, or a tuple of them),
 // map (the callee's element type with the operands' dimensions) and topk
-// ((values, indices) with the last dimension k). An error says why the
-// shape cannot be inferred (also for inferable opcodes hloverlap does not
-// infer yet: convolution, fft, gather, scatter, reduce-window,
-// select-and-scatter, batch-norm-*, cholesky, triangular-solve, ragged-dot).
+// ((values, indices) with the last dimension k), and the windowed,
+// gathering and linear-algebra opcodes of hlo/shape_inference_nn.h
+// (convolution, fft, gather, scatter, reduce-window, select-and-scatter,
+// batch-norm-*, cholesky, triangular-solve, ragged-dot). An error says why
+// the shape cannot be inferred. XLA also infers scaled-dot and scan, which
+// hloverlap still requires written.
 absl::StatusOr<Shape> InferInstructionShape(const Instruction& inst);
 
 // --- Helpers

@@ -7,6 +7,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hlo/raw_attribute_values.h"
+#include "hlo/shape_inference_nn.h"
 
 namespace hloverlap {
 namespace {
@@ -481,6 +483,112 @@ TEST(ShapeInferenceTest, HelpersAndLayouts) {
   EXPECT_EQ(DimsString({1, 0, 2}), "{1,0,2}");
   ProgramShape p{{F32({}), F32({})}, F32({})};
   EXPECT_EQ(p.ToString(), "(f32[], f32[]) -> f32[]");
+}
+
+TEST(ShapeInferenceTest, WindowsAndTheirText) {
+  absl::StatusOr<std::vector<WindowDimension>> w = ReadWindow(
+      "{size=3x2 stride=2x1 pad=1_-1x0_0 lhs_dilate=1x2 "
+      "rhs_dilate=2x1 rhs_reversal=0x1}");
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_EQ(w->size(), 2u);
+  EXPECT_EQ((*w)[0].padding_high, -1);
+  EXPECT_EQ((*w)[1].base_dilation, 2);
+  EXPECT_TRUE((*w)[1].reversal);
+  EXPECT_TRUE(ReadWindow("{}").ok());
+  EXPECT_FALSE(ReadWindow("{stride=2}").ok());           // no size
+  EXPECT_FALSE(ReadWindow("{size=3 stride=1x1}").ok());  // ranks differ
+  EXPECT_FALSE(ReadWindow("{size=3 pad=1}").ok());
+  EXPECT_FALSE(ReadWindow("size=3").ok());
+  // 8 elements, window 3 dilated by 2 (5 wide), padded 1 and 1, stride 2:
+  // (10 - 5) / 2 + 1.
+  WindowDimension d{3, 2, 1, 1, 1, 2, false};
+  EXPECT_EQ(*WindowOutputSize(8, d), 3);
+  d.size = 20;  // does not fit once
+  EXPECT_EQ(*WindowOutputSize(8, d), 0);
+  d.stride = 0;
+  EXPECT_FALSE(WindowOutputSize(8, d).ok());
+  d = WindowDimension{2, 1,    std::numeric_limits<int64_t>::max(), 1, 1,
+                      1, false};
+  EXPECT_FALSE(WindowOutputSize(8, d).ok());  // overflows
+  d = WindowDimension{1, 1, -9, 0, 1, 1, false};
+  EXPECT_FALSE(WindowOutputSize(8, d).ok());  // negative size
+}
+
+TEST(ShapeInferenceTest, ConvolutionShape) {
+  absl::StatusOr<ConvolutionDimensions> d =
+      ReadConvolutionDimensions("b01f_01io->bf01");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->input_spatial, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(d->kernel_output_feature, 3);
+  EXPECT_EQ(d->output_spatial, (std::vector<int64_t>{2, 3}));
+  EXPECT_FALSE(ReadConvolutionDimensions("b0f_0io").ok());
+  EXPECT_FALSE(ReadConvolutionDimensions("bb0_0io->b0f").ok());
+  EXPECT_FALSE(ReadConvolutionDimensions("b01f_0io->b0f").ok());
+  const std::vector<WindowDimension> w = {{3, 1, 1, 1, 1, 1, false},
+                                          {3, 2, 0, 0, 1, 1, false}};
+  ExpectShape(InferConvolutionShape(F32({4, 16, 16, 8}), F32({3, 3, 8, 32}), *d,
+                                    w, 1, 1),
+              "f32[4,32,16,7]");
+  // Two feature groups: the kernel takes half the input features.
+  ExpectShape(InferConvolutionShape(F32({4, 16, 16, 8}), F32({3, 3, 4, 32}), *d,
+                                    w, 2, 1),
+              "f32[4,32,16,7]");
+  ExpectShape(InferConvolutionShape(F32({4, 16, 16, 8}), BF16({3, 3, 8, 32}),
+                                    *d, w, 1, 1),
+              "f32[4,32,16,7]");
+  ExpectError(InferConvolutionShape(F32({4, 16, 16, 8}), F32({3, 3, 4, 32}), *d,
+                                    w, 1, 1),
+              "feature_group_count=1");
+  ExpectError(InferConvolutionShape(F32({4, 16, 16, 8}), S32({3, 3, 8, 32}), *d,
+                                    w, 1, 1),
+              "no common type");
+  ExpectError(
+      InferConvolutionShape(F32({4, 16, 8}), F32({3, 3, 8, 32}), *d, w, 1, 1),
+      "must have rank 4");
+}
+
+TEST(ShapeInferenceTest, GatherShape) {
+  GatherDimensions d;
+  d.offset_dims = {1};
+  d.collapsed_slice_dims = {0};
+  d.start_index_map = {0};
+  d.index_vector_dim = 1;
+  d.slice_sizes = {1, 64};
+  ExpectShape(InferGatherShape(F32({1000, 64}), S32({10, 1}), d), "f32[10,64]");
+  // The index vector dimension past the last: one index per position.
+  d.index_vector_dim = 1;
+  ExpectShape(InferGatherShape(F32({1000, 64}), S32({10}), d), "f32[10,64]");
+  // Offsets placed first.
+  d.offset_dims = {0};
+  ExpectShape(InferGatherShape(F32({1000, 64}), S32({10}), d), "f32[64,10]");
+  d.slice_sizes = {2, 64};
+  ExpectError(InferGatherShape(F32({1000, 64}), S32({10}), d),
+              "has slice size 2");
+  d.slice_sizes = {1, 65};
+  ExpectError(InferGatherShape(F32({1000, 64}), S32({10}), d), "out of range");
+  d.slice_sizes = {1, 64};
+  d.offset_dims = {5};
+  ExpectError(InferGatherShape(F32({1000, 64}), S32({10}), d),
+              "out of range for a result of rank 2");
+  d.offset_dims = {0};
+  d.start_index_map = {0, 1};
+  ExpectError(InferGatherShape(F32({1000, 64}), S32({10}), d),
+              "1 indices per slice");
+}
+
+TEST(ShapeInferenceTest, FftShape) {
+  const Shape c64(PrimitiveType::kC64, {4, 8});
+  ExpectShape(InferFftShape(c64, FftType::kFft, {8}), "c64[4,8]");
+  ExpectShape(InferFftShape(F32({4, 8}), FftType::kRfft, {8}), "c64[4,5]");
+  ExpectShape(
+      InferFftShape(Shape(PrimitiveType::kC64, {4, 5}), FftType::kIrfft, {8}),
+      "f32[4,8]");
+  ExpectShape(InferFftShape(F32({4, 8}), FftType::kRfft, {4, 8}), "c64[4,5]");
+  ExpectError(InferFftShape(F32({4, 8}), FftType::kFft, {8}), "complex");
+  ExpectError(InferFftShape(F32({4, 8}), FftType::kRfft, {6}),
+              "equal to fft_length");
+  ExpectError(InferFftShape(c64, FftType::kIrfft, {8}), "fft_length/2+1");
+  ExpectError(InferFftShape(c64, FftType::kFft, {}), "1 to 3");
 }
 
 }  // namespace

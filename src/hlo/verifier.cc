@@ -592,6 +592,9 @@ class Verifier {
     bool async_called = false;
   };
   bool QuickComputation(const Computation& c, int32_t ordinal);
+  // The control edges of QuickComputation's computation (quick_controlled_
+  // listed), both ways.
+  bool QuickControlEdges(int32_t ordinal, size_t instructions);
   PointerMap<Instruction, QuickEntry> quick_index_;
   PointerMap<Computation, QuickCallee> quick_callees_;
   NameSet quick_names_;
@@ -809,12 +812,29 @@ bool Verifier::QuickComputation(const Computation& c, int32_t ordinal) {
     }
   }
 
-  // Control edges, both ways, predecessors earlier in c. A long successor
-  // list is checked like a long users() list: its entries appear once and
-  // name this instruction as predecessor, and as many predecessor entries
-  // name it, so every one of them is in the list.
+  if (!QuickControlEdges(ordinal, c.instructions().size())) return false;
+
+  // The schedule: operands and control predecessors run first (checked
+  // above); uses of async values after their done.
+  auto find = [&](const Instruction* x) -> std::optional<int64_t> {
+    const QuickEntry* e = quick_index_.Find(x);
+    if (e == nullptr || e->computation != ordinal) return std::nullopt;
+    return e->index;
+  };
+  auto unnamed = [](const Instruction*) { return absl::string_view(); };
+  for (const Instruction* i : quick_async_) {
+    if (AsyncUseProblem(c, i, find, unnamed).has_value()) return false;
+  }
+  return true;
+}
+
+// Control edges, both ways, predecessors earlier in c. A long successor
+// list is checked like a long users() list: its entries appear once and
+// name this instruction as predecessor, and as many predecessor entries
+// name it, so every one of them is in the list.
+bool Verifier::QuickControlEdges(int32_t ordinal, size_t instructions) {
   if (!quick_controlled_.empty()) {
-    quick_control_counts_.assign(c.instructions().size(), 0);
+    quick_control_counts_.assign(instructions, 0);
   }
   for (const Instruction* i : quick_controlled_) {
     const int32_t at = quick_index_.Find(i)->index;
@@ -850,18 +870,6 @@ bool Verifier::QuickComputation(const Computation& c, int32_t ordinal) {
       const auto& pred = s->control_predecessors();
       if (std::find(pred.begin(), pred.end(), i) == pred.end()) return false;
     }
-  }
-
-  // The schedule: operands and control predecessors run first (checked
-  // above); uses of async values after their done.
-  auto find = [&](const Instruction* x) -> std::optional<int64_t> {
-    const QuickEntry* e = quick_index_.Find(x);
-    if (e == nullptr || e->computation != ordinal) return std::nullopt;
-    return e->index;
-  };
-  auto unnamed = [](const Instruction*) { return absl::string_view(); };
-  for (const Instruction* i : quick_async_) {
-    if (AsyncUseProblem(c, i, find, unnamed).has_value()) return false;
   }
   return true;
 }

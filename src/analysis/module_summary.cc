@@ -111,19 +111,6 @@ std::string CollectiveGroupsText(const Instruction& instruction) {
   return "";
 }
 
-std::string HumanBytes(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB", "GiB",
-                                           "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  double v = static_cast<double>(bytes);
-  int unit = 0;
-  while (v >= 1024.0 && unit < 6) {
-    v /= 1024.0;
-    ++unit;
-  }
-  return absl::StrFormat("%.1f %s", v, kUnits[unit]);
-}
-
 ModuleSummary SummarizeModule(const Module& module) {
   ModuleSummary s;
   s.module_name = module.name();

@@ -66,11 +66,6 @@ nlohmann::json IntJson(const std::optional<IntValue>& v) {
   return v->bits();
 }
 
-std::string BytesText(int64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  return absl::StrCat(bytes, " B (", HumanBytes(bytes), ")");
-}
-
 // "while.3 > while.1": the nesting path of a loop.
 std::string LoopPath(const ModuleSummary& s, int loop) {
   std::vector<const std::string*> names;
@@ -109,7 +104,7 @@ void AppendGroupLine(const CollectiveGroup& g, std::string& out) {
   absl::StrAppend(&out, "    ", absl::StrFormat("%-20s", g.kind), " count ",
                   g.count);
   if (g.async_count > 0) absl::StrAppend(&out, " (", g.async_count, " async)");
-  absl::StrAppend(&out, ", bytes ", BytesText(g.bytes));
+  absl::StrAppend(&out, ", bytes ", ExactAndHumanBytes(g.bytes));
   if (!g.groups.empty()) absl::StrAppend(&out, ", ", g.groups);
   out.push_back('\n');
 }
@@ -205,17 +200,17 @@ std::string FormatSummaryText(const ModuleSummary& s, bool all_computations) {
   out += "\ntotals:\n";
   for (const CollectiveKindTotal& t : s.kind_totals) {
     absl::StrAppend(&out, "  ", absl::StrFormat("%-20s", t.kind), " count ",
-                    t.count, ", bytes ", BytesText(t.bytes));
+                    t.count, ", bytes ", ExactAndHumanBytes(t.bytes));
     if (t.bytes_per_execution) {
       absl::StrAppend(&out, ", per execution ",
-                      BytesText(*t.bytes_per_execution));
+                      ExactAndHumanBytes(*t.bytes_per_execution));
     }
     out.push_back('\n');
   }
   absl::StrAppend(&out, "  all collectives: ", s.collective_count, ", bytes ",
-                  BytesText(s.collective_bytes), ", per execution ",
+                  ExactAndHumanBytes(s.collective_bytes), ", per execution ",
                   s.collective_bytes_per_execution
-                      ? BytesText(*s.collective_bytes_per_execution)
+                      ? ExactAndHumanBytes(*s.collective_bytes_per_execution)
                       : std::string("unknown (a loop trip count is unknown)"),
                   "\n");
   absl::StrAppend(&out, "  instructions: ", s.instruction_count, " (",
@@ -449,7 +444,8 @@ std::string FormatPlanRows(const std::vector<PlanRow>& rows,
       absl::StrAppend(&out, absl::StrFormat(", added communication %.3f ms",
                                             p.added_communication_ms));
     }
-    absl::StrAppend(&out, "), memory +", BytesText(p.extra_live_bytes), "\n");
+    absl::StrAppend(&out, "), memory +", ExactAndHumanBytes(p.extra_live_bytes),
+                    "\n");
   }
   if (rows.size() > kMaxPlanLines) {
     absl::StrAppend(&out, "  ... and ", rows.size() - kMaxPlanLines,

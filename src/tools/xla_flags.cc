@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
 #include "passes/loop_policy.h"
+#include "passes/pass_registry.h"
 #include "tools/cli_util.h"
 
 namespace hloverlap {
@@ -495,13 +496,10 @@ std::string PipelineFromXlaFlags(const XlaFlagsResult& result) {
     if (it == result.passes.end() || !it->second.on) continue;
     names.emplace_back(pass);
     // The cleanup after the pipeliner, as the presets have it.
-    if (pass == "collective-pipeliner") {
-      names.emplace_back("tuple-simplify");
-      names.emplace_back("dce");
-    }
+    if (pass == "collective-pipeliner") names.emplace_back(kRewriteCleanup);
   }
   if (names.empty()) return "";
-  return absl::StrCat("inline,tuple-simplify,dce,", absl::StrJoin(names, ","));
+  return JoinPipeline({kCleanupPipeline, absl::StrJoin(names, ",")});
 }
 
 std::vector<std::string> ApplyXlaFlagsToPipeline(

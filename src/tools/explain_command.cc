@@ -501,25 +501,18 @@ struct PipelineRun {
 int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
                    PipelineRun& run) {
   OptCommandOptions opt = options.opt;
-  if (opt.passes.empty() && opt.preset.empty()) {
-    // Without --passes/--preset the XLA flags choose, as for opt; with no
-    // flags either, explain shows the pipeliner's preset.
-    PassOptions probe;
-    XlaFlagsResult probe_flags;
-    if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-            opt.xla_flags, opt.use_xla_flags_env, probe, probe_flags,
-            XlaFlagsPrint::kNothing);
-        !s.ok()) {
-      return ReportStatus(s);
-    }
-    if (PipelineFromXlaFlags(probe_flags).empty()) opt.preset = "pipeline";
-  }
   PassOptions flag_options;
   XlaFlagsResult flags;
   if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
           opt.xla_flags, opt.use_xla_flags_env, flag_options, flags);
       !s.ok()) {
     return ReportStatus(s);
+  }
+  // Without --passes/--preset the XLA flags choose, as for opt; with no
+  // flags either, explain shows the pipeliner's preset.
+  if (opt.passes.empty() && opt.preset.empty() &&
+      PipelineFromXlaFlags(flags).empty()) {
+    opt.preset = "pipeline";
   }
   absl::StatusOr<OptPipeline> built =
       BuildOptPipeline(opt, flag_options, flags);
@@ -565,8 +558,7 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
   }
   std::string list;
   if (pipeline && !options.remarks.empty()) {
-    list = options.remarks_format == "json" ? run.remarks.ToJsonLines()
-                                            : run.remarks.ToText();
+    list = RemarksFileText(run.remarks, options.remarks_format);
     if (options.remarks != "-") {
       if (absl::Status s = WriteOutputFile(options.remarks, list); !s.ok()) {
         return ReportStatus(s);

@@ -239,6 +239,23 @@ absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
   return BuildOptPipelineOf(*specs, options, flag_options);
 }
 
+std::string RemarksFileText(const RemarkSink& remarks,
+                            std::string_view format) {
+  if (format == "json") return remarks.ToJsonLines();
+  std::string text = remarks.ToText();
+  if (remarks.remarks().empty()) return text;
+  // One summary line after the remarks.
+  absl::StrAppend(
+      &text, "remarks: ", remarks.Count(RemarkKind::kPassed), " passed, ",
+      remarks.Count(RemarkKind::kMissed), " missed, ",
+      remarks.Count(RemarkKind::kFailure), " failures",
+      remarks.Count(RemarkKind::kWarning) > 0
+          ? absl::StrCat(", ", remarks.Count(RemarkKind::kWarning), " warnings")
+          : std::string(),
+      "\n");
+  return text;
+}
+
 absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   PassContext& context = built.context;
   const InputNames input_names(module);
@@ -334,22 +351,8 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   if (timing != nullptr) PrintError(timing->Report());
 
   if (!options.remarks.empty()) {
-    std::string text = options.remarks_format == "json"
-                           ? context.remarks.ToJsonLines()
-                           : context.remarks.ToText();
-    if (options.remarks_format != "json" &&
-        !context.remarks.remarks().empty()) {
-      // One summary line after the remarks.
-      absl::StrAppend(
-          &text, "remarks: ", context.remarks.Count(RemarkKind::kPassed),
-          " passed, ", context.remarks.Count(RemarkKind::kMissed), " missed, ",
-          context.remarks.Count(RemarkKind::kFailure), " failures",
-          context.remarks.Count(RemarkKind::kWarning) > 0
-              ? absl::StrCat(", ", context.remarks.Count(RemarkKind::kWarning),
-                             " warnings")
-              : std::string(),
-          "\n");
-    }
+    const std::string text =
+        RemarksFileText(context.remarks, options.remarks_format);
     if (options.remarks == "-") {
       PrintError(text);
     } else if (absl::Status st = WriteOutputFile(options.remarks, text);
@@ -370,20 +373,24 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
 }  // namespace
 
 int RunOptCommand(const OptCommandOptions& options) {
-  if (options.list_passes || options.list_presets) {
+  if (options.list_passes || options.list_presets || options.list_xla_flags) {
     std::string text;
     if (options.list_json) {
-      text =
-          (options.list_passes ? ListPassesJson() : ListPresetsJson()).dump(2) +
-          "\n";
+      text = (options.list_passes    ? ListPassesJson()
+              : options.list_presets ? ListPresetsJson()
+                                     : ListXlaFlagsJson())
+                 .dump(2) +
+             "\n";
     } else {
-      text = options.list_passes ? ListPassesText() : ListPresetsText();
+      text = options.list_passes    ? ListPassesText()
+             : options.list_presets ? ListPresetsText()
+                                    : ListXlaFlagsText();
     }
     return ReportStatus(WriteOutputFile("-", text));
   }
   if (options.list_json) {
     return ReportStatus(absl::InvalidArgumentError(
-        "--json goes with --list-passes or --list-presets"));
+        "--json goes with --list-passes, --list-presets or --list-xla-flags"));
   }
   if (options.input.empty()) {
     return ReportStatus(absl::InvalidArgumentError(
@@ -461,9 +468,13 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "flag) and exit");
   cmd->add_flag("--list-presets", options->list_presets,
                 "Print the presets as pipeline text and exit");
+  cmd->add_flag("--list-xla-flags", options->list_xla_flags,
+                "Print the XLA flags --xla-flags and XLA_FLAGS act on (the "
+                "pass each concerns, its values) and those ignored, and exit");
   cmd->add_flag("--json", options->list_json,
-                "With --list-passes / --list-presets: print JSON (each "
-                "preset's passes with the options they run with)");
+                "With --list-passes / --list-presets / --list-xla-flags: "
+                "print JSON (each preset's passes with the options they run "
+                "with)");
   cmd->add_option("--loop", options->loop_rules,
                   absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
                                AsAbsl(LoopRuleHelp())))

@@ -474,20 +474,15 @@ absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
       }
       absl::StatusOr<Value> v = Exec(step, env);
       if (!v.ok()) return Annotate(v.status(), instr);
-      if (const Shape& s = instr->shape(); s.IsArray()) {
-        if (!v->is_array() || v->type() != s.element_type() ||
-            v->rank() != s.rank() ||
-            !std::equal(v->dims().begin(), v->dims().end(),
-                        s.dimensions().begin())) {
-          return Annotate(
-              Invalid(absl::StrCat(std::string(OpcodeName(instr->opcode())),
-                                   " produced ", v->ShapeString(),
-                                   ", but the instruction's shape is ",
-                                   s.ToString(false))),
-              instr);
-        }
-      } else if (s.IsTuple() &&
-                 (!v->is_tuple() || v->tuple_size() != s.tuple_size())) {
+      const Shape& s = instr->shape();
+      const bool mismatch =
+          s.IsArray() ? !v->is_array() || v->type() != s.element_type() ||
+                            v->rank() != s.rank() ||
+                            !std::equal(v->dims().begin(), v->dims().end(),
+                                        s.dimensions().begin())
+                      : s.IsTuple() && (!v->is_tuple() ||
+                                        v->tuple_size() != s.tuple_size());
+      if (mismatch) {
         return Annotate(
             Invalid(absl::StrCat(std::string(OpcodeName(instr->opcode())),
                                  " produced ", v->ShapeString(),

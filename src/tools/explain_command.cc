@@ -653,23 +653,7 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
          absl::StrCat("Per-loop rule, as for opt:\n", AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  cmd->add_option("--memory-budget", opt.memory_budget,
-                  absl::StrCat("Memory budget, as for opt (e.g. 512M; ",
-                               AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--pipeline-depth", opt.pipeline_depth,
-                  "Prefetch depth, as for opt")
-      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
-  cmd->add_option("--in-flight-limit", opt.in_flight_limit,
-                  "Scheduler in-flight limit, as for opt")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
-  cmd->add_option("--scheduler-memory-limit", opt.scheduler_memory_limit,
-                  "Scheduler memory limit, as for opt");
-  cmd->add_option("--gpu", opt.gpu, "Cost model device, as for opt")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
-  cmd->add_option("--xla-flags", opt.xla_flags,
-                  "XLA flags, as for opt (after XLA_FLAGS)");
-  cmd->add_flag("!--no-xla-flags-env", opt.use_xla_flags_env,
-                "Ignore the XLA_FLAGS environment variable");
+  AddPassOptionFlags(*cmd, opt);
   cmd->callback([&ctx, options]() {
     ctx.SetAction([options]() { return RunExplainCommand(*options); });
   });

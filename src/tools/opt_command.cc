@@ -440,6 +440,38 @@ int RunOptCommand(const OptCommandOptions& options) {
   return ReportStatus(written);
 }
 
+void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
+  cmd.add_option("--pipeline-depth", options.pipeline_depth,
+                 "Default prefetch depth for all-gathers (iterations "
+                 "ahead; at most a loop's trip count - 1, clamped with a "
+                 "warning); sets collective-pipeliner{depth=N}")
+      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
+  cmd.add_option("--memory-budget", options.memory_budget,
+                 absl::StrCat("Extra live bytes the pipeliner may add per "
+                              "loop nest (e.g. 512M, 2GiB; ",
+                              AsAbsl(kByteSizeUnits), ")"));
+  cmd.add_option("--in-flight-limit", options.in_flight_limit,
+                 "Scheduler: async collectives in flight at once (1 as "
+                 "XLA:GPU; 2 lets two overlap)")
+      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
+  cmd.add_option("--scheduler-memory-limit", options.scheduler_memory_limit,
+                 absl::StrCat("Scheduler: live-bytes limit per computation "
+                              "(e.g. 40G; ",
+                              AsAbsl(kByteSizeUnits), ")"));
+  cmd.add_option("--gpu", options.gpu,
+                 "Cost model device preset: h100, h200 (default)")
+      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
+  cmd.add_option("--xla-flags", options.xla_flags,
+                 "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
+                 "pipelined_all_gather=true ...\"): flags of the pipeliner, "
+                 "double buffering, async conversion and the scheduler map "
+                 "to those passes (and, without --passes/--preset, choose "
+                 "them); each flag's effect is printed; applied after the "
+                 "XLA_FLAGS environment variable");
+  cmd.add_flag("!--no-xla-flags-env", options.use_xla_flags_env,
+               "Ignore the XLA_FLAGS environment variable");
+}
+
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   auto options = std::make_shared<OptCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -495,26 +527,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "Verify the module after every pass");
   cmd->add_flag("--time-passes", options->time_passes,
                 "Print each pass's wall time to stderr");
-  cmd->add_option("--pipeline-depth", options->pipeline_depth,
-                  "Default prefetch depth for all-gathers (iterations "
-                  "ahead; at most a loop's trip count - 1, clamped with a "
-                  "warning); sets collective-pipeliner{depth=N}")
-      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
-  cmd->add_option("--memory-budget", options->memory_budget,
-                  absl::StrCat("Extra live bytes the pipeliner may add per "
-                               "loop nest (e.g. 512M, 2GiB; ",
-                               AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--in-flight-limit", options->in_flight_limit,
-                  "Scheduler: async collectives in flight at once (1 as "
-                  "XLA:GPU; 2 lets two overlap)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
-  cmd->add_option("--scheduler-memory-limit", options->scheduler_memory_limit,
-                  absl::StrCat("Scheduler: live-bytes limit per computation "
-                               "(e.g. 40G; ",
-                               AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--gpu", options->gpu,
-                  "Cost model device preset: h100, h200 (default)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
+  AddPassOptionFlags(*cmd, *options);
   cmd->add_option(
          "--max-module-instructions", options->max_module_instructions,
          absl::StrCat(
@@ -527,15 +540,6 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,
                   "File for --dump-after (default PASS.hlo)");
-  cmd->add_option("--xla-flags", options->xla_flags,
-                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
-                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
-                  "double buffering, async conversion and the scheduler map "
-                  "to those passes (and, without --passes/--preset, choose "
-                  "them); each flag's effect is printed; applied after the "
-                  "XLA_FLAGS environment variable");
-  cmd->add_flag("!--no-xla-flags-env", options->use_xla_flags_env,
-                "Ignore the XLA_FLAGS environment variable");
   cmd->add_flag("!--no-metadata", options->print_metadata,
                 "Leave metadata={...} out of the output");
   cmd->add_flag("!--no-backend-config", options->print_backend_config,

@@ -21,6 +21,7 @@
 #include "tools/xla_flags.h"
 
 namespace CLI {
+class App;
 class Validator;
 }  // namespace CLI
 
@@ -100,6 +101,11 @@ std::string RemarksFileText(const RemarkSink& remarks, std::string_view format);
 // --in-flight-limit and --gpu.
 CLI::Validator DeclaredOptionCheck(std::string_view pass,
                                    std::string_view option);
+
+// The flags that set the passes' options, for opt and explain alike:
+// --pipeline-depth, --memory-budget, --in-flight-limit,
+// --scheduler-memory-limit, --gpu, --xla-flags and --no-xla-flags-env.
+void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options);
 
 // Every flag value and output path of `options`, checked before any work
 // (before the input is read): --passes/--preset (one, parsed), the byte

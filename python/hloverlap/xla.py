@@ -13,10 +13,17 @@ not depend on the process's XLA_FLAGS.
   SEED_XLA_OPTIONS    the seed report's flags that XLA 0.11.2 still accepts
                       (XLA's pipelining on: "XLA with its pipelining")
   OFF_XLA_OPTIONS     every overlap feature off ("XLA with overlap off")
+
+Which XLA flags turn collective pipelining on, and with which values, is
+the binary's table (`hloverlap opt --list-xla-flags --json`, the one that
+maps XLA_FLAGS onto its passes); `xla_flag_table` reads it.
 """
 
+import json
 import re
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, TypeVar
+import subprocess
+from typing import (Callable, Dict, List, Mapping, Optional, Set, Tuple,
+                    TypeVar)
 
 T = TypeVar("T")
 
@@ -56,25 +63,80 @@ BRIDGE_XLA_OPTIONS: Dict[str, object] = dict(
     xla_gpu_enable_while_loop_double_buffering=False,
 )
 
-PIPELINING_KEYS = ("xla_gpu_enable_pipelined_all_gather",
-                   "xla_gpu_enable_pipelined_reduce_scatter",
-                   "xla_gpu_enable_pipelined_all_reduce")
+# (path, mtime_ns, size) -> table; a rebuilt binary is asked again.
+_TABLES: Dict[tuple, Dict[str, dict]] = {}
+
+
+def xla_flag_table(exe: Optional[str] = None) -> Dict[str, dict]:
+  """The XLA flags the binary acts on: {name: {"name", "pass", "values",
+  "pipelining_values"}}, from `EXE opt --list-xla-flags --json` (cached per
+  binary file). "pipelining_values" are the values, lower case ("" for a
+  bare `--flag`), that turn a collective pipelining on. exe: the binary
+  (default: binary.find_binary())."""
+  import os  # pylint: disable=g-import-not-at-top
+  from hloverlap import binary  # pylint: disable=g-import-not-at-top
+  exe = exe or binary.find_binary()
+  st = os.stat(exe)
+  key = (os.path.realpath(exe), st.st_mtime_ns, st.st_size)
+  if key not in _TABLES:
+    args = [exe, "opt", "--list-xla-flags", "--json"]
+    try:
+      proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+      data = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+      raise binary.HloverlapError(
+          "cannot read the XLA flags of {}: {}".format(exe, e), None, "", args)
+    if not isinstance(data, dict) or not isinstance(data.get("xla_flags"),
+                                                    list):
+      raise binary.HloverlapError(
+          "{} opt --list-xla-flags --json (exit {}) printed no xla_flags "
+          "list: {}".format(exe, proc.returncode, proc.stderr.strip()[-500:]),
+          proc.returncode, proc.stderr, args)
+    _TABLES[key] = {f["name"]: f for f in data["xla_flags"]}
+  return _TABLES[key]
+
+
+def _pipelining_values(exe: Optional[str]) -> Dict[str, Set[str]]:
+  return {name: set(f.get("pipelining_values") or ())
+          for name, f in xla_flag_table(exe).items()
+          if f.get("pipelining_values")}
+
+
+def _value_text(v) -> str:
+  """An option value as the flag table spells values (lower case)."""
+  if isinstance(v, bool):
+    return "true" if v else "false"
+  return str(v).strip().lower()
+
+
+def pipelining_options_on(options: Mapping[str, object],
+                          exe: Optional[str] = None) -> List[str]:
+  """The keys of `options` (XLA option name -> value) that turn XLA's
+  collective pipelining on, by the binary's flag table."""
+  table = _pipelining_values(exe)
+  return [k for k, v in options.items()
+          if k in table and _value_text(v) in table[k]]
 
 
 def bridge_options(user: Optional[Mapping[str, object]] = None,
-                   allow_xla_pipelining: bool = False) -> Dict[str, object]:
+                   allow_xla_pipelining: bool = False,
+                   exe: Optional[str] = None) -> Dict[str, object]:
   """BRIDGE_XLA_OPTIONS updated with `user`; keys may carry a `--` prefix.
 
-  Turning XLA's pipelining back on is refused unless allow_xla_pipelining.
+  Turning XLA's pipelining back on (a user option that does, by the
+  binary's flag table; exe: the binary, default binary.find_binary()) is
+  refused unless allow_xla_pipelining.
   """
   out = dict(BRIDGE_XLA_OPTIONS)
+  given = {}
   for k, v in (user or {}).items():
     key = k[2:] if k.startswith("--") else k
     if not key.startswith("xla_"):
       raise ValueError("XLA option {!r} does not start with xla_".format(k))
     out[key] = v
-  if not allow_xla_pipelining:
-    on = [k for k in PIPELINING_KEYS if _truthy(out.get(k))]
+    given[key] = v
+  if not allow_xla_pipelining and given:
+    on = pipelining_options_on(given, exe)
     if on:
       raise ValueError(
           "XLA's own collective pipelining must stay off after hloverlap "
@@ -83,28 +145,25 @@ def bridge_options(user: Optional[Mapping[str, object]] = None,
   return out
 
 
-def pipelining_flags_on(xla_flags: str) -> List[str]:
-  """The XLA pipelining flags an XLA_FLAGS string turns on.
+def pipelining_flags_on(xla_flags: str, exe: Optional[str] = None) -> List[str]:
+  """The XLA pipelining flags an XLA_FLAGS string turns on (by the binary's
+  flag table; exe: the binary, default binary.find_binary()).
 
   jaxlib 0.11.2 knows xla_gpu_enable_pipelined_{all_gather,reduce_scatter,
   all_reduce} only as XLA_FLAGS (per-compile overrides answer "No such
   compile option"), so the bridge cannot switch them off per compile; their
   default is off. A process that sets them on would pipeline twice.
   """
+  words = [w for w in (xla_flags or "").split() if w.startswith("--")]
+  if not words:
+    return []
+  table = _pipelining_values(exe)
   on = []
-  for tok in (xla_flags or "").split():
-    if not tok.startswith("--"):
-      continue
-    name, _, value = tok[2:].partition("=")
-    if name in PIPELINING_KEYS and _truthy(value if value else "true"):
+  for w in words:
+    name, eq, value = w[2:].partition("=")
+    if name in table and (value.lower() if eq else "") in table[name]:
       on.append(name)
   return on
-
-
-def _truthy(v) -> bool:
-  if isinstance(v, str):
-    return v.strip().lower() in ("1", "true", "yes", "on")
-  return bool(v)
 
 
 def overrides_list(options: Mapping[str, object]) -> List[Tuple[str, object]]:

@@ -3,19 +3,24 @@ import unittest
 
 from hloverlap import xla
 
+# The per-kind switches of XLA's pipeliner.
+PIPELINING = ("xla_gpu_enable_pipelined_all_gather",
+              "xla_gpu_enable_pipelined_reduce_scatter",
+              "xla_gpu_enable_pipelined_all_reduce")
 
 class XlaOptionsTest(unittest.TestCase):
 
   def test_bridge_turns_xla_pipelining_off(self):
     o = xla.bridge_options()
-    for k in xla.PIPELINING_KEYS:
+    self.assertEqual(xla.pipelining_options_on(o), [])
+    for k in PIPELINING:
       self.assertIs(o[k], False)
     self.assertIs(o["xla_gpu_enable_latency_hiding_scheduler"], True)
     self.assertIs(o["xla_gpu_enable_while_loop_double_buffering"], False)
 
   def test_seed_flags_have_pipelining_on(self):
-    for k in xla.PIPELINING_KEYS:
-      self.assertIs(xla.SEED_XLA_OPTIONS[k], True)
+    self.assertEqual(xla.pipelining_options_on(xla.SEED_XLA_OPTIONS),
+                     list(PIPELINING))
     self.assertNotIn("xla_gpu_graph_level", xla.SEED_XLA_OPTIONS)
     self.assertNotIn("xla_gpu_enable_pipelined_collectives",
                      xla.SEED_XLA_OPTIONS)
@@ -52,6 +57,41 @@ class ProcessFlagsTest(unittest.TestCase):
         "--xla_gpu_enable_latency_hiding_scheduler=true"),
         ["xla_gpu_enable_pipelined_all_gather",
          "xla_gpu_enable_pipelined_all_reduce"])
+
+  def test_newer_and_older_pipelining_flags(self):
+    # The binary's table knows the flags a hand-kept list missed: the
+    # per-kind modes and the all-kinds switch.
+    self.assertEqual(xla.pipelining_flags_on(
+        "--xla_gpu_pipeline_all_gather=ON --xla_gpu_pipeline_all_reduce=off "
+        "--xla_gpu_pipeline_reduce_scatter=explicit "
+        "--xla_gpu_enable_pipelined_collectives=1"),
+        ["xla_gpu_pipeline_all_gather", "xla_gpu_pipeline_reduce_scatter",
+         "xla_gpu_enable_pipelined_collectives"])
+    self.assertEqual(xla.pipelining_flags_on(
+        "--xla_gpu_enable_pipelined_collectives=false "
+        "--xla_gpu_enable_while_loop_double_buffering=true"), [])
+
+
+class FlagTableTest(unittest.TestCase):
+  """The table is the binary's (`opt --list-xla-flags --json`)."""
+
+  def test_table_from_binary(self):
+    table = xla.xla_flag_table()
+    self.assertEqual(table["xla_gpu_enable_pipelined_all_gather"]["pass"],
+                     "collective-pipeliner")
+    self.assertIn("", table["xla_gpu_enable_pipelined_all_reduce"][
+        "pipelining_values"])  # a bare --flag is true
+    self.assertEqual(
+        table["xla_gpu_enable_latency_hiding_scheduler"]["pipelining_values"],
+        [])
+    pipelining = sorted(n for n, f in table.items() if f["pipelining_values"])
+    self.assertEqual(len(pipelining), 7, pipelining)
+
+  def test_user_option_spellings(self):
+    with self.assertRaisesRegex(ValueError, "xla_gpu_pipeline_all_gather"):
+      xla.bridge_options({"xla_gpu_pipeline_all_gather": "default"})
+    xla.bridge_options({"xla_gpu_pipeline_all_gather": "off",
+                        "xla_gpu_enable_pipelined_all_reduce": 0})
 
 
 class DropUnknownTest(unittest.TestCase):

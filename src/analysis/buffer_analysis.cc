@@ -80,6 +80,13 @@ namespace {
 // deep generated nests should not blow the stack).
 constexpr int kMaxDepth = 64;
 
+std::vector<const Instruction*> InstructionOrder(const Computation& c) {
+  std::vector<const Instruction*> order;
+  order.reserve(c.instructions().size());
+  for (const auto& i : c.instructions()) order.push_back(i.get());
+  return order;
+}
+
 class Liveness {
  public:
   MemoryPeak Analyze(const Computation& c,
@@ -105,12 +112,33 @@ class Liveness {
     auto it = memo_.find(&c);
     if (it != memo_.end()) return it->second;
     memo_[&c] = MemoryPeak{};  // no recursion in valid IR; guard anyway
-    std::vector<const Instruction*> order;
-    order.reserve(c.instructions().size());
-    for (const auto& i : c.instructions()) order.push_back(i.get());
-    MemoryPeak r = Analyze(c, order, false, is_body, depth);
+    MemoryPeak r = Analyze(c, InstructionOrder(c), false, is_body, depth);
     memo_[&c] = r;
     return r;
+  }
+
+  // The largest peak of the computations `i` runs while it executes (a
+  // loop's condition and body, a call's or conditional's callees, an
+  // async wrapper's unless it performs a collective); zero bytes if none.
+  MemoryPeak CalledPeak(const Instruction& i, int depth) {
+    MemoryPeak peak;
+    auto consider = [&](const Computation* callee, bool body) {
+      if (callee == nullptr) return;
+      MemoryPeak r = SubPeak(*callee, body, depth + 1);
+      if (r.bytes > peak.bytes) peak = r;
+    };
+    const Opcode op = i.opcode();
+    if (op == Opcode::kWhile && i.called_computations().size() >= 2) {
+      consider(i.while_condition(), false);
+      consider(i.while_body(), true);
+    } else if (op == Opcode::kCall || op == Opcode::kConditional ||
+               (op == Opcode::kAsyncStart &&
+                !ClassifyCollective(i).has_value())) {
+      for (const Computation* callee : i.called_computations()) {
+        consider(callee, false);
+      }
+    }
+    return peak;
   }
 
   absl::flat_hash_map<const Computation*, MemoryPeak> memo_;
@@ -201,29 +229,9 @@ MemoryPeak Liveness::Analyze(const Computation& c,
         break;
       }
     }
-    // Called computations' own peaks at this point.
-    int64_t sub = 0;
-    std::string sub_at;
-    auto consider = [&](const Computation* callee, bool body) {
-      if (callee == nullptr) return;
-      MemoryPeak r = SubPeak(*callee, body, depth + 1);
-      if (r.bytes > sub) {
-        sub = r.bytes;
-        sub_at = r.at;
-      }
-    };
-    if (op == Opcode::kWhile && i.called_computations().size() >= 2) {
-      consider(i.while_condition(), false);
-      consider(i.while_body(), true);
-    } else if (op == Opcode::kCall || op == Opcode::kConditional ||
-               (op == Opcode::kAsyncStart &&
-                !ClassifyCollective(i).has_value())) {
-      for (const Computation* callee : i.called_computations()) {
-        consider(callee, false);
-      }
-    }
-    extra[p] = sub;
-    if (sub > 0) sub_at_[&i] = sub_at;
+    const MemoryPeak sub = CalledPeak(i, depth);
+    extra[p] = sub.bytes;
+    if (sub.bytes > 0) sub_at_[&i] = sub.at;
     if (!ids.empty()) {
       int64_t last_use = -1;
       for (const Instruction* u : i.users()) {
@@ -278,13 +286,6 @@ MemoryPeak Liveness::Analyze(const Computation& c,
     }
   }
   return result;
-}
-
-std::vector<const Instruction*> InstructionOrder(const Computation& c) {
-  std::vector<const Instruction*> order;
-  order.reserve(c.instructions().size());
-  for (const auto& i : c.instructions()) order.push_back(i.get());
-  return order;
 }
 
 }  // namespace

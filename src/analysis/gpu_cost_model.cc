@@ -188,13 +188,11 @@ GpuSpec H200Spec() {
   return s;
 }
 
+// The H200's compute with the H100's memory: less and slower HBM.
 GpuSpec H100Spec() {
-  GpuSpec s;
+  GpuSpec s = H200Spec();
   s.name = "h100";
-  s.matmul_flops = 790e12;
-  s.vector_flops = 60e12;
   s.hbm_bytes_per_second = 3.0e12;
-  s.kernel_launch_us = 2.0;
   s.memory_bytes = int64_t{80} * 1000 * 1000 * 1000;
   return s;
 }

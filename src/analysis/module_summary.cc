@@ -111,28 +111,11 @@ std::string CollectiveGroupsText(const Instruction& instruction) {
   return "";
 }
 
-std::string HumanBytes(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB", "GiB",
-                                           "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  double v = static_cast<double>(bytes);
-  int unit = 0;
-  while (v >= 1024.0 && unit < 6) {
-    v /= 1024.0;
-    ++unit;
-  }
-  return absl::StrFormat("%.1f %s", v, kUnits[unit]);
-}
+namespace {
 
-ModuleSummary SummarizeModule(const Module& module) {
-  ModuleSummary s;
-  s.module_name = module.name();
-  s.replica_count = module.replica_count();
-  s.num_partitions = module.num_partitions();
-  s.is_scheduled = module.is_scheduled();
-  if (module.entry() != nullptr) s.entry = module.entry()->name();
-
-  // Roles from every call site in the module (first one wins).
+// Roles from every call site in the module (first one wins).
+absl::flat_hash_map<const Computation*, std::string> CallSiteRoles(
+    const Module& module) {
   absl::flat_hash_map<const Computation*, std::string> roles;
   for (const auto& comp : module.computations()) {
     if (comp == nullptr) continue;
@@ -145,21 +128,88 @@ ModuleSummary SummarizeModule(const Module& module) {
       }
     }
   }
+  return roles;
+}
 
-  // Walk from the entry. A work item is a computation in a loop context,
-  // reached through an async wrapper or not, and whether its collectives
-  // are counted: not inside a fusion or async wrapper that
-  // ClassifyCollective (analysis/collective_ops.h) already counted, as the
-  // simulator counts them.
-  struct Item {
-    const Computation* computation;
-    int loop;
-    bool via_async;
-    bool counted = false;
-  };
+// A work item of the walk from the entry: a computation in a loop context,
+// reached through an async wrapper or not, and whether its collectives are
+// counted: not inside a fusion or async wrapper that ClassifyCollective
+// (analysis/collective_ops.h) already counted, as the simulator counts
+// them.
+struct WalkItem {
+  const Computation* computation;
+  int loop;
+  bool via_async;
+  bool counted = false;
+};
+
+// The collective op itself (inside the fusion or wrapper that performs it):
+// its name, computation, bytes and groups.
+CollectiveSummary SummarizeCollective(const CollectiveOp& op,
+                                      const WalkItem& item,
+                                      const ModuleSummary& s) {
+  const Instruction& coll = *op.collective;
+  CollectiveSummary c;
+  c.instruction = &coll;
+  c.name = coll.name();
+  c.kind = std::string(CollectiveKindName(op.kind));
+  c.async = item.via_async || op.async;
+  c.computation = coll.parent() != nullptr ? coll.parent()->name()
+                                           : item.computation->name();
+  c.loop = item.loop;
+  c.bytes = CollectiveResultBytes(coll);
+  c.groups = CollectiveGroupsText(coll);
+  c.executions = item.loop < 0 ? std::optional<int64_t>(1)
+                               : s.loops[item.loop].body_executions;
+  return c;
+}
+
+// The loop of `inst` (a while with a condition and a body) met in `item`.
+LoopSummary SummarizeLoop(const Instruction& inst, const WalkItem& item,
+                          const ModuleSummary& s) {
+  const auto& called = inst.called_computations();
+  LoopSummary loop;
+  loop.instruction = &inst;
+  loop.name = inst.name();
+  loop.computation = item.computation->name();
+  loop.condition = called[0]->name();
+  loop.body = called[1]->name();
+  loop.op_name = inst.metadata().op_name;
+  WhileLoopInfo info = AnalyzeWhileLoop(inst);
+  if (info.has_induction_variable()) {
+    loop.iv_index = info.iv_index;
+    loop.iv_start = info.start;
+    loop.iv_step = info.step->ToSigned();  // -1, not 4294967295
+    loop.iv_bound = info.bound;
+  }
+  loop.trip_count = info.trip_count;
+  loop.trip_count_warning = info.contradiction;
+  if (info.trip_count_source == TripCountSource::kKnownTripCount ||
+      (info.trip_count_proven() && info.known_trip_count == info.trip_count)) {
+    loop.trip_count_source = LoopSummary::TripCountSource::kBackendConfig;
+  } else if (info.trip_count_proven()) {
+    loop.trip_count_source = LoopSummary::TripCountSource::kInferred;
+  } else {
+    loop.unknown_reason = info.missing.empty()
+                              ? std::string("no known_trip_count")
+                              : info.missing;
+  }
+  loop.parent = item.loop;
+  loop.depth = item.loop < 0 ? 0 : s.loops[item.loop].depth + 1;
+  std::optional<int64_t> outer = item.loop < 0
+                                     ? std::optional<int64_t>(1)
+                                     : s.loops[item.loop].body_executions;
+  loop.body_executions = CheckedMul(outer, loop.trip_count);
+  return loop;
+}
+
+// Walks from the entry, filling s.loops, s.collectives, s.max_loop_depth
+// and s.truncated; returns the computations reached.
+absl::flat_hash_set<const Computation*> WalkFromEntry(const Module& module,
+                                                      ModuleSummary& s) {
   absl::flat_hash_set<std::tuple<const Computation*, int, bool, bool>> visited;
   absl::flat_hash_set<const Computation*> reachable;
-  std::vector<Item> stack;
+  std::vector<WalkItem> stack;
   if (module.entry() != nullptr) stack.push_back({module.entry(), -1, false});
 
   auto loop_is_ancestor = [&](int loop, const Instruction* while_inst) {
@@ -170,7 +220,7 @@ ModuleSummary SummarizeModule(const Module& module) {
   };
 
   while (!stack.empty()) {
-    Item item = stack.back();
+    WalkItem item = stack.back();
     stack.pop_back();
     if (!visited
              .insert(
@@ -179,29 +229,14 @@ ModuleSummary SummarizeModule(const Module& module) {
       continue;
     }
     reachable.insert(item.computation);
-    std::vector<Item> next;  // pushed in reverse to keep text order
+    std::vector<WalkItem> next;  // pushed in reverse to keep text order
     for (const auto& inst_ptr : item.computation->instructions()) {
       const Instruction* inst = inst_ptr.get();
       if (inst == nullptr) continue;
       std::optional<CollectiveOp> op =
           item.counted ? std::nullopt : ClassifyCollective(*inst);
       if (op.has_value()) {
-        // The collective op itself (inside the fusion or wrapper that
-        // performs it): its name, computation, bytes and groups.
-        const Instruction& coll = *op->collective;
-        CollectiveSummary c;
-        c.instruction = &coll;
-        c.name = coll.name();
-        c.kind = std::string(CollectiveKindName(op->kind));
-        c.async = item.via_async || op->async;
-        c.computation = coll.parent() != nullptr ? coll.parent()->name()
-                                                 : item.computation->name();
-        c.loop = item.loop;
-        c.bytes = CollectiveResultBytes(coll);
-        c.groups = CollectiveGroupsText(coll);
-        c.executions = item.loop < 0 ? std::optional<int64_t>(1)
-                                     : s.loops[item.loop].body_executions;
-        s.collectives.push_back(std::move(c));
+        s.collectives.push_back(SummarizeCollective(*op, item, s));
       }
       const auto& called = inst->called_computations();
       if (inst->opcode() == Opcode::kWhile && called.size() >= 2 &&
@@ -211,39 +246,7 @@ ModuleSummary SummarizeModule(const Module& module) {
           s.truncated = true;
           continue;
         }
-        LoopSummary loop;
-        loop.instruction = inst;
-        loop.name = inst->name();
-        loop.computation = item.computation->name();
-        loop.condition = called[0]->name();
-        loop.body = called[1]->name();
-        loop.op_name = inst->metadata().op_name;
-        WhileLoopInfo info = AnalyzeWhileLoop(*inst);
-        if (info.has_induction_variable()) {
-          loop.iv_index = info.iv_index;
-          loop.iv_start = info.start;
-          loop.iv_step = info.step->ToSigned();  // -1, not 4294967295
-          loop.iv_bound = info.bound;
-        }
-        loop.trip_count = info.trip_count;
-        loop.trip_count_warning = info.contradiction;
-        if (info.trip_count_source == TripCountSource::kKnownTripCount ||
-            (info.trip_count_proven() &&
-             info.known_trip_count == info.trip_count)) {
-          loop.trip_count_source = LoopSummary::TripCountSource::kBackendConfig;
-        } else if (info.trip_count_proven()) {
-          loop.trip_count_source = LoopSummary::TripCountSource::kInferred;
-        } else {
-          loop.unknown_reason = info.missing.empty()
-                                    ? std::string("no known_trip_count")
-                                    : info.missing;
-        }
-        loop.parent = item.loop;
-        loop.depth = item.loop < 0 ? 0 : s.loops[item.loop].depth + 1;
-        std::optional<int64_t> outer = item.loop < 0
-                                           ? std::optional<int64_t>(1)
-                                           : s.loops[item.loop].body_executions;
-        loop.body_executions = CheckedMul(outer, loop.trip_count);
+        LoopSummary loop = SummarizeLoop(*inst, item, s);
         int index = static_cast<int>(s.loops.size());
         if (item.loop >= 0) s.loops[item.loop].children.push_back(index);
         s.max_loop_depth = std::max(s.max_loop_depth, loop.depth + 1);
@@ -268,8 +271,16 @@ ModuleSummary SummarizeModule(const Module& module) {
     }
     for (auto it = next.rbegin(); it != next.rend(); ++it) stack.push_back(*it);
   }
+  return reachable;
+}
 
-  // Computations.
+// s.computations, s.instruction_count and s.reachable_instruction_count.
+void SummarizeComputations(
+    const Module& module,
+    const absl::flat_hash_set<const Computation*>& reachable,
+    ModuleSummary& s) {
+  const absl::flat_hash_map<const Computation*, std::string> roles =
+      CallSiteRoles(module);
   for (const auto& comp : module.computations()) {
     if (comp == nullptr) continue;
     ComputationSummary c;
@@ -292,8 +303,11 @@ ModuleSummary SummarizeModule(const Module& module) {
     }
     s.computations.push_back(std::move(c));
   }
+}
 
-  // Aggregates.
+// s.groups, s.kind_totals and the module's collective totals, from
+// s.collectives.
+void AggregateCollectives(ModuleSummary& s) {
   absl::flat_hash_map<std::string, int> group_index;
   absl::flat_hash_map<std::string, int> kind_index;
   std::optional<int64_t> all_weighted = 0;
@@ -338,6 +352,21 @@ ModuleSummary SummarizeModule(const Module& module) {
     all_weighted = CheckedAdd(all_weighted, weighted);
   }
   s.collective_bytes_per_execution = all_weighted;
+}
+
+}  // namespace
+
+ModuleSummary SummarizeModule(const Module& module) {
+  ModuleSummary s;
+  s.module_name = module.name();
+  s.replica_count = module.replica_count();
+  s.num_partitions = module.num_partitions();
+  s.is_scheduled = module.is_scheduled();
+  if (module.entry() != nullptr) s.entry = module.entry()->name();
+  const absl::flat_hash_set<const Computation*> reachable =
+      WalkFromEntry(module, s);
+  SummarizeComputations(module, reachable, s);
+  AggregateCollectives(s);
   return s;
 }
 

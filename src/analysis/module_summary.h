@@ -148,9 +148,6 @@ inline constexpr int kMaxLoopNodes = 100000;
 
 ModuleSummary SummarizeModule(const Module& module);
 
-// "1.5 MiB" style (B, KiB, MiB, GiB, TiB; one decimal above bytes).
-std::string HumanBytes(int64_t bytes);
-
 }  // namespace hloverlap
 
 #endif  // HLOVERLAP_ANALYSIS_MODULE_SUMMARY_H_

@@ -369,13 +369,6 @@ TEST(ModuleSummaryTest, EmptyModuleWithoutEntry) {
   EXPECT_EQ(s.collective_bytes_per_execution, 0);
 }
 
-TEST(HumanBytesTest, Units) {
-  EXPECT_EQ(HumanBytes(0), "0 B");
-  EXPECT_EQ(HumanBytes(1023), "1023 B");
-  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
-  EXPECT_EQ(HumanBytes(int64_t{24} << 20), "24.0 MiB");
-}
-
 // --- From text ---------------------------------------------------------------
 
 constexpr char kAccumText[] = R"(

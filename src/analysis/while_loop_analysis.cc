@@ -72,6 +72,9 @@ class Evaluator {
   }
 
   std::optional<Affine> Visit(const Instruction* instr, int depth);
+  // `instr` read in the parent computation (no loop parameter, no bound
+  // counter): a call site's operand, the initial value of an invariant.
+  std::optional<Affine> VisitOutside(const Instruction* instr, int depth);
   std::optional<Affine> VisitLoopElement(int64_t index, PrimitiveType type,
                                          int depth);
   std::optional<Affine> VisitCallSites(const Instruction& param,
@@ -212,13 +215,7 @@ std::optional<Affine> Evaluator::VisitCallSites(const Instruction& param,
       }
       called = true;
       // The operand, read in the caller's computation.
-      const Instruction* saved_param = loop_param_;
-      auto saved_counter = counter_;
-      loop_param_ = nullptr;
-      counter_.reset();
-      std::optional<Affine> a = Visit(caller->operand(n), depth + 1);
-      loop_param_ = saved_param;
-      counter_ = saved_counter;
+      std::optional<Affine> a = VisitOutside(caller->operand(n), depth);
       if (!a.has_value() || a->var.has_value() || a->offset.type() != type ||
           (value.has_value() && *value != a->offset)) {
         return std::nullopt;
@@ -228,6 +225,18 @@ std::optional<Affine> Evaluator::VisitCallSites(const Instruction& param,
   }
   if (!called || !value.has_value()) return std::nullopt;
   return Const(*value);
+}
+
+std::optional<Affine> Evaluator::VisitOutside(const Instruction* instr,
+                                              int depth) {
+  const Instruction* saved_param = loop_param_;
+  auto saved_counter = counter_;
+  loop_param_ = nullptr;
+  counter_.reset();
+  std::optional<Affine> a = Visit(instr, depth + 1);
+  loop_param_ = saved_param;
+  counter_ = saved_counter;
+  return a;
 }
 
 std::optional<Affine> Evaluator::VisitLoopElement(int64_t index,
@@ -247,13 +256,7 @@ std::optional<Affine> Evaluator::VisitLoopElement(int64_t index,
       index >= init_->operand_count()) {
     return std::nullopt;
   }
-  const Instruction* saved_param = loop_param_;
-  auto saved_counter = counter_;
-  loop_param_ = nullptr;
-  counter_.reset();
-  std::optional<Affine> a = Visit(init_->operand(index), depth + 1);
-  loop_param_ = saved_param;
-  counter_ = saved_counter;
+  std::optional<Affine> a = VisitOutside(init_->operand(index), depth);
   if (!a.has_value() || a->var.has_value() || a->offset.type() != type) {
     return std::nullopt;
   }
@@ -550,6 +553,120 @@ std::optional<IntValue> EvaluateInIteration(const Instruction& x,
   return evaluator.EvalConstant(x);
 }
 
+namespace {
+
+// Not analysable: known_trip_count, XLA's promise, is all there is.
+WhileLoopInfo Unanalysable(WhileLoopInfo& info, std::string why) {
+  info.missing = std::move(why);
+  info.iv_index.reset();
+  info.start.reset();
+  info.step.reset();
+  info.bound.reset();
+  info.condition_offset.reset();
+  info.iv_type = PrimitiveType::kInvalid;
+  info.iv_update = nullptr;
+  if (info.known_trip_count.has_value()) {
+    info.trip_count = info.known_trip_count;
+    info.trip_count_source = TripCountSource::kKnownTripCount;
+  }
+  return info;
+}
+
+// A condition that does not read the loop state (`lhs` DIR `rhs`, both
+// constants): it never changes.
+WhileLoopInfo ConstantCondition(WhileLoopInfo& info, ComparisonDirection dir,
+                                const IntValue& lhs, const IntValue& rhs) {
+  if (lhs.type() != rhs.type()) {
+    return Unanalysable(info,
+                        "the condition compares values of different types");
+  }
+  if (!IntValue::Compare(dir, lhs, rhs)) {
+    info.trip_count = 0;
+    info.trip_count_source = TripCountSource::kProven;
+    info.no_wrap = true;
+  } else {
+    info.missing = "the condition is always true (the loop never ends)";
+  }
+  if (info.known_trip_count.has_value() &&
+      info.trip_count != info.known_trip_count) {
+    info.contradiction = absl::StrCat(
+        "known_trip_count ", *info.known_trip_count,
+        " contradicts the loop condition, which ",
+        info.trip_count.has_value() ? "is always false (0 iterations)"
+                                    : "is always true (the loop never ends)");
+  }
+  return info;
+}
+
+// Why the body's `update` of element k is not gte(param, k) + a constant.
+std::string StepFailure(const Instruction& update,
+                        const Instruction* body_param, int64_t k) {
+  if ((update.opcode() == Opcode::kAdd ||
+       update.opcode() == Opcode::kSubtract) &&
+      update.operand_count() == 2) {
+    for (int side = 0; side < 2; ++side) {
+      if (IsGteOf(update.operand(side), body_param, k) &&
+          (side == 0 || update.opcode() == Opcode::kAdd)) {
+        return absl::StrCat("the step of the induction variable (",
+                            update.operand(1 - side)->name(),
+                            ") is not a constant");
+      }
+    }
+  }
+  return absl::StrCat(
+      "tuple element ", k,
+      " is compared in the condition but the body does not update it by "
+      "adding or subtracting a step");
+}
+
+// The trip count from the induction variable `info` holds (index, type,
+// start, step, bound, condition offset, direction), with its
+// contradiction of known_trip_count and its monotonicity.
+void CountTripsOf(WhileLoopInfo& info) {
+  const IntValue& start = *info.start;
+  const IntValue& offset = *info.condition_offset;
+  const ComparisonDirection dir = info.direction;
+  // The condition reads y = x + offset, which moves by the same step.
+  std::string why;
+  std::optional<uint64_t> trips =
+      CountTrips(start.Add(offset), *info.step, dir, *info.bound, &why);
+  if (trips.has_value() && *trips > static_cast<uint64_t>(INT64_MAX)) {
+    why = absl::StrCat("the loop runs ", *trips,
+                       " times, more than a 64-bit count holds");
+    trips.reset();
+  }
+  auto facts = [&] {
+    std::string plus =
+        offset.IsZero() ? "" : absl::StrCat(" + ", offset.ToString());
+    return absl::StrCat(TypeName(info.iv_type), " induction variable #",
+                        *info.iv_index, ": start ", start.ToString(), ", step ",
+                        info.step->ToSigned().ToString(), ", condition x", plus,
+                        " ", AsAbsl(ComparisonDirectionName(dir)), " ",
+                        info.bound->ToString());
+  };
+  if (!trips.has_value()) {
+    info.missing = why;
+    if (info.known_trip_count.has_value()) {
+      info.contradiction = absl::StrCat(
+          "known_trip_count ", *info.known_trip_count,
+          " contradicts the loop condition (", facts(), "): ", why);
+    }
+    return;
+  }
+  const int64_t n = static_cast<int64_t>(*trips);
+  info.trip_count = n;
+  info.trip_count_source = TripCountSource::kProven;
+  if (info.known_trip_count.has_value() && *info.known_trip_count != n) {
+    info.contradiction = absl::StrCat(
+        "known_trip_count ", *info.known_trip_count,
+        " contradicts the loop condition, which proves ", n, " iteration",
+        n == 1 ? "" : "s", " (", facts(), "); using ", n);
+  }
+  SetMonotonicity(n, info);
+}
+
+}  // namespace
+
 WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   WhileLoopInfo info;
   info.while_instr = &while_instr;
@@ -557,21 +674,8 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
     info.known_trip_count =
         while_instr.attrs().while_config->known_trip_count();
   }
-  // Not analysable: known_trip_count, XLA's promise, is all there is.
   auto fail = [&](std::string why) {
-    info.missing = std::move(why);
-    info.iv_index.reset();
-    info.start.reset();
-    info.step.reset();
-    info.bound.reset();
-    info.condition_offset.reset();
-    info.iv_type = PrimitiveType::kInvalid;
-    info.iv_update = nullptr;
-    if (info.known_trip_count.has_value()) {
-      info.trip_count = info.known_trip_count;
-      info.trip_count_source = TripCountSource::kKnownTripCount;
-    }
-    return info;
+    return Unanalysable(info, std::move(why));
   };
   if (while_instr.opcode() != Opcode::kWhile ||
       while_instr.called_computations().size() != 2 ||
@@ -625,26 +729,7 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   const bool lhs_var = lhs.has_value() && lhs->var.has_value();
   const bool rhs_var = rhs.has_value() && rhs->var.has_value();
   if (lhs.has_value() && rhs.has_value() && !lhs_var && !rhs_var) {
-    // The condition does not read the loop state: it never changes.
-    if (lhs->offset.type() != rhs->offset.type()) {
-      return fail("the condition compares values of different types");
-    }
-    if (!IntValue::Compare(dir, lhs->offset, rhs->offset)) {
-      info.trip_count = 0;
-      info.trip_count_source = TripCountSource::kProven;
-      info.no_wrap = true;
-    } else {
-      info.missing = "the condition is always true (the loop never ends)";
-    }
-    if (info.known_trip_count.has_value() &&
-        info.trip_count != info.known_trip_count) {
-      info.contradiction = absl::StrCat(
-          "known_trip_count ", *info.known_trip_count,
-          " contradicts the loop condition, which ",
-          info.trip_count.has_value() ? "is always false (0 iterations)"
-                                      : "is always true (the loop never ends)");
-    }
-    return info;
+    return ConstantCondition(info, dir, lhs->offset, rhs->offset);
   }
   if (lhs_var && rhs_var) {
     return fail("the condition compares two loop-carried tuple elements");
@@ -691,22 +776,7 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   Evaluator body_eval(body_param, init, &info.invariant_index);
   std::optional<Affine> next = body_eval.Eval(*update);
   if (!next.has_value() || next->var != k || next->offset.type() != iv_type) {
-    if ((update->opcode() == Opcode::kAdd ||
-         update->opcode() == Opcode::kSubtract) &&
-        update->operand_count() == 2) {
-      for (int side = 0; side < 2; ++side) {
-        if (IsGteOf(update->operand(side), body_param, k) &&
-            (side == 0 || update->opcode() == Opcode::kAdd)) {
-          return fail(absl::StrCat("the step of the induction variable (",
-                                   update->operand(1 - side)->name(),
-                                   ") is not a constant"));
-        }
-      }
-    }
-    return fail(absl::StrCat(
-        "tuple element ", k,
-        " is compared in the condition but the body does not update it by "
-        "adding or subtracting a step"));
+    return fail(StepFailure(*update, body_param, k));
   }
   if (init->opcode() != Opcode::kTuple || k >= init->operand_count()) {
     return fail(
@@ -740,44 +810,7 @@ WhileLoopInfo AnalyzeWhileLoop(const Instruction& while_instr) {
   info.condition_offset = lhs->offset;
   info.direction = dir;
   info.iv_update = update;
-
-  // The condition reads y = x + offset, which moves by the same step.
-  std::string why;
-  std::optional<uint64_t> trips =
-      CountTrips(start->Add(lhs->offset), *info.step, dir, *info.bound, &why);
-  if (trips.has_value() && *trips > static_cast<uint64_t>(INT64_MAX)) {
-    why = absl::StrCat("the loop runs ", *trips,
-                       " times, more than a 64-bit count holds");
-    trips.reset();
-  }
-  auto facts = [&] {
-    std::string offset =
-        lhs->offset.IsZero() ? "" : absl::StrCat(" + ", lhs->offset.ToString());
-    return absl::StrCat(TypeName(iv_type), " induction variable #", k,
-                        ": start ", start->ToString(), ", step ",
-                        info.step->ToSigned().ToString(), ", condition x",
-                        offset, " ", AsAbsl(ComparisonDirectionName(dir)), " ",
-                        info.bound->ToString());
-  };
-  if (!trips.has_value()) {
-    info.missing = why;
-    if (info.known_trip_count.has_value()) {
-      info.contradiction = absl::StrCat(
-          "known_trip_count ", *info.known_trip_count,
-          " contradicts the loop condition (", facts(), "): ", why);
-    }
-    return info;
-  }
-  const int64_t n = static_cast<int64_t>(*trips);
-  info.trip_count = n;
-  info.trip_count_source = TripCountSource::kProven;
-  if (info.known_trip_count.has_value() && *info.known_trip_count != n) {
-    info.contradiction = absl::StrCat(
-        "known_trip_count ", *info.known_trip_count,
-        " contradicts the loop condition, which proves ", n, " iteration",
-        n == 1 ? "" : "s", " (", facts(), "); using ", n);
-  }
-  SetMonotonicity(n, info);
+  CountTripsOf(info);
   return info;
 }
 

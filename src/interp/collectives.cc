@@ -707,6 +707,19 @@ absl::StatusOr<Value> Chunk(const Value& v, int64_t dimension, int64_t index,
   return Slice(v, ranges);
 }
 
+// Chunk `rank` (of parts.size()) of every part along `dimension`.
+absl::StatusOr<std::vector<Value>> RankChunks(absl::Span<const Value> parts,
+                                              int64_t dimension, int64_t rank) {
+  std::vector<Value> chunks;
+  for (const Value& v : parts) {
+    absl::StatusOr<Value> c =
+        Chunk(v, dimension, rank, static_cast<int64_t>(parts.size()));
+    if (!c.ok()) return c.status();
+    chunks.push_back(*std::move(c));
+  }
+  return chunks;
+}
+
 }  // namespace
 
 absl::StatusOr<Value> AllReduceData(absl::Span<const Value> parts,
@@ -721,28 +734,20 @@ absl::StatusOr<Value> ReduceScatterData(absl::Span<const Value> parts,
   if (absl::Status s = CheckSameArrays(parts, "reduce-scatter"); !s.ok()) {
     return s;
   }
-  std::vector<Value> chunks;
-  for (const Value& v : parts) {
-    absl::StatusOr<Value> c =
-        Chunk(v, dimension, rank, static_cast<int64_t>(parts.size()));
-    if (!c.ok()) return c;
-    chunks.push_back(*std::move(c));
-  }
-  return Fold(chunks, reducer);
+  absl::StatusOr<std::vector<Value>> chunks =
+      RankChunks(parts, dimension, rank);
+  if (!chunks.ok()) return chunks.status();
+  return Fold(*chunks, reducer);
 }
 
 absl::StatusOr<Value> AllToAllData(absl::Span<const Value> parts,
                                    int64_t dimension, int64_t rank) {
   if (absl::Status s = CheckSameArrays(parts, "all-to-all"); !s.ok()) return s;
-  std::vector<Value> chunks;
-  for (const Value& v : parts) {
-    absl::StatusOr<Value> c =
-        Chunk(v, dimension, rank, static_cast<int64_t>(parts.size()));
-    if (!c.ok()) return c;
-    chunks.push_back(*std::move(c));
-  }
+  absl::StatusOr<std::vector<Value>> chunks =
+      RankChunks(parts, dimension, rank);
+  if (!chunks.ok()) return chunks.status();
   std::vector<const Value*> ptrs;
-  for (const Value& v : chunks) ptrs.push_back(&v);
+  for (const Value& v : *chunks) ptrs.push_back(&v);
   return Concatenate(ptrs, dimension);
 }
 

@@ -170,41 +170,20 @@ absl::Status Invalid(std::string msg) {
   return absl::InvalidArgumentError(std::move(msg));
 }
 
-template <typename Acc, typename T>
-void RunFloatDot(const Value& lhs, const Value& rhs, int64_t batch, int64_t m,
-                 int64_t n, int64_t k, const std::vector<int64_t>& lb,
-                 const std::vector<int64_t>& rb, const std::vector<int64_t>& lm,
-                 const std::vector<int64_t>& lk, const std::vector<int64_t>& rk,
-                 const std::vector<int64_t>& rn, Acc* out) {
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    MatView<T> a{lhs.data<T>() + lb[bi], lm.data(), lk.data()};
-    MatView<T> b{rhs.data<T>() + rb[bi], rk.data(), rn.data()};
-    GemmGeneric<Acc, T, T>(m, n, k, a, b, out + bi * m * n);
-  }
-}
+// A dot as `batch` products of an m x k by a k x n matrix: the output's
+// dimensions (batch, lhs free, rhs free) and the operands' element offsets
+// of each batch index (lb, rb), row (lm), column (rn) and contracted index
+// (lk, rk).
+struct DotLayout {
+  Dims out_dims;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  std::vector<int64_t> lb, rb, lm, lk, rk, rn;
+};
 
-}  // namespace
-
-void GemmF32(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-             float* c) {
-  std::vector<int64_t> ar(m), ac(k), br(k), bc(n);
-  for (int64_t i = 0; i < m; ++i) ar[i] = i * k;
-  for (int64_t i = 0; i < k; ++i) ac[i] = i;
-  for (int64_t i = 0; i < k; ++i) br[i] = i * n;
-  for (int64_t i = 0; i < n; ++i) bc[i] = i;
-  GemmGeneric<float, float, float>(m, n, k, {a, ar.data(), ac.data()},
-                                   {b, br.data(), bc.data()}, c);
-}
-
-absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
-                          const DotDimensionNumbers& dnums,
-                          PrimitiveType out_type) {
-  if (!lhs.is_array() || !rhs.is_array()) {
-    return Invalid("dot: operands must be arrays");
-  }
-  for (PrimitiveType t : {lhs.type(), rhs.type(), out_type}) {
-    if (!IsSupportedElementType(t)) return UnsupportedTypeError(t, "dot");
-  }
+// The layout of lhs . rhs, or InvalidArgument for dimension numbers that
+// do not fit the operands.
+absl::StatusOr<DotLayout> LayoutOf(const Value& lhs, const Value& rhs,
+                                   const DotDimensionNumbers& dnums) {
   const auto& lb_dims = dnums.lhs_batch_dims;
   const auto& rb_dims = dnums.rhs_batch_dims;
   const auto& lc_dims = dnums.lhs_contracting_dims;
@@ -252,114 +231,183 @@ absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
   for (int64_t d = 0; d < rhs.rank(); ++d) {
     if (rrole[d] == 0) rfree.push_back(d);
   }
-  Dims out_dims;
-  int64_t batch = 1, m = 1, n = 1, k = 1;
+  DotLayout l;
   for (int64_t d : lb_dims) {
-    out_dims.push_back(lhs.dim(d));
-    batch *= lhs.dim(d);
+    l.out_dims.push_back(lhs.dim(d));
+    l.batch *= lhs.dim(d);
   }
   for (int64_t d : lfree) {
-    out_dims.push_back(lhs.dim(d));
-    m *= lhs.dim(d);
+    l.out_dims.push_back(lhs.dim(d));
+    l.m *= lhs.dim(d);
   }
   for (int64_t d : rfree) {
-    out_dims.push_back(rhs.dim(d));
-    n *= rhs.dim(d);
+    l.out_dims.push_back(rhs.dim(d));
+    l.n *= rhs.dim(d);
   }
-  for (int64_t d : lc_dims) k *= lhs.dim(d);
+  for (int64_t d : lc_dims) l.k *= lhs.dim(d);
+  Dims ls = RowMajorStrides(lhs.dims()), rs = RowMajorStrides(rhs.dims());
+  l.lb = OffsetTable(lb_dims, lhs.dims(), ls);
+  l.rb = OffsetTable(rb_dims, rhs.dims(), rs);
+  l.lm = OffsetTable(lfree, lhs.dims(), ls);
+  l.lk = OffsetTable(lc_dims, lhs.dims(), ls);
+  l.rk = OffsetTable(rc_dims, rhs.dims(), rs);
+  l.rn = OffsetTable(rfree, rhs.dims(), rs);
+  return l;
+}
 
-  absl::StatusOr<Value> out = Value::Uninitialized(out_type, out_dims);
+template <typename Acc, typename T>
+void RunFloatDot(const Value& lhs, const Value& rhs, const DotLayout& l,
+                 Acc* out) {
+  for (int64_t bi = 0; bi < l.batch; ++bi) {
+    MatView<T> a{lhs.data<T>() + l.lb[bi], l.lm.data(), l.lk.data()};
+    MatView<T> b{rhs.data<T>() + l.rb[bi], l.rk.data(), l.rn.data()};
+    GemmGeneric<Acc, T, T>(l.m, l.n, l.k, a, b, out + bi * l.m * l.n);
+  }
+}
+
+// A floating-point dot of operands already in one type (f64 when `wide`,
+// else bf16, f16 or f32), accumulated in f64 (wide) or f32, rounded to
+// out's type as convert does.
+void FloatDot(const Value& a, const Value& b, bool wide, const DotLayout& l,
+              Value& out) {
+  const PrimitiveType out_type = out.type();
+  const int64_t total = l.batch * l.m * l.n;
+  if (wide) {
+    std::vector<double> acc;
+    double* dst;
+    if (out_type == PrimitiveType::kF64) {
+      dst = out.mutable_data<double>();
+    } else {
+      acc.resize(total);
+      dst = acc.data();
+    }
+    RunFloatDot<double, double>(a, b, l, dst);
+    if (out_type != PrimitiveType::kF64) {
+      // Rounds f64 -> out type as convert does.
+      VisitElementType(out_type, [&]<typename T>() {
+        T* p = out.mutable_data<T>();
+        for (int64_t i = 0; i < total; ++i) {
+          if constexpr (std::is_same_v<T, f16_t>) {
+            p[i] = f16_t{F64ToF16(acc[i])};
+          } else if constexpr (kIsFloatStorage<T>) {
+            p[i] = ElemTraits<T>::Store(
+                static_cast<typename ElemTraits<T>::Compute>(acc[i]));
+          }
+        }
+      });
+    }
+    return;
+  }
+  std::vector<float> acc;
+  float* dst;
+  if (out_type == PrimitiveType::kF32) {
+    dst = out.mutable_data<float>();
+  } else {
+    acc.resize(total);
+    dst = acc.data();
+  }
+  switch (a.type()) {
+    case PrimitiveType::kBF16:
+      RunFloatDot<float, bf16_t>(a, b, l, dst);
+      break;
+    case PrimitiveType::kF16:
+      RunFloatDot<float, f16_t>(a, b, l, dst);
+      break;
+    default:
+      RunFloatDot<float, float>(a, b, l, dst);
+      break;
+  }
+  if (out_type == PrimitiveType::kBF16) {
+    bf16_t* p = out.mutable_data<bf16_t>();
+    for (int64_t i = 0; i < total; ++i) p[i] = bf16_t{F32ToBf16(acc[i])};
+  } else if (out_type == PrimitiveType::kF16) {
+    f16_t* p = out.mutable_data<f16_t>();
+    for (int64_t i = 0; i < total; ++i) p[i] = f16_t{F32ToF16(acc[i])};
+  }
+}
+
+// An integer dot of operands already in out's type, accumulated in it,
+// wrapping.
+void IntDot(const Value& a, const Value& b, const DotLayout& l, Value& out) {
+  VisitElementType(out.type(), [&]<typename TO>() {
+    if constexpr (kIsIntStorage<TO>) {
+      using U = std::conditional_t<(sizeof(TO) < 4), uint32_t,
+                                   std::make_unsigned_t<TO>>;
+      TO* p = out.mutable_data<TO>();
+      const TO* A = a.data<TO>();
+      const TO* B = b.data<TO>();
+      for (int64_t bi = 0; bi < l.batch; ++bi) {
+        for (int64_t i = 0; i < l.m; ++i) {
+          for (int64_t j = 0; j < l.n; ++j) {
+            U acc = 0;
+            for (int64_t kk = 0; kk < l.k; ++kk) {
+              U x = static_cast<U>(A[l.lb[bi] + l.lm[i] + l.lk[kk]]);
+              U y = static_cast<U>(B[l.rb[bi] + l.rk[kk] + l.rn[j]]);
+              acc = static_cast<U>(acc + static_cast<U>(x * y));
+            }
+            p[(bi * l.m + i) * l.n + j] = static_cast<TO>(acc);
+          }
+        }
+      }
+    }
+  });
+}
+
+// Converts *v to `type` unless it has it.
+absl::Status ConvertTo(Value* v, PrimitiveType type) {
+  if (v->type() == type) return absl::OkStatus();
+  absl::StatusOr<Value> c = Convert(*v, type);
+  if (!c.ok()) return c.status();
+  *v = *std::move(c);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void GemmF32(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+             float* c) {
+  std::vector<int64_t> ar(m), ac(k), br(k), bc(n);
+  for (int64_t i = 0; i < m; ++i) ar[i] = i * k;
+  for (int64_t i = 0; i < k; ++i) ac[i] = i;
+  for (int64_t i = 0; i < k; ++i) br[i] = i * n;
+  for (int64_t i = 0; i < n; ++i) bc[i] = i;
+  GemmGeneric<float, float, float>(m, n, k, {a, ar.data(), ac.data()},
+                                   {b, br.data(), bc.data()}, c);
+}
+
+absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
+                          const DotDimensionNumbers& dnums,
+                          PrimitiveType out_type) {
+  if (!lhs.is_array() || !rhs.is_array()) {
+    return Invalid("dot: operands must be arrays");
+  }
+  for (PrimitiveType t : {lhs.type(), rhs.type(), out_type}) {
+    if (!IsSupportedElementType(t)) return UnsupportedTypeError(t, "dot");
+  }
+  absl::StatusOr<DotLayout> layout = LayoutOf(lhs, rhs, dnums);
+  if (!layout.ok()) return layout.status();
+  absl::StatusOr<Value> out = Value::Uninitialized(out_type, layout->out_dims);
   if (!out.ok()) return out;
   if (out->element_count() == 0) return out;
 
-  Dims ls = RowMajorStrides(lhs.dims()), rs = RowMajorStrides(rhs.dims());
-  std::vector<int64_t> lb = OffsetTable(lb_dims, lhs.dims(), ls);
-  std::vector<int64_t> rb = OffsetTable(rb_dims, rhs.dims(), rs);
-  std::vector<int64_t> lm = OffsetTable(lfree, lhs.dims(), ls);
-  std::vector<int64_t> lk = OffsetTable(lc_dims, lhs.dims(), ls);
-  std::vector<int64_t> rk = OffsetTable(rc_dims, rhs.dims(), rs);
-  std::vector<int64_t> rn = OffsetTable(rfree, rhs.dims(), rs);
-
-  const bool wide = lhs.type() == PrimitiveType::kF64 ||
-                    rhs.type() == PrimitiveType::kF64 ||
-                    out_type == PrimitiveType::kF64;
-  // Operands are brought to one type before the kernel (exact conversions:
-  // 16-bit floats and f32 to f32/f64; integers as `convert` does), so only
-  // four kernels are instantiated: bf16, f16, f32 (f32 accumulation) and f64.
   Value a = lhs, b = rhs;
   if (IsFloatingPointType(out_type)) {
+    const bool wide = lhs.type() == PrimitiveType::kF64 ||
+                      rhs.type() == PrimitiveType::kF64 ||
+                      out_type == PrimitiveType::kF64;
+    // Operands are brought to one type before the kernel (exact
+    // conversions: 16-bit floats and f32 to f32/f64; integers as `convert`
+    // does), so only four kernels are instantiated: bf16, f16, f32 (f32
+    // accumulation) and f64.
     PrimitiveType common = wide ? PrimitiveType::kF64 : PrimitiveType::kF32;
     if (!wide && a.type() == b.type() &&
         (a.type() == PrimitiveType::kBF16 || a.type() == PrimitiveType::kF16)) {
       common = a.type();
     }
     for (Value* v : {&a, &b}) {
-      if (v->type() != common) {
-        absl::StatusOr<Value> c = Convert(*v, common);
-        if (!c.ok()) return c.status();
-        *v = *std::move(c);
-      }
+      if (absl::Status s = ConvertTo(v, common); !s.ok()) return s;
     }
-  }
-  if (IsFloatingPointType(out_type)) {
-    const int64_t total = batch * m * n;
-    if (wide) {
-      std::vector<double> acc;
-      double* dst;
-      if (out_type == PrimitiveType::kF64) {
-        dst = out->mutable_data<double>();
-      } else {
-        acc.resize(total);
-        dst = acc.data();
-      }
-      RunFloatDot<double, double>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
-                                  dst);
-      if (out_type != PrimitiveType::kF64) {
-        // Rounds f64 -> out type as convert does.
-        Value& o = *out;
-        VisitElementType(out_type, [&]<typename T>() {
-          T* p = o.mutable_data<T>();
-          for (int64_t i = 0; i < total; ++i) {
-            if constexpr (std::is_same_v<T, f16_t>) {
-              p[i] = f16_t{F64ToF16(acc[i])};
-            } else if constexpr (kIsFloatStorage<T>) {
-              p[i] = ElemTraits<T>::Store(
-                  static_cast<typename ElemTraits<T>::Compute>(acc[i]));
-            }
-          }
-        });
-      }
-      return out;
-    }
-    std::vector<float> acc;
-    float* dst;
-    if (out_type == PrimitiveType::kF32) {
-      dst = out->mutable_data<float>();
-    } else {
-      acc.resize(total);
-      dst = acc.data();
-    }
-    switch (a.type()) {
-      case PrimitiveType::kBF16:
-        RunFloatDot<float, bf16_t>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
-                                   dst);
-        break;
-      case PrimitiveType::kF16:
-        RunFloatDot<float, f16_t>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
-                                  dst);
-        break;
-      default:
-        RunFloatDot<float, float>(a, b, batch, m, n, k, lb, rb, lm, lk, rk, rn,
-                                  dst);
-        break;
-    }
-    if (out_type == PrimitiveType::kBF16) {
-      bf16_t* p = out->mutable_data<bf16_t>();
-      for (int64_t i = 0; i < total; ++i) p[i] = bf16_t{F32ToBf16(acc[i])};
-    } else if (out_type == PrimitiveType::kF16) {
-      f16_t* p = out->mutable_data<f16_t>();
-      for (int64_t i = 0; i < total; ++i) p[i] = f16_t{F32ToF16(acc[i])};
-    }
+    FloatDot(a, b, wide, *layout, *out);
     return out;
   }
   if (out_type == PrimitiveType::kPred || IsFloatingPointType(lhs.type()) ||
@@ -371,35 +419,9 @@ absl::StatusOr<Value> Dot(const Value& lhs, const Value& rhs,
   // Integer dot: operands converted (wrapping) to the output type, then
   // accumulated in it, wrapping.
   for (Value* v : {&a, &b}) {
-    if (v->type() != out_type) {
-      absl::StatusOr<Value> c = Convert(*v, out_type);
-      if (!c.ok()) return c.status();
-      *v = *std::move(c);
-    }
+    if (absl::Status s = ConvertTo(v, out_type); !s.ok()) return s;
   }
-  Value& o = *out;
-  VisitElementType(out_type, [&]<typename TO>() {
-    if constexpr (kIsIntStorage<TO>) {
-      using U = std::conditional_t<(sizeof(TO) < 4), uint32_t,
-                                   std::make_unsigned_t<TO>>;
-      TO* p = o.mutable_data<TO>();
-      const TO* A = a.data<TO>();
-      const TO* B = b.data<TO>();
-      for (int64_t bi = 0; bi < batch; ++bi) {
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            U acc = 0;
-            for (int64_t kk = 0; kk < k; ++kk) {
-              U x = static_cast<U>(A[lb[bi] + lm[i] + lk[kk]]);
-              U y = static_cast<U>(B[rb[bi] + rk[kk] + rn[j]]);
-              acc = static_cast<U>(acc + static_cast<U>(x * y));
-            }
-            p[(bi * m + i) * n + j] = static_cast<TO>(acc);
-          }
-        }
-      }
-    }
-  });
+  IntDot(a, b, *layout, *out);
   return out;
 }
 

@@ -353,36 +353,39 @@ void SequentialLoop(T* acc, const T* x, int64_t n) {
   }
 }
 
-#define HLOVERLAP_UNARY_OPS(X)                                            \
-  X(kAbs)                                                                 \
-  X(kNegate)                                                              \
-  X(kSign)                                                                \
-  X(kNot) X(kPopcnt) X(kCountLeadingZeros) X(kExponential)                \
-      X(kExponentialMinusOne) X(kLog) X(kLogPlusOne) X(kSqrt) X(kRsqrt)   \
-          X(kCbrt) X(kTanh) X(kSine) X(kCosine) X(kTan) X(kSinh) X(kCosh) \
-              X(kAsin) X(kAcos) X(kAsinh) X(kAcosh) X(kAtanh) X(kErf)     \
-                  X(kLogistic) X(kFloor) X(kCeil) X(kRoundNearestAfz)     \
-                      X(kRoundNearestEven)
+#define HLOVERLAP_UNARY_OPS(X)                                                \
+  X(kAbs)                                                                     \
+  X(kNegate)                                                                  \
+  X(kSign)                                                                    \
+  X(kNot)                                                                     \
+  X(kPopcnt)                                                                  \
+  X(kCountLeadingZeros) X(kExponential) X(kExponentialMinusOne) X(kLog)       \
+      X(kLogPlusOne) X(kSqrt) X(kRsqrt) X(kCbrt) X(kTanh) X(kSine) X(kCosine) \
+          X(kTan) X(kSinh) X(kCosh) X(kAsin) X(kAcos) X(kAsinh) X(kAcosh)     \
+              X(kAtanh) X(kErf) X(kLogistic) X(kFloor) X(kCeil)               \
+                  X(kRoundNearestAfz) X(kRoundNearestEven)
 
-#define HLOVERLAP_BINARY_OPS(X)                                             \
-  X(kAdd)                                                                   \
-  X(kSubtract)                                                              \
-  X(kMultiply)                                                              \
-  X(kDivide) X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) X(kAnd) X(kOr) \
-      X(kXor) X(kShiftLeft) X(kShiftRightArithmetic) X(kShiftRightLogical)  \
-          X(kAtan2)
+#define HLOVERLAP_BINARY_OPS(X)                                            \
+  X(kAdd)                                                                  \
+  X(kSubtract)                                                             \
+  X(kMultiply)                                                             \
+  X(kDivide)                                                               \
+  X(kMaximum)                                                              \
+  X(kMinimum) X(kPower) X(kRemainder) X(kAnd) X(kOr) X(kXor) X(kShiftLeft) \
+      X(kShiftRightArithmetic) X(kShiftRightLogical) X(kAtan2)
 
 #define HLOVERLAP_COMBINER_OPS(X) \
   X(kAdd) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor)
 
-#define HLOVERLAP_FLOAT_UNARY_OPS(X)                                        \
-  X(kAbs)                                                                   \
-  X(kNegate)                                                                \
-  X(kSign) X(kExponential) X(kExponentialMinusOne) X(kLog) X(kLogPlusOne)   \
-      X(kSqrt) X(kRsqrt) X(kCbrt) X(kTanh) X(kSine) X(kCosine) X(kTan)      \
-          X(kSinh) X(kCosh) X(kAsin) X(kAcos) X(kAsinh) X(kAcosh) X(kAtanh) \
-              X(kErf) X(kLogistic) X(kFloor) X(kCeil) X(kRoundNearestAfz)   \
-                  X(kRoundNearestEven)
+#define HLOVERLAP_FLOAT_UNARY_OPS(X)                                           \
+  X(kAbs)                                                                      \
+  X(kNegate)                                                                   \
+  X(kSign)                                                                     \
+  X(kExponential)                                                              \
+  X(kExponentialMinusOne) X(kLog) X(kLogPlusOne) X(kSqrt) X(kRsqrt) X(kCbrt)   \
+      X(kTanh) X(kSine) X(kCosine) X(kTan) X(kSinh) X(kCosh) X(kAsin) X(kAcos) \
+          X(kAsinh) X(kAcosh) X(kAtanh) X(kErf) X(kLogistic) X(kFloor)         \
+              X(kCeil) X(kRoundNearestAfz) X(kRoundNearestEven)
 #define HLOVERLAP_INT_UNARY_OPS(X) \
   X(kAbs) X(kNegate) X(kSign) X(kNot) X(kPopcnt) X(kCountLeadingZeros)
 
@@ -415,17 +418,18 @@ void DispatchUnary(Opcode op, const T* x, T* out, int64_t n) {
 #undef X
 }
 
-#define HLOVERLAP_FLOAT_BINARY_OPS(X)                                     \
-  X(kAdd)                                                                 \
-  X(kSubtract)                                                            \
-  X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) \
-      X(kAtan2)
-#define HLOVERLAP_INT_BINARY_OPS(X)                                       \
-  X(kAdd)                                                                 \
-  X(kSubtract)                                                            \
-  X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) \
-      X(kAnd) X(kOr) X(kXor) X(kShiftLeft) X(kShiftRightArithmetic)       \
-          X(kShiftRightLogical)
+#define HLOVERLAP_FLOAT_BINARY_OPS(X) \
+  X(kAdd)                             \
+  X(kSubtract)                        \
+  X(kMultiply)                        \
+  X(kDivide) X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) X(kAtan2)
+#define HLOVERLAP_INT_BINARY_OPS(X)                                      \
+  X(kAdd)                                                                \
+  X(kSubtract)                                                           \
+  X(kMultiply)                                                           \
+  X(kDivide)                                                             \
+  X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) X(kAnd) X(kOr) X(kXor) \
+      X(kShiftLeft) X(kShiftRightArithmetic) X(kShiftRightLogical)
 #define HLOVERLAP_PRED_BINARY_OPS(X) \
   X(kAdd)                            \
   X(kSubtract) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor)
@@ -820,8 +824,12 @@ absl::StatusOr<Value> BitcastConvert(const Value& x, PrimitiveType to,
   return v;
 }
 
-absl::Status CombineElementwise(Opcode op, PrimitiveType type, uint8_t* acc,
-                                const uint8_t* x, int64_t n) {
+namespace {
+
+// acc[i] = acc[i] OP x[i], by CombineLoop or (kSequential) SequentialLoop.
+template <bool kSequential>
+absl::Status Combine(Opcode op, PrimitiveType type, uint8_t* acc,
+                     const uint8_t* x, int64_t n) {
   if (!IsCombinerOpcode(op) || !BinaryValid(op, type)) {
     return Invalid(absl::StrCat("cannot combine with ", OpName(op), " on ",
                                 std::string(PrimitiveTypeName(type))));
@@ -829,9 +837,13 @@ absl::Status CombineElementwise(Opcode op, PrimitiveType type, uint8_t* acc,
   bool ok = VisitElementType(type, [&]<typename T>() {
     T* a = reinterpret_cast<T*>(acc);
     const T* b = reinterpret_cast<const T*>(x);
-#define X(name)                            \
-  case Opcode::name:                       \
-    CombineLoop<T, Opcode::name>(a, b, n); \
+#define X(name)                                 \
+  case Opcode::name:                            \
+    if constexpr (kSequential) {                \
+      SequentialLoop<T, Opcode::name>(a, b, n); \
+    } else {                                    \
+      CombineLoop<T, Opcode::name>(a, b, n);    \
+    }                                           \
     break;
     if constexpr (kIsFloatStorage<T>) {
       switch (op) {
@@ -850,34 +862,16 @@ absl::Status CombineElementwise(Opcode op, PrimitiveType type, uint8_t* acc,
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status CombineElementwise(Opcode op, PrimitiveType type, uint8_t* acc,
+                                const uint8_t* x, int64_t n) {
+  return Combine</*kSequential=*/false>(op, type, acc, x, n);
+}
+
 absl::Status CombineSequential(Opcode op, PrimitiveType type, uint8_t* acc,
                                const uint8_t* x, int64_t n) {
-  if (!IsCombinerOpcode(op) || !BinaryValid(op, type)) {
-    return Invalid(absl::StrCat("cannot combine with ", OpName(op), " on ",
-                                std::string(PrimitiveTypeName(type))));
-  }
-  bool ok = VisitElementType(type, [&]<typename T>() {
-    T* a = reinterpret_cast<T*>(acc);
-    const T* b = reinterpret_cast<const T*>(x);
-#define X(name)                               \
-  case Opcode::name:                          \
-    SequentialLoop<T, Opcode::name>(a, b, n); \
-    break;
-    if constexpr (kIsFloatStorage<T>) {
-      switch (op) {
-        X(kAdd) X(kMultiply) X(kMaximum) X(kMinimum) default : break;
-      }
-    } else {
-      switch (op) {
-        HLOVERLAP_COMBINER_OPS(X)
-        default:
-          break;
-      }
-    }
-#undef X
-  });
-  if (!ok) return UnsupportedTypeError(type, "a reduction");
-  return absl::OkStatus();
+  return Combine</*kSequential=*/true>(op, type, acc, x, n);
 }
 
 }  // namespace hloverlap::interp

@@ -389,6 +389,13 @@ class DeviceRunner {
   absl::StatusOr<Value> Exec(const Step& step, std::vector<Value>& env);
   absl::StatusOr<Value> ExecCollective(const Step& step,
                                        std::vector<Value> operands);
+  // send (its operand `data`, null if none) or recv: deposits the data for
+  // the targets, or names the source for the recv-done.
+  absl::StatusOr<Value> ExecSendRecv(const Instruction& instr,
+                                     const Value* data);
+  // recv-done of the recv tuple `recv`: the data its source sent.
+  absl::StatusOr<Value> ExecRecvDone(const Instruction& instr,
+                                     const Value& recv);
   absl::StatusOr<Reducer> MakeReducer(const ComputationPlan* plan);
   absl::Status Annotate(const absl::Status& st, const Instruction* instr) {
     if (annotated_ || st.code() == absl::StatusCode::kAborted) return st;
@@ -467,20 +474,15 @@ absl::StatusOr<Value> DeviceRunner::Eval(const ComputationPlan& plan,
       }
       absl::StatusOr<Value> v = Exec(step, env);
       if (!v.ok()) return Annotate(v.status(), instr);
-      if (const Shape& s = instr->shape(); s.IsArray()) {
-        if (!v->is_array() || v->type() != s.element_type() ||
-            v->rank() != s.rank() ||
-            !std::equal(v->dims().begin(), v->dims().end(),
-                        s.dimensions().begin())) {
-          return Annotate(
-              Invalid(absl::StrCat(std::string(OpcodeName(instr->opcode())),
-                                   " produced ", v->ShapeString(),
-                                   ", but the instruction's shape is ",
-                                   s.ToString(false))),
-              instr);
-        }
-      } else if (s.IsTuple() &&
-                 (!v->is_tuple() || v->tuple_size() != s.tuple_size())) {
+      const Shape& s = instr->shape();
+      const bool mismatch =
+          s.IsArray() ? !v->is_array() || v->type() != s.element_type() ||
+                            v->rank() != s.rank() ||
+                            !std::equal(v->dims().begin(), v->dims().end(),
+                                        s.dimensions().begin())
+                      : s.IsTuple() && (!v->is_tuple() ||
+                                        v->tuple_size() != s.tuple_size());
+      if (mismatch) {
         return Annotate(
             Invalid(absl::StrCat(std::string(OpcodeName(instr->opcode())),
                                  " produced ", v->ShapeString(),
@@ -519,6 +521,88 @@ absl::StatusOr<Reducer> DeviceRunner::MakeReducer(const ComputationPlan* plan) {
   return r;
 }
 
+absl::StatusOr<Value> DeviceRunner::ExecSendRecv(const Instruction& instr,
+                                                 const Value* data) {
+  const Opcode op = instr.opcode();
+  const Shape& shape = instr.shape();
+  auto it = interp_.p2p_.find(&instr);
+  if (it == interp_.p2p_.end()) {
+    return absl::InternalError("send/recv was not prepared");
+  }
+  const Interpreter::PreparedP2P& p2p = it->second;
+  if (!shape.IsTuple() || shape.tuple_size() < 2 ||
+      !shape.tuple_shapes(1).IsArray()) {
+    return Invalid(absl::StrCat(std::string(OpcodeName(op)), " shape ",
+                                shape.ToString(false),
+                                " is not (data, u32[], token[])"));
+  }
+  absl::StatusOr<Value> zeros = Value::ZerosOfShape(shape);
+  if (!zeros.ok()) return zeros.status();
+  std::vector<Value> elems = zeros->elements();
+  if (op == Opcode::kSend) {
+    if (data == nullptr) {
+      return Invalid(absl::StrCat(std::string(OpcodeName(op)),
+                                  " needs 1 operands, has 0"));
+    }
+    std::vector<int64_t> targets;
+    for (const auto& [src, dst] : p2p.pairs) {
+      if (src == partition_) {
+        targets.push_back(interp_.topology_.device_id(replica_, dst));
+      }
+    }
+    rdv_->Send(device_, p2p.channel, targets, *data);
+    elems[0] = *data;
+  } else {
+    // The context element names where the data comes from (device + 1;
+    // 0: no pair targets this device), for the recv-done.
+    int64_t from = 0;
+    for (const auto& [src, dst] : p2p.pairs) {
+      if (dst == partition_) {
+        from = interp_.topology_.device_id(replica_, src) + 1;
+      }
+    }
+    absl::StatusOr<Value> ctx =
+        Value::ScalarFromInt(shape.tuple_shapes(1).element_type(), from);
+    if (!ctx.ok()) return ctx.status();
+    elems[1] = *std::move(ctx);
+  }
+  return Value::Tuple(std::move(elems));
+}
+
+absl::StatusOr<Value> DeviceRunner::ExecRecvDone(const Instruction& instr,
+                                                 const Value& recv) {
+  const Shape& shape = instr.shape();
+  const Value& t = recv;
+  if (!t.is_tuple() || t.tuple_size() < 2 || !t.element(1).is_array() ||
+      t.element(1).element_count() != 1 || !shape.IsTuple() ||
+      shape.tuple_size() < 1) {
+    return Invalid(absl::StrCat("recv-done operand ", t.ShapeString(),
+                                " is not a recv tuple"));
+  }
+  auto it = interp_.p2p_.find(&instr);
+  if (it == interp_.p2p_.end()) {
+    return absl::InternalError("recv-done was not prepared");
+  }
+  const int64_t from = t.element(1).GetInt(0);
+  Value data = t.element(0);
+  if (from > 0) {
+    absl::StatusOr<Value> got =
+        rdv_->Receive(device_, &instr, it->second.channel, from - 1);
+    if (!got.ok()) return got.status();
+    if (!got->shape().Compatible(shape.tuple_shapes(0))) {
+      return Invalid(absl::StrCat(
+          "recv-done expects ", shape.tuple_shapes(0).ToString(false),
+          ", device ", from - 1, " sent ", got->ShapeString()));
+    }
+    data = *std::move(got);
+  }
+  absl::StatusOr<Value> out = Value::ZerosOfShape(shape);
+  if (!out.ok()) return out.status();
+  std::vector<Value> elems = out->elements();
+  elems[0] = std::move(data);
+  return Value::Tuple(std::move(elems));
+}
+
 absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
                                          std::vector<Value>& env) {
   const Instruction* instr = step.instr;
@@ -545,6 +629,16 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
                        " must be an integer scalar, got ", v.ShapeString()));
     }
     return v.GetInt(0);
+  };
+  // Operands `from`.. as integer scalars (dynamic-slice start indices).
+  auto scalar_ints = [&](int64_t from) -> absl::StatusOr<std::vector<int64_t>> {
+    std::vector<int64_t> values;
+    for (int64_t i = from; i < nops; ++i) {
+      absl::StatusOr<int64_t> v = scalar_int(i);
+      if (!v.ok()) return v.status();
+      values.push_back(*v);
+    }
+    return values;
   };
   auto call = [&](const ComputationPlan* plan,
                   std::vector<Value> args) -> absl::StatusOr<Value> {
@@ -616,79 +710,11 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
     case Opcode::kSendDone:
       return Value::Token();
     case Opcode::kSend:
-    case Opcode::kRecv: {
-      auto it = interp_.p2p_.find(instr);
-      if (it == interp_.p2p_.end()) {
-        return absl::InternalError("send/recv was not prepared");
-      }
-      const Interpreter::PreparedP2P& p2p = it->second;
-      if (!shape.IsTuple() || shape.tuple_size() < 2 ||
-          !shape.tuple_shapes(1).IsArray()) {
-        return Invalid(absl::StrCat(std::string(OpcodeName(op)), " shape ",
-                                    shape.ToString(false),
-                                    " is not (data, u32[], token[])"));
-      }
-      absl::StatusOr<Value> zeros = Value::ZerosOfShape(shape);
-      if (!zeros.ok()) return zeros.status();
-      std::vector<Value> elems = zeros->elements();
-      if (op == Opcode::kSend) {
-        if (absl::Status s = need(1); !s.ok()) return s;
-        std::vector<int64_t> targets;
-        for (const auto& [src, dst] : p2p.pairs) {
-          if (src == partition_) {
-            targets.push_back(interp_.topology_.device_id(replica_, dst));
-          }
-        }
-        rdv_->Send(device_, p2p.channel, targets, operand(0));
-        elems[0] = operand(0);
-      } else {
-        // The context element names where the data comes from (device + 1;
-        // 0: no pair targets this device), for the recv-done.
-        int64_t from = 0;
-        for (const auto& [src, dst] : p2p.pairs) {
-          if (dst == partition_) {
-            from = interp_.topology_.device_id(replica_, src) + 1;
-          }
-        }
-        absl::StatusOr<Value> ctx =
-            Value::ScalarFromInt(shape.tuple_shapes(1).element_type(), from);
-        if (!ctx.ok()) return ctx.status();
-        elems[1] = *std::move(ctx);
-      }
-      return Value::Tuple(std::move(elems));
-    }
-    case Opcode::kRecvDone: {
+    case Opcode::kRecv:
+      return ExecSendRecv(*instr, nops >= 1 ? &operand(0) : nullptr);
+    case Opcode::kRecvDone:
       if (absl::Status s = need(1); !s.ok()) return s;
-      const Value& t = operand(0);
-      if (!t.is_tuple() || t.tuple_size() < 2 || !t.element(1).is_array() ||
-          t.element(1).element_count() != 1 || !shape.IsTuple() ||
-          shape.tuple_size() < 1) {
-        return Invalid(absl::StrCat("recv-done operand ", t.ShapeString(),
-                                    " is not a recv tuple"));
-      }
-      auto it = interp_.p2p_.find(instr);
-      if (it == interp_.p2p_.end()) {
-        return absl::InternalError("recv-done was not prepared");
-      }
-      const int64_t from = t.element(1).GetInt(0);
-      Value data = t.element(0);
-      if (from > 0) {
-        absl::StatusOr<Value> got =
-            rdv_->Receive(device_, instr, it->second.channel, from - 1);
-        if (!got.ok()) return got.status();
-        if (!got->shape().Compatible(shape.tuple_shapes(0))) {
-          return Invalid(absl::StrCat(
-              "recv-done expects ", shape.tuple_shapes(0).ToString(false),
-              ", device ", from - 1, " sent ", got->ShapeString()));
-        }
-        data = *std::move(got);
-      }
-      absl::StatusOr<Value> out = Value::ZerosOfShape(shape);
-      if (!out.ok()) return out.status();
-      std::vector<Value> elems = out->elements();
-      elems[0] = std::move(data);
-      return Value::Tuple(std::move(elems));
-    }
+      return ExecRecvDone(*instr, operand(0));
     case Opcode::kConvert:
       if (absl::Status s = need(1); !s.ok()) return s;
       return Convert(operand(0), shape.element_type());
@@ -722,23 +748,15 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       return Slice(operand(0), instr->attrs().slice);
     case Opcode::kDynamicSlice: {
       if (absl::Status s = need(1); !s.ok()) return s;
-      std::vector<int64_t> starts;
-      for (int64_t i = 1; i < nops; ++i) {
-        absl::StatusOr<int64_t> v = scalar_int(i);
-        if (!v.ok()) return v.status();
-        starts.push_back(*v);
-      }
-      return DynamicSlice(operand(0), starts,
+      absl::StatusOr<std::vector<int64_t>> starts = scalar_ints(1);
+      if (!starts.ok()) return starts.status();
+      return DynamicSlice(operand(0), *starts,
                           instr->attrs().dynamic_slice_sizes);
     }
     case Opcode::kDynamicUpdateSlice: {
       if (absl::Status s = need(2); !s.ok()) return s;
-      std::vector<int64_t> starts;
-      for (int64_t i = 2; i < nops; ++i) {
-        absl::StatusOr<int64_t> v = scalar_int(i);
-        if (!v.ok()) return v.status();
-        starts.push_back(*v);
-      }
+      absl::StatusOr<std::vector<int64_t>> starts = scalar_ints(2);
+      if (!starts.ok()) return starts.status();
       const int32_t slot0 = step.operands[0];
       bool reuse = step.operand_dies[0];
       for (int64_t i = 1; i < nops; ++i) reuse &= step.operands[i] != slot0;
@@ -752,7 +770,7 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       } else {
         base = env[slot0];
       }
-      return DynamicUpdateSlice(std::move(base), operand(1), starts);
+      return DynamicUpdateSlice(std::move(base), operand(1), *starts);
     }
     case Opcode::kConcatenate: {
       if (absl::Status s = need(1); !s.ok()) return s;
@@ -955,6 +973,44 @@ absl::StatusOr<Value> DeviceRunner::Exec(const Step& step,
       absl::StrCat("unsupported opcode '", std::string(OpcodeName(op)), "'"));
 }
 
+namespace {
+
+// What the collective `instr` returns given its `result`: the result, or
+// for a -start the tuple of its operand part (a lone operand bare or in a
+// 1-tuple, as its shape says; NativeStartShapeMatches lists the forms),
+// the result and any further (zero) elements.
+absl::StatusOr<Value> WithOperandPart(const Instruction& instr,
+                                      const std::vector<Value>& my_operands,
+                                      Value result) {
+  const Shape& shape = instr.shape();
+  auto operand_part = [&] {
+    const bool wrap =
+        my_operands.size() != 1 || (shape.IsTuple() && shape.tuple_size() > 0 &&
+                                    shape.tuple_shapes(0).IsTuple());
+    return wrap ? Value::Tuple(my_operands) : my_operands[0];
+  };
+  switch (instr.opcode()) {
+    case Opcode::kAllGatherStart:
+      return Value::Tuple({operand_part(), result});
+    case Opcode::kAllReduceStart:
+      if (!AllReduceStartHasOperandPart(shape)) return result;
+      return Value::Tuple({Value::Tuple(my_operands), result});
+    case Opcode::kCollectivePermuteStart: {
+      std::vector<Value> elems{operand_part(), result};
+      for (int64_t i = 2; i < (shape.IsTuple() ? shape.tuple_size() : 0); ++i) {
+        absl::StatusOr<Value> z = Value::ZerosOfShape(shape.tuple_shapes(i));
+        if (!z.ok()) return z.status();
+        elems.push_back(*std::move(z));
+      }
+      return Value::Tuple(std::move(elems));
+    }
+    default:
+      return result;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<Value> DeviceRunner::ExecCollective(
     const Step& step, std::vector<Value> operands) {
   const Instruction* instr = step.instr;
@@ -1093,33 +1149,7 @@ absl::StatusOr<Value> DeviceRunner::ExecCollective(
           absl::StrCat("not a collective: ", std::string(OpcodeName(op))));
   }
   Value result = nvals == 1 ? results[0] : Value::Tuple(results);
-  // A start's operand part: a lone operand bare or in a 1-tuple, as its
-  // shape says (NativeStartShapeMatches lists the forms).
-  const Shape& shape = instr->shape();
-  auto operand_part = [&] {
-    const bool wrap =
-        nvals != 1 || (shape.IsTuple() && shape.tuple_size() > 0 &&
-                       shape.tuple_shapes(0).IsTuple());
-    return wrap ? Value::Tuple(my_operands) : my_operands[0];
-  };
-  switch (op) {
-    case Opcode::kAllGatherStart:
-      return Value::Tuple({operand_part(), result});
-    case Opcode::kAllReduceStart:
-      if (!AllReduceStartHasOperandPart(shape)) return result;
-      return Value::Tuple({Value::Tuple(my_operands), result});
-    case Opcode::kCollectivePermuteStart: {
-      std::vector<Value> elems{operand_part(), result};
-      for (int64_t i = 2; i < (shape.IsTuple() ? shape.tuple_size() : 0); ++i) {
-        absl::StatusOr<Value> z = Value::ZerosOfShape(shape.tuple_shapes(i));
-        if (!z.ok()) return z.status();
-        elems.push_back(*std::move(z));
-      }
-      return Value::Tuple(std::move(elems));
-    }
-    default:
-      return result;
-  }
+  return WithOperandPart(*instr, my_operands, std::move(result));
 }
 
 // --- Interpreter
@@ -1241,12 +1271,10 @@ absl::Status Interpreter::PrepareP2P(const Instruction& instr) {
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::Prepare() {
-  absl::flat_hash_map<int64_t, Value> workspaces;
-  std::vector<std::string> opaque_targets;
-  const Computation* entry = module_.entry();
-  if (entry == nullptr) return Invalid("module has no entry computation");
-  // Reachable computations, callees first.
+namespace {
+
+// The computations reachable from `entry`, callees first.
+std::vector<const Computation*> CalleesFirst(const Computation* entry) {
   std::vector<const Computation*> order;
   absl::flat_hash_set<const Computation*> seen;
   std::vector<std::pair<const Computation*, bool>> stack{{entry, false}};
@@ -1267,7 +1295,95 @@ absl::Status Interpreter::Prepare() {
       }
     }
   }
-  for (const Computation* c : order) {
+  return order;
+}
+
+// InvalidArgument at the first instruction the interpreter cannot run.
+absl::Status CheckOpcodesSupported(absl::Span<Instruction* const> post,
+                                   const InterpreterOptions& options) {
+  for (const Instruction* instr : post) {
+    if (IsSupportedOpcode(*instr, options.opaque_custom_calls)) continue;
+    std::string what(OpcodeName(instr->opcode()));
+    if (instr->opcode() == Opcode::kCustomCall) {
+      return AtInstruction(
+          Invalid(absl::StrCat(
+              "opaque custom-call '", instr->attrs().custom_call_target.value(),
+              "' ", Where(instr),
+              ": the interpreter does not know what it computes "
+              "(--opaque-custom-calls runs it as a deterministic "
+              "function of its operands)")),
+          instr);
+    }
+    return AtInstruction(
+        Invalid(absl::StrCat("unsupported opcode '", what, "' ", Where(instr))),
+        instr);
+  }
+  return absl::OkStatus();
+}
+
+// The value of the constant `instr` (of computation `c`): its literal, or
+// for an elided one deterministic values when the options allow.
+absl::StatusOr<Value> ConstantValue(const Instruction& instr,
+                                    const Computation& c,
+                                    const InterpreterOptions& options) {
+  const Literal* lit = instr.literal();
+  if (lit == nullptr) {
+    return AtInstruction(
+        Invalid(absl::StrCat("constant without a value ", Where(&instr))),
+        &instr);
+  }
+  absl::StatusOr<Value> v;
+  if (lit->elided()) {
+    if (!options.fill_elided_constants) {
+      return AtInstruction(
+          Invalid(absl::StrCat(
+              "constant ", instr.name(), " (computation ", c.name(),
+              ") is elided ({...}); the dump left its values out. Use "
+              "--fill-elided-constants to fill elided constants with "
+              "deterministic pseudo-random values")),
+          &instr);
+    }
+    v = FillConstant(instr.shape(), options.fill_seed);
+  } else {
+    v = Value::FromLiteral(*lit);
+  }
+  if (!v.ok()) {
+    return AtInstruction(
+        WithMessage(v.status(),
+                    absl::StrCat(v.status().message(), " ", Where(&instr))),
+        &instr);
+  }
+  return v;
+}
+
+// Which operands die at each step (their last use, unless the root) and
+// the slots each step frees, from every slot's last use.
+void SetReleases(const std::vector<int32_t>& last_use, ComputationPlan& plan) {
+  const size_t n = plan.steps.size();
+  for (size_t i = 0; i < n; ++i) {
+    Step& step = plan.steps[i];
+    step.operand_dies.resize(step.operands.size(), false);
+    for (size_t j = 0; j < step.operands.size(); ++j) {
+      int32_t s = step.operands[j];
+      step.operand_dies[j] =
+          last_use[s] == static_cast<int32_t>(i) && s != plan.root;
+    }
+  }
+  for (size_t s = 0; s < n; ++s) {
+    if (static_cast<int32_t>(s) == plan.root) continue;
+    int32_t at = last_use[s] >= 0 ? last_use[s] : static_cast<int32_t>(s);
+    plan.steps[at].release.push_back(static_cast<int32_t>(s));
+  }
+}
+
+}  // namespace
+
+absl::Status Interpreter::Prepare() {
+  absl::flat_hash_map<int64_t, Value> workspaces;
+  std::vector<std::string> opaque_targets;
+  const Computation* entry = module_.entry();
+  if (entry == nullptr) return Invalid("module has no entry computation");
+  for (const Computation* c : CalleesFirst(entry)) {
     auto plan = std::make_unique<ComputationPlan>();
     plan->computation = c;
     std::vector<Instruction*> post;
@@ -1285,23 +1401,8 @@ absl::Status Interpreter::Prepare() {
     }
     plan->steps.resize(post.size());
     std::vector<int32_t> last_use(post.size(), -1);
-    for (const Instruction* instr : post) {
-      if (!IsSupportedOpcode(*instr, options_.opaque_custom_calls)) {
-        std::string what(OpcodeName(instr->opcode()));
-        if (instr->opcode() == Opcode::kCustomCall) {
-          return AtInstruction(
-              Invalid(absl::StrCat(
-                  "opaque custom-call '",
-                  instr->attrs().custom_call_target.value(), "' ", Where(instr),
-                  ": the interpreter does not know what it computes "
-                  "(--opaque-custom-calls runs it as a deterministic "
-                  "function of its operands)")),
-              instr);
-        }
-        return AtInstruction(Invalid(absl::StrCat("unsupported opcode '", what,
-                                                  "' ", Where(instr))),
-                             instr);
-      }
+    if (absl::Status s = CheckOpcodesSupported(post, options_); !s.ok()) {
+      return s;
     }
     for (size_t i = 0; i < post.size(); ++i) {
       const Instruction* instr = post[i];
@@ -1341,33 +1442,8 @@ absl::Status Interpreter::Prepare() {
       }
       if (absl::Status s = PrepareP2P(*instr); !s.ok()) return s;
       if (instr->opcode() == Opcode::kConstant) {
-        const Literal* lit = instr->literal();
-        if (lit == nullptr) {
-          return AtInstruction(
-              Invalid(absl::StrCat("constant without a value ", Where(instr))),
-              instr);
-        }
-        absl::StatusOr<Value> v;
-        if (lit->elided()) {
-          if (!options_.fill_elided_constants) {
-            return AtInstruction(
-                Invalid(absl::StrCat(
-                    "constant ", instr->name(), " (computation ", c->name(),
-                    ") is elided ({...}); the dump left its values out. Use "
-                    "--fill-elided-constants to fill elided constants with "
-                    "deterministic pseudo-random values")),
-                instr);
-          }
-          v = FillConstant(instr->shape(), options_.fill_seed);
-        } else {
-          v = Value::FromLiteral(*lit);
-        }
-        if (!v.ok()) {
-          return AtInstruction(
-              WithMessage(v.status(), absl::StrCat(v.status().message(), " ",
-                                                   Where(instr))),
-              instr);
-        }
+        absl::StatusOr<Value> v = ConstantValue(*instr, *c, options_);
+        if (!v.ok()) return v.status();
         constants_[instr] = *std::move(v);
       }
     }
@@ -1376,20 +1452,7 @@ absl::Status Interpreter::Prepare() {
       auto it = slot.find(root);
       if (it != slot.end()) plan->root = it->second;
     }
-    for (size_t i = 0; i < post.size(); ++i) {
-      Step& step = plan->steps[i];
-      step.operand_dies.resize(step.operands.size(), false);
-      for (size_t j = 0; j < step.operands.size(); ++j) {
-        int32_t s = step.operands[j];
-        step.operand_dies[j] =
-            last_use[s] == static_cast<int32_t>(i) && s != plan->root;
-      }
-    }
-    for (size_t s = 0; s < post.size(); ++s) {
-      if (static_cast<int32_t>(s) == plan->root) continue;
-      int32_t at = last_use[s] >= 0 ? last_use[s] : static_cast<int32_t>(s);
-      plan->steps[at].release.push_back(static_cast<int32_t>(s));
-    }
+    SetReleases(last_use, *plan);
     plan->combiner = DetectCombiner(*c);
     plans_[c] = std::move(plan);
   }

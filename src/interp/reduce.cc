@@ -28,10 +28,22 @@ absl::StatusOr<Value> ScalarAt(const Value& array, int64_t index) {
   return v;
 }
 
-absl::StatusOr<std::vector<Value>> Reduce(absl::Span<const Value> inputs,
-                                          absl::Span<const Value> inits,
-                                          absl::Span<const int64_t> dimensions,
-                                          const Reducer& reducer) {
+namespace {
+
+// The shape of a reduction: the kept dimensions, and the input's
+// dimensions of size > 1 in groups of adjacent ones all reduced or all
+// kept, with each group's output stride (0 for reduced groups).
+struct ReduceLayout {
+  Dims out_dims;
+  int64_t out_count = 0;
+  Dims count;       // elements per group
+  Dims reduced;     // 1 for a reduced group
+  Dims out_stride;  // per group
+};
+
+absl::StatusOr<ReduceLayout> LayoutOf(absl::Span<const Value> inputs,
+                                      absl::Span<const Value> inits,
+                                      absl::Span<const int64_t> dimensions) {
   if (inputs.empty() || inputs.size() != inits.size()) {
     return Invalid(absl::StrCat("reduce: ", inputs.size(), " inputs and ",
                                 inits.size(), " init values"));
@@ -59,86 +71,89 @@ absl::StatusOr<std::vector<Value>> Reduce(absl::Span<const Value> inputs,
     }
     reduced[d] = true;
   }
-  Dims out_dims;
+  ReduceLayout l;
   for (int64_t d = 0; d < r; ++d) {
-    if (!reduced[d]) out_dims.push_back(first.dim(d));
+    if (!reduced[d]) l.out_dims.push_back(first.dim(d));
   }
-  const int64_t out_count = ElementCountOf(out_dims);
-
-  // Groups of adjacent dims that are all reduced or all kept.
-  Dims gcount, greduced;
+  l.out_count = ElementCountOf(l.out_dims);
   for (int64_t d = 0; d < r; ++d) {
     if (first.dim(d) == 1) continue;
-    if (!gcount.empty() &&
-        greduced.back() == static_cast<int64_t>(reduced[d])) {
-      gcount.back() *= first.dim(d);
+    if (!l.count.empty() &&
+        l.reduced.back() == static_cast<int64_t>(reduced[d])) {
+      l.count.back() *= first.dim(d);
     } else {
-      gcount.push_back(first.dim(d));
-      greduced.push_back(reduced[d]);
+      l.count.push_back(first.dim(d));
+      l.reduced.push_back(reduced[d]);
     }
   }
-  const int64_t g = static_cast<int64_t>(gcount.size());
-  // Output stride of each group (0 for reduced groups).
-  Dims gout(g, 0);
-  {
-    int64_t s = 1;
-    for (int64_t i = g - 1; i >= 0; --i) {
-      if (!greduced[i]) {
-        gout[i] = s;
-        s *= gcount[i];
-      }
+  const int64_t g = static_cast<int64_t>(l.count.size());
+  l.out_stride.assign(g, 0);
+  int64_t s = 1;
+  for (int64_t i = g - 1; i >= 0; --i) {
+    if (!l.reduced[i]) {
+      l.out_stride[i] = s;
+      s *= l.count[i];
     }
   }
+  return l;
+}
 
-  if (reducer.fast_op.has_value() && inputs.size() == 1 &&
-      inits[0].type() == first.type()) {
-    const Opcode op = *reducer.fast_op;
-    absl::StatusOr<Value> out =
-        Broadcast(inits[0], out_dims, {});  // filled with the init value
-    if (!out.ok()) return out.status();
-    if (first.element_count() == 0 || out_count == 0) {
-      return std::vector<Value>{*std::move(out)};
-    }
-    const int64_t es = first.element_size();
-    uint8_t* acc = out->mutable_raw();
-    const uint8_t* in = first.raw();
-    if (g == 0) {  // every dim has size 1
-      absl::Status s = CombineSequential(op, first.type(), acc, in, 1);
-      if (!s.ok()) return s;
-      return std::vector<Value>{*std::move(out)};
-    }
-    const int64_t inner = gcount[g - 1];
-    const bool inner_reduced = greduced[g - 1];
-    Dims idx(g, 0);
-    int64_t in_off = 0, out_off = 0;
-    while (true) {
-      absl::Status s =
-          inner_reduced
-              ? CombineSequential(op, first.type(), acc + out_off * es,
-                                  in + in_off * es, inner)
-              : CombineElementwise(op, first.type(), acc + out_off * es,
-                                   in + in_off * es, inner);
-      if (!s.ok()) return s;
-      in_off += inner;
-      int64_t k = g - 2;
-      for (; k >= 0; --k) {
-        out_off += gout[k];
-        if (++idx[k] < gcount[k]) break;
-        out_off -= gout[k] * gcount[k];
-        idx[k] = 0;
-      }
-      if (k < 0) break;
-    }
+// One input reduced with `op` straight on the bytes, the innermost group a
+// run at a time.
+absl::StatusOr<std::vector<Value>> FastReduce(const Value& input,
+                                              const Value& init, Opcode op,
+                                              const ReduceLayout& l) {
+  absl::StatusOr<Value> out =
+      Broadcast(init, l.out_dims, {});  // filled with the init value
+  if (!out.ok()) return out.status();
+  if (input.element_count() == 0 || l.out_count == 0) {
     return std::vector<Value>{*std::move(out)};
   }
-
-  if (!reducer.generic) {
-    return Invalid("reduce: no way to apply the reduction computation");
+  const int64_t es = input.element_size();
+  uint8_t* acc = out->mutable_raw();
+  const uint8_t* in = input.raw();
+  const int64_t g = static_cast<int64_t>(l.count.size());
+  if (g == 0) {  // every dim has size 1
+    absl::Status s = CombineSequential(op, input.type(), acc, in, 1);
+    if (!s.ok()) return s;
+    return std::vector<Value>{*std::move(out)};
   }
+  const int64_t inner = l.count[g - 1];
+  const bool inner_reduced = l.reduced[g - 1];
+  Dims idx(g, 0);
+  int64_t in_off = 0, out_off = 0;
+  while (true) {
+    absl::Status s =
+        inner_reduced ? CombineSequential(op, input.type(), acc + out_off * es,
+                                          in + in_off * es, inner)
+                      : CombineElementwise(op, input.type(), acc + out_off * es,
+                                           in + in_off * es, inner);
+    if (!s.ok()) return s;
+    in_off += inner;
+    int64_t k = g - 2;
+    for (; k >= 0; --k) {
+      out_off += l.out_stride[k];
+      if (++idx[k] < l.count[k]) break;
+      out_off -= l.out_stride[k] * l.count[k];
+      idx[k] = 0;
+    }
+    if (k < 0) break;
+  }
+  return std::vector<Value>{*std::move(out)};
+}
+
+// Any number of inputs, the reduction computation applied element by
+// element.
+absl::StatusOr<std::vector<Value>> GenericReduce(absl::Span<const Value> inputs,
+                                                 absl::Span<const Value> inits,
+                                                 const Reducer& reducer,
+                                                 const ReduceLayout& l) {
+  const Value& first = inputs[0];
   const size_t n_in = inputs.size();
+  const int64_t g = static_cast<int64_t>(l.count.size());
   std::vector<std::vector<Value>> acc(
-      out_count, std::vector<Value>(inits.begin(), inits.end()));
-  if (first.element_count() > 0 && out_count > 0) {
+      l.out_count, std::vector<Value>(inits.begin(), inits.end()));
+  if (first.element_count() > 0 && l.out_count > 0) {
     Dims idx(g, 0);
     int64_t out_off = 0;
     std::vector<Value> xs(n_in);
@@ -156,19 +171,20 @@ absl::StatusOr<std::vector<Value>> Reduce(absl::Span<const Value> inputs,
       }
       acc[out_off] = *std::move(next);
       for (int64_t k = g - 1; k >= 0; --k) {
-        out_off += gout[k];
-        if (++idx[k] < gcount[k]) break;
-        out_off -= gout[k] * gcount[k];
+        out_off += l.out_stride[k];
+        if (++idx[k] < l.count[k]) break;
+        out_off -= l.out_stride[k] * l.count[k];
         idx[k] = 0;
       }
     }
   }
   std::vector<Value> results;
   for (size_t j = 0; j < n_in; ++j) {
-    absl::StatusOr<Value> out = Value::Uninitialized(inits[j].type(), out_dims);
+    absl::StatusOr<Value> out =
+        Value::Uninitialized(inits[j].type(), l.out_dims);
     if (!out.ok()) return out.status();
     const int64_t es = out->element_size();
-    for (int64_t o = 0; o < out_count; ++o) {
+    for (int64_t o = 0; o < l.out_count; ++o) {
       const Value& a = acc[o][j];
       if (!a.is_array() || a.type() != inits[j].type() ||
           a.element_count() != 1) {
@@ -181,6 +197,24 @@ absl::StatusOr<std::vector<Value>> Reduce(absl::Span<const Value> inputs,
     results.push_back(*std::move(out));
   }
   return results;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Value>> Reduce(absl::Span<const Value> inputs,
+                                          absl::Span<const Value> inits,
+                                          absl::Span<const int64_t> dimensions,
+                                          const Reducer& reducer) {
+  absl::StatusOr<ReduceLayout> layout = LayoutOf(inputs, inits, dimensions);
+  if (!layout.ok()) return layout.status();
+  if (reducer.fast_op.has_value() && inputs.size() == 1 &&
+      inits[0].type() == inputs[0].type()) {
+    return FastReduce(inputs[0], inits[0], *reducer.fast_op, *layout);
+  }
+  if (!reducer.generic) {
+    return Invalid("reduce: no way to apply the reduction computation");
+  }
+  return GenericReduce(inputs, inits, reducer, *layout);
 }
 
 }  // namespace hloverlap::interp

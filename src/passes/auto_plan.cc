@@ -15,14 +15,14 @@
 namespace hloverlap {
 namespace {
 
-constexpr std::string_view kCleanup = "inline,tuple-simplify,dce";
-constexpr std::string_view kTail = "async-collectives,latency-hiding-scheduler";
-
-std::string Spec(std::initializer_list<std::string_view> parts) {
-  std::string out(kCleanup);
-  for (std::string_view p : parts) absl::StrAppend(&out, ",", AsAbsl(p));
-  return out;
-}
+constexpr std::string_view kTail = kXlaGpuTail;
+constexpr std::string_view kHoist = "collective-hoist";
+constexpr std::string_view kPipeline = "collective-pipeliner";
+constexpr std::string_view kHoistPipeline =
+    "collective-hoist,collective-pipeliner";
+// Only the loops whose unrolling the cost model predicts to hide
+// communication (double_buffering.h).
+constexpr std::string_view kPlannedDoubleBuffer = "double-buffer{plan=true}";
 
 // Two predicted steps closer than this fraction of the best are a tie (the
 // bridge planner's TIE_FRACTION, python/hloverlap/plan.py).
@@ -43,7 +43,7 @@ absl::StatusOr<PassPipeline> Build(const AutoPlanCandidate& candidate) {
 const std::vector<AutoPlanCandidate>& AutoPlanCandidates(bool rewrites_only) {
   static const auto* rewrites = new std::vector<AutoPlanCandidate>{
       {"cleanup", ""},
-      {"hoist", Spec({"collective-hoist,tuple-simplify,dce"})},
+      {"hoist", JoinPipeline({kCleanupPipeline, kHoist, kRewriteCleanup})},
       {"pipeline", ""},
       {"hoist-pipeline", ""},
   };
@@ -52,23 +52,20 @@ const std::vector<AutoPlanCandidate>& AutoPlanCandidates(bool rewrites_only) {
       {"cleanup", ""},
       {"pipeline", ""},
       {"hoist-pipeline", ""},
-      {"async", Spec({kTail})},
-      {"hoist-async", Spec({"collective-hoist,tuple-simplify,dce", kTail})},
+      {"async", JoinPipeline({kCleanupPipeline, kTail})},
+      {"hoist-async",
+       JoinPipeline({kCleanupPipeline, kHoist, kRewriteCleanup, kTail})},
       {"pipeline-async",
-       Spec({"collective-pipeliner,tuple-simplify,dce", kTail})},
-      {"hoist-pipeline-async",
-       Spec({"collective-hoist,collective-pipeliner,tuple-simplify,dce",
-             kTail})},
-      // Double buffering planned (double_buffering.h): only the loops
-      // whose unrolling the cost model predicts to hide communication.
+       JoinPipeline({kCleanupPipeline, kPipeline, kRewriteCleanup, kTail})},
+      {"hoist-pipeline-async", JoinPipeline({kCleanupPipeline, kHoistPipeline,
+                                             kRewriteCleanup, kTail})},
       {"pipeline-double-buffer-async",
-       Spec({"collective-pipeliner,tuple-simplify,dce,double-buffer{plan=true}",
-             kTail})},
+       JoinPipeline({kCleanupPipeline, kPipeline, kRewriteCleanup,
+                     kPlannedDoubleBuffer, kTail})},
       {"xla-gpu", ""},
       {"hoist-xla-gpu",
-       Spec({"collective-hoist,collective-pipeliner,tuple-simplify,dce,"
-             "double-buffer{plan=true}",
-             kTail})},
+       JoinPipeline({kCleanupPipeline, kHoistPipeline, kRewriteCleanup,
+                     kPlannedDoubleBuffer, kTail})},
   };
   return *candidates;
 }

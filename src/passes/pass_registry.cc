@@ -38,25 +38,33 @@ const PassRegistry& GlobalPassRegistry() {
   return *registry;
 }
 
+std::string JoinPipeline(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", AsAbsl(p));
+  }
+  return out;
+}
+
 // The presets, as pipeline text: the one place they are written.
 const std::vector<PresetInfo>& Presets() {
   static const auto* presets = new std::vector<PresetInfo>{
-      {"cleanup", "inline,tuple-simplify,dce",
+      {"cleanup", std::string(kCleanupPipeline),
        "call inlining, tuple simplification, dead-code elimination"},
       {"pipeline",
-       "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
-       "tuple-simplify,dce",
+       JoinPipeline({kCleanupPipeline, "defer-reduction,collective-pipeliner",
+                     kRewriteCleanup}),
        "cleanup, the collective pipeliner, cleanup (defer-reduction only "
        "reports loops it could defer: opt-in)"},
       {"hoist-pipeline",
-       "inline,tuple-simplify,dce,defer-reduction,collective-hoist,"
-       "collective-pipeliner,tuple-simplify,dce",
+       JoinPipeline({kCleanupPipeline,
+                     "defer-reduction,collective-hoist,collective-pipeliner",
+                     kRewriteCleanup}),
        "loop-invariant all-gathers leave the "
        "accumulation loop first, then the rest is pipelined"},
       {"xla-gpu",
-       "inline,tuple-simplify,dce,defer-reduction,collective-pipeliner,"
-       "tuple-simplify,dce,double-buffer,async-collectives,"
-       "latency-hiding-scheduler",
+       JoinPipeline({kCleanupPipeline, "defer-reduction,collective-pipeliner",
+                     kRewriteCleanup, "double-buffer", kXlaGpuTail}),
        "XLA:GPU's order (reference/xla_lhs.md section 3): cleanup, collective "
        "pipeliner, double buffering, async conversion, latency-hiding "
        "scheduler"},

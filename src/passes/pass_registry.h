@@ -46,6 +46,7 @@
 #define HLOVERLAP_PASSES_PASS_REGISTRY_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -152,6 +153,21 @@ std::string PassRunText(std::string_view name, const PassOptionValues& options);
 absl::StatusOr<std::vector<PassSpec>> ParsePipelineText(std::string_view text);
 std::string PipelineText(const std::vector<PassSpec>& specs);
 PassPipeline BuildPipeline(const std::vector<PassSpec>& specs);
+
+// The pieces presets (and auto's candidates, and the pipeline XLA flags
+// ask for) are written with, each spelled here only:
+//   the cleanup preset, which every preset starts with;
+inline constexpr std::string_view kCleanupPipeline =
+    "inline,tuple-simplify,dce";
+//   the cleanup after a loop rewrite (no call left to inline);
+inline constexpr std::string_view kRewriteCleanup = "tuple-simplify,dce";
+//   XLA:GPU's last passes: async conversion, then scheduling.
+inline constexpr std::string_view kXlaGpuTail =
+    "async-collectives,latency-hiding-scheduler";
+// The parts joined with commas:
+//   JoinPipeline({kCleanupPipeline, "collective-hoist", kRewriteCleanup}) ==
+//   "inline,tuple-simplify,dce,collective-hoist,tuple-simplify,dce".
+std::string JoinPipeline(std::initializer_list<std::string_view> parts);
 
 // A named pipeline (`--preset=NAME`).
 struct PresetInfo {

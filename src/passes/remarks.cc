@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analysis/module_summary.h"
 #include "hlo/absl_compat.h"
 #include "nlohmann/json.hpp"
+#include "support/byte_size.h"
 
 namespace hloverlap {
 
@@ -49,8 +49,7 @@ std::string RenderRemarkArg(const RemarkArg& arg) {
     case RemarkArg::Type::kInt:
       return absl::StrCat(arg.value);
     case RemarkArg::Type::kBytes:
-      if (arg.value < 1024) return absl::StrCat(arg.value, " B");
-      return absl::StrCat(arg.value, " B (", HumanBytes(arg.value), ")");
+      return ExactAndHumanBytes(arg.value);
     case RemarkArg::Type::kTimeNs:
       return absl::StrFormat("%.1f us", arg.value / 1000.0);
     case RemarkArg::Type::kInstruction:
@@ -123,7 +122,8 @@ std::string RemarkNamesMarkdown() {
       "and of `explain --json`). Tools and tests match\nthese names, never "
       "the message text, which may be reworded. Names are never renamed; new "
       "ones\nare added to `src/passes/remark_names.inc`, from which this "
-      "file is generated\n(`HLOVERLAP_UPDATE_DOCS=1 ./build/unit_tests --gtest_filter=RemarkNames.*`; "
+      "file is generated\n(`HLOVERLAP_UPDATE_DOCS=1 ./build/unit_tests "
+      "--gtest_filter=RemarkNames.*`; "
       "the test fails when the two differ).\n\n"
       "A remark's `args` are typed values (`instruction`, `loop`, `int`, "
       "`bytes`, `time_ns`, `text`)\nthat its message is rendered from; "

@@ -8,22 +8,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "support/byte_size.h"
 
 namespace hloverlap {
 namespace {
 
 std::string Ms(double us) { return absl::StrFormat("%.3f ms", us / 1000); }
 
-std::string Bytes(int64_t b) {
-  double v = static_cast<double>(b);
-  if (v >= 1024.0 * 1024 * 1024) {
-    return absl::StrFormat("%.2f GiB", v / (1024.0 * 1024 * 1024));
-  }
-  if (v >= 1024.0 * 1024)
-    return absl::StrFormat("%.2f MiB", v / (1024.0 * 1024));
-  if (v >= 1024.0) return absl::StrFormat("%.1f KiB", v / 1024.0);
-  return absl::StrFormat("%d B", b);
-}
+std::string Bytes(int64_t b) { return HumanBytes(b, ByteFormat::kReport); }
 
 // A time on a grid of 1e-6 us, so that figures equal but for rounding
 // (a loop summarized rather than replayed adds its iterations in another

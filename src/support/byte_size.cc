@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace hloverlap {
 namespace {
@@ -56,6 +57,29 @@ absl::StatusOr<int64_t> ParseByteSize(std::string_view text) {
   // 2^63 is the first double past the int64_t range.
   if (!(bytes < 9223372036854775808.0)) return Invalid(text, ": too large");
   return static_cast<int64_t>(bytes);
+}
+
+std::string HumanBytes(int64_t bytes, ByteFormat format) {
+  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB", "GiB",
+                                           "TiB", "PiB", "EiB"};
+  const bool report = format == ByteFormat::kReport;
+  const int largest = report ? 3 : 6;
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  // Dividing by 1024 is exact in a double, so the unit reached step by
+  // step is the one a single division by 1024^k gives.
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < largest) {
+    v /= 1024.0;
+    ++unit;
+  }
+  const int decimals = report && unit >= 2 ? 2 : 1;
+  return absl::StrFormat("%.*f %s", decimals, v, kUnits[unit]);
+}
+
+std::string ExactAndHumanBytes(int64_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  return absl::StrCat(bytes, " B (", HumanBytes(bytes), ")");
 }
 
 }  // namespace hloverlap

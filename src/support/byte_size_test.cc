@@ -1,7 +1,7 @@
 #include "support/byte_size.h"
 
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -64,6 +64,30 @@ TEST(ByteSizeTest, TooLarge) {
   EXPECT_FALSE(ParseByteSize("8388608T").ok());  // 2^63
   EXPECT_FALSE(ParseByteSize("1e30").ok());
   EXPECT_FALSE(ParseByteSize("9223372036854775808").ok());
+}
+
+TEST(HumanBytesTest, Short) {
+  EXPECT_EQ(HumanBytes(0), "0 B");
+  EXPECT_EQ(HumanBytes(-5), "-5 B");
+  EXPECT_EQ(HumanBytes(1023), "1023 B");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+  EXPECT_EQ(HumanBytes(int64_t{24} << 20), "24.0 MiB");
+  EXPECT_EQ(HumanBytes(int64_t{3} << 40), "3.0 TiB");
+  EXPECT_EQ(HumanBytes(std::numeric_limits<int64_t>::max()), "8.0 EiB");
+}
+
+TEST(HumanBytesTest, Report) {
+  EXPECT_EQ(HumanBytes(1023, ByteFormat::kReport), "1023 B");
+  EXPECT_EQ(HumanBytes(1536, ByteFormat::kReport), "1.5 KiB");
+  EXPECT_EQ(HumanBytes(int64_t{24} << 20, ByteFormat::kReport), "24.00 MiB");
+  EXPECT_EQ(HumanBytes(int64_t{3} << 30, ByteFormat::kReport), "3.00 GiB");
+  // GiB is the report's largest unit.
+  EXPECT_EQ(HumanBytes(int64_t{2} << 40, ByteFormat::kReport), "2048.00 GiB");
+}
+
+TEST(HumanBytesTest, ExactAndHuman) {
+  EXPECT_EQ(ExactAndHumanBytes(512), "512 B");
+  EXPECT_EQ(ExactAndHumanBytes(25165824), "25165824 B (24.0 MiB)");
 }
 
 }  // namespace

@@ -66,11 +66,6 @@ nlohmann::json IntJson(const std::optional<IntValue>& v) {
   return v->bits();
 }
 
-std::string BytesText(int64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  return absl::StrCat(bytes, " B (", HumanBytes(bytes), ")");
-}
-
 // "while.3 > while.1": the nesting path of a loop.
 std::string LoopPath(const ModuleSummary& s, int loop) {
   std::vector<const std::string*> names;
@@ -109,7 +104,7 @@ void AppendGroupLine(const CollectiveGroup& g, std::string& out) {
   absl::StrAppend(&out, "    ", absl::StrFormat("%-20s", g.kind), " count ",
                   g.count);
   if (g.async_count > 0) absl::StrAppend(&out, " (", g.async_count, " async)");
-  absl::StrAppend(&out, ", bytes ", BytesText(g.bytes));
+  absl::StrAppend(&out, ", bytes ", ExactAndHumanBytes(g.bytes));
   if (!g.groups.empty()) absl::StrAppend(&out, ", ", g.groups);
   out.push_back('\n');
 }
@@ -205,17 +200,17 @@ std::string FormatSummaryText(const ModuleSummary& s, bool all_computations) {
   out += "\ntotals:\n";
   for (const CollectiveKindTotal& t : s.kind_totals) {
     absl::StrAppend(&out, "  ", absl::StrFormat("%-20s", t.kind), " count ",
-                    t.count, ", bytes ", BytesText(t.bytes));
+                    t.count, ", bytes ", ExactAndHumanBytes(t.bytes));
     if (t.bytes_per_execution) {
       absl::StrAppend(&out, ", per execution ",
-                      BytesText(*t.bytes_per_execution));
+                      ExactAndHumanBytes(*t.bytes_per_execution));
     }
     out.push_back('\n');
   }
   absl::StrAppend(&out, "  all collectives: ", s.collective_count, ", bytes ",
-                  BytesText(s.collective_bytes), ", per execution ",
+                  ExactAndHumanBytes(s.collective_bytes), ", per execution ",
                   s.collective_bytes_per_execution
-                      ? BytesText(*s.collective_bytes_per_execution)
+                      ? ExactAndHumanBytes(*s.collective_bytes_per_execution)
                       : std::string("unknown (a loop trip count is unknown)"),
                   "\n");
   absl::StrAppend(&out, "  instructions: ", s.instruction_count, " (",
@@ -435,7 +430,8 @@ std::string FormatPlanRows(const std::vector<PlanRow>& rows,
       absl::StrAppend(&out, absl::StrFormat(", added communication %.3f ms",
                                             p.added_communication_ms));
     }
-    absl::StrAppend(&out, "), memory +", BytesText(p.extra_live_bytes), "\n");
+    absl::StrAppend(&out, "), memory +", ExactAndHumanBytes(p.extra_live_bytes),
+                    "\n");
   }
   if (rows.size() > kMaxPlanLines) {
     absl::StrAppend(&out, "  ... and ", rows.size() - kMaxPlanLines,
@@ -510,25 +506,18 @@ struct PipelineRun {
 int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
                    PipelineRun& run) {
   OptCommandOptions opt = options.opt;
-  if (opt.passes.empty() && opt.preset.empty()) {
-    // Without --passes/--preset the XLA flags choose, as for opt; with no
-    // flags either, explain shows the pipeliner's preset.
-    PassOptions probe;
-    XlaFlagsResult probe_flags;
-    if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-            opt.xla_flags, opt.use_xla_flags_env, probe, probe_flags,
-            XlaFlagsPrint::kNothing);
-        !s.ok()) {
-      return ReportStatus(s);
-    }
-    if (PipelineFromXlaFlags(probe_flags).empty()) opt.preset = "pipeline";
-  }
   PassOptions flag_options;
   XlaFlagsResult flags;
   if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
           opt.xla_flags, opt.use_xla_flags_env, flag_options, flags);
       !s.ok()) {
     return ReportStatus(s);
+  }
+  // Without --passes/--preset the XLA flags choose, as for opt; with no
+  // flags either, explain shows the pipeliner's preset.
+  if (opt.passes.empty() && opt.preset.empty() &&
+      PipelineFromXlaFlags(flags).empty()) {
+    opt.preset = "pipeline";
   }
   absl::StatusOr<OptPipeline> built =
       BuildOptPipeline(opt, flag_options, flags);
@@ -578,8 +567,7 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
   }
   std::string list;
   if (pipeline && !options.remarks.empty()) {
-    list = options.remarks_format == "json" ? run.remarks.ToJsonLines()
-                                            : run.remarks.ToText();
+    list = RemarksFileText(run.remarks, options.remarks_format);
     if (options.remarks != "-") {
       if (absl::Status s = WriteOutputFile(options.remarks, list); !s.ok()) {
         return ReportStatus(s);
@@ -682,23 +670,7 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
          absl::StrCat("Per-loop rule, as for opt:\n", AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  cmd->add_option("--memory-budget", opt.memory_budget,
-                  absl::StrCat("Memory budget, as for opt (e.g. 512M; ",
-                               AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--pipeline-depth", opt.pipeline_depth,
-                  "Prefetch depth, as for opt")
-      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
-  cmd->add_option("--in-flight-limit", opt.in_flight_limit,
-                  "Scheduler in-flight limit, as for opt")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
-  cmd->add_option("--scheduler-memory-limit", opt.scheduler_memory_limit,
-                  "Scheduler memory limit, as for opt");
-  cmd->add_option("--gpu", opt.gpu, "Cost model device, as for opt")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
-  cmd->add_option("--xla-flags", opt.xla_flags,
-                  "XLA flags, as for opt (after XLA_FLAGS)");
-  cmd->add_flag("!--no-xla-flags-env", opt.use_xla_flags_env,
-                "Ignore the XLA_FLAGS environment variable");
+  AddPassOptionFlags(*cmd, opt);
   cmd->callback([&ctx, options]() {
     ctx.SetAction([options]() { return RunExplainCommand(*options); });
   });

@@ -239,6 +239,23 @@ absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
   return BuildOptPipelineOf(*specs, options, flag_options);
 }
 
+std::string RemarksFileText(const RemarkSink& remarks,
+                            std::string_view format) {
+  if (format == "json") return remarks.ToJsonLines();
+  std::string text = remarks.ToText();
+  if (remarks.remarks().empty()) return text;
+  // One summary line after the remarks.
+  absl::StrAppend(
+      &text, "remarks: ", remarks.Count(RemarkKind::kPassed), " passed, ",
+      remarks.Count(RemarkKind::kMissed), " missed, ",
+      remarks.Count(RemarkKind::kFailure), " failures",
+      remarks.Count(RemarkKind::kWarning) > 0
+          ? absl::StrCat(", ", remarks.Count(RemarkKind::kWarning), " warnings")
+          : std::string(),
+      "\n");
+  return text;
+}
+
 absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   PassContext& context = built.context;
   const InputNames input_names(module);
@@ -347,22 +364,8 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   if (timing != nullptr) PrintError(timing->Report());
 
   if (!options.remarks.empty()) {
-    std::string text = options.remarks_format == "json"
-                           ? context.remarks.ToJsonLines()
-                           : context.remarks.ToText();
-    if (options.remarks_format != "json" &&
-        !context.remarks.remarks().empty()) {
-      // One summary line after the remarks.
-      absl::StrAppend(
-          &text, "remarks: ", context.remarks.Count(RemarkKind::kPassed),
-          " passed, ", context.remarks.Count(RemarkKind::kMissed), " missed, ",
-          context.remarks.Count(RemarkKind::kFailure), " failures",
-          context.remarks.Count(RemarkKind::kWarning) > 0
-              ? absl::StrCat(", ", context.remarks.Count(RemarkKind::kWarning),
-                             " warnings")
-              : std::string(),
-          "\n");
-    }
+    const std::string text =
+        RemarksFileText(context.remarks, options.remarks_format);
     if (options.remarks == "-") {
       PrintError(text);
     } else if (absl::Status st = WriteOutputFile(options.remarks, text);
@@ -383,20 +386,24 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
 }  // namespace
 
 int RunOptCommand(const OptCommandOptions& options) {
-  if (options.list_passes || options.list_presets) {
+  if (options.list_passes || options.list_presets || options.list_xla_flags) {
     std::string text;
     if (options.list_json) {
-      text =
-          (options.list_passes ? ListPassesJson() : ListPresetsJson()).dump(2) +
-          "\n";
+      text = (options.list_passes    ? ListPassesJson()
+              : options.list_presets ? ListPresetsJson()
+                                     : ListXlaFlagsJson())
+                 .dump(2) +
+             "\n";
     } else {
-      text = options.list_passes ? ListPassesText() : ListPresetsText();
+      text = options.list_passes    ? ListPassesText()
+             : options.list_presets ? ListPresetsText()
+                                    : ListXlaFlagsText();
     }
     return ReportStatus(WriteOutputFile("-", text));
   }
   if (options.list_json) {
     return ReportStatus(absl::InvalidArgumentError(
-        "--json goes with --list-passes or --list-presets"));
+        "--json goes with --list-passes, --list-presets or --list-xla-flags"));
   }
   if (options.input.empty()) {
     return ReportStatus(absl::InvalidArgumentError(
@@ -446,6 +453,38 @@ int RunOptCommand(const OptCommandOptions& options) {
   return ReportStatus(written);
 }
 
+void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
+  cmd.add_option("--pipeline-depth", options.pipeline_depth,
+                 "Default prefetch depth for all-gathers (iterations "
+                 "ahead; at most a loop's trip count - 1, clamped with a "
+                 "warning); sets collective-pipeliner{depth=N}")
+      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
+  cmd.add_option("--memory-budget", options.memory_budget,
+                 absl::StrCat("Extra live bytes the pipeliner may add per "
+                              "loop nest (e.g. 512M, 2GiB; ",
+                              AsAbsl(kByteSizeUnits), ")"));
+  cmd.add_option("--in-flight-limit", options.in_flight_limit,
+                 "Scheduler: async collectives in flight at once (1 as "
+                 "XLA:GPU; 2 lets two overlap)")
+      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
+  cmd.add_option("--scheduler-memory-limit", options.scheduler_memory_limit,
+                 absl::StrCat("Scheduler: live-bytes limit per computation "
+                              "(e.g. 40G; ",
+                              AsAbsl(kByteSizeUnits), ")"));
+  cmd.add_option("--gpu", options.gpu,
+                 "Cost model device preset: h100, h200 (default)")
+      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
+  cmd.add_option("--xla-flags", options.xla_flags,
+                 "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
+                 "pipelined_all_gather=true ...\"): flags of the pipeliner, "
+                 "double buffering, async conversion and the scheduler map "
+                 "to those passes (and, without --passes/--preset, choose "
+                 "them); each flag's effect is printed; applied after the "
+                 "XLA_FLAGS environment variable");
+  cmd.add_flag("!--no-xla-flags-env", options.use_xla_flags_env,
+               "Ignore the XLA_FLAGS environment variable");
+}
+
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   auto options = std::make_shared<OptCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -474,9 +513,13 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "flag) and exit");
   cmd->add_flag("--list-presets", options->list_presets,
                 "Print the presets as pipeline text and exit");
+  cmd->add_flag("--list-xla-flags", options->list_xla_flags,
+                "Print the XLA flags --xla-flags and XLA_FLAGS act on (the "
+                "pass each concerns, its values) and those ignored, and exit");
   cmd->add_flag("--json", options->list_json,
-                "With --list-passes / --list-presets: print JSON (each "
-                "preset's passes with the options they run with)");
+                "With --list-passes / --list-presets / --list-xla-flags: "
+                "print JSON (each preset's passes with the options they run "
+                "with)");
   cmd->add_option("--loop", options->loop_rules,
                   absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
                                AsAbsl(LoopRuleHelp())))
@@ -497,26 +540,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "Verify the module after every pass");
   cmd->add_flag("--time-passes", options->time_passes,
                 "Print each pass's wall time to stderr");
-  cmd->add_option("--pipeline-depth", options->pipeline_depth,
-                  "Default prefetch depth for all-gathers (iterations "
-                  "ahead; at most a loop's trip count - 1, clamped with a "
-                  "warning); sets collective-pipeliner{depth=N}")
-      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
-  cmd->add_option("--memory-budget", options->memory_budget,
-                  absl::StrCat("Extra live bytes the pipeliner may add per "
-                               "loop nest (e.g. 512M, 2GiB; ",
-                               AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--in-flight-limit", options->in_flight_limit,
-                  "Scheduler: async collectives in flight at once (1 as "
-                  "XLA:GPU; 2 lets two overlap)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
-  cmd->add_option("--scheduler-memory-limit", options->scheduler_memory_limit,
-                  absl::StrCat("Scheduler: live-bytes limit per computation "
-                               "(e.g. 40G; ",
-                               AsAbsl(kByteSizeUnits), ")"));
-  cmd->add_option("--gpu", options->gpu,
-                  "Cost model device preset: h100, h200 (default)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
+  AddPassOptionFlags(*cmd, *options);
   cmd->add_option(
          "--max-module-instructions", options->max_module_instructions,
          absl::StrCat(
@@ -529,15 +553,6 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,
                   "File for --dump-after (default PASS.hlo)");
-  cmd->add_option("--xla-flags", options->xla_flags,
-                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
-                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
-                  "double buffering, async conversion and the scheduler map "
-                  "to those passes (and, without --passes/--preset, choose "
-                  "them); each flag's effect is printed; applied after the "
-                  "XLA_FLAGS environment variable");
-  cmd->add_flag("!--no-xla-flags-env", options->use_xla_flags_env,
-                "Ignore the XLA_FLAGS environment variable");
   cmd->add_flag("!--no-metadata", options->print_metadata,
                 "Leave metadata={...} out of the output");
   cmd->add_flag("!--no-backend-config", options->print_backend_config,

@@ -22,6 +22,7 @@
 #include "tools/xla_flags.h"
 
 namespace CLI {
+class App;
 class Validator;
 }  // namespace CLI
 
@@ -60,9 +61,11 @@ struct OptCommandOptions {
   // see xla_flags.h); use_xla_flags_env=false ignores XLA_FLAGS.
   std::string xla_flags;
   bool use_xla_flags_env = true;  // --no-xla-flags-env
-  // --list-passes / --list-presets [--json]: print and exit (no input).
+  // --list-passes / --list-presets / --list-xla-flags [--json]: print and
+  // exit (no input).
   bool list_passes = false;
   bool list_presets = false;
+  bool list_xla_flags = false;
   bool list_json = false;
 };
 
@@ -95,11 +98,21 @@ absl::StatusOr<OptPipeline> BuildOptPipeline(const OptCommandOptions& options,
 // input's instructions, what did not happen as asked printed on stderr.
 absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module);
 
+// The remarks as `--remarks-format` asks, for opt's and explain's
+// --remarks: JSON lines, or the text lines and then one line of counts
+// ("remarks: 24 passed, 14 missed, 0 failures").
+std::string RemarksFileText(const RemarkSink& remarks, std::string_view format);
+
 // A CLI11 check of a flag by the pass option it sets (one range or list,
 // declared once, by the pass): opt's and explain's --pipeline-depth,
 // --in-flight-limit and --gpu.
 CLI::Validator DeclaredOptionCheck(std::string_view pass,
                                    std::string_view option);
+
+// The flags that set the passes' options, for opt and explain alike:
+// --pipeline-depth, --memory-budget, --in-flight-limit,
+// --scheduler-memory-limit, --gpu, --xla-flags and --no-xla-flags-env.
+void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options);
 
 // Every flag value and output path of `options`, checked before any work
 // (before the input is read): --passes/--preset (one, parsed), the byte

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include "absl/status/statusor.h"
@@ -14,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "hlo/absl_compat.h"
 #include "passes/loop_policy.h"
+#include "passes/pass_registry.h"
 #include "tools/cli_util.h"
 
 namespace hloverlap {
@@ -48,49 +50,51 @@ std::optional<bool> ParseBool(const XlaFlag& flag) {
   return std::nullopt;
 }
 
-// Flags of XLA that hloverlap recognizes but does not act on, with why.
+// Flags of XLA that hloverlap recognizes but does not act on (by name
+// prefix), with why.
+struct IgnoredXlaFlag {
+  std::string_view prefix;
+  std::string_view why;
+};
+constexpr IgnoredXlaFlag kIgnoredXlaFlags[] = {
+    {"xla_gpu_collective_permute_decomposer",
+     "hloverlap does not decompose or pipeline collective-permutes"},
+    {"xla_gpu_enable_pipelined_p2p", "hloverlap does not pipeline send/recv"},
+    {"xla_gpu_enable_highest_priority_async_stream",
+     "a runtime stream setting"},
+    {"xla_gpu_run_post_layout_collective_pipeliner",
+     "hloverlap pipelines the module it is given"},
+    {"xla_gpu_enable_while_loop_reduce_scatter_code_motion",
+     "hloverlap does not move accumulated reduce-scatters out of loops; "
+     "the nearest is --loop=SELECTOR:pipeline=sink"},
+    {"xla_gpu_enable_analytical_latency_estimator",
+     "hloverlap's scheduler always uses its analytical GPU model (--gpu)"},
+    {"xla_gpu_enable_analytical_sol_latency_estimator",
+     "hloverlap's scheduler always uses its analytical GPU model (--gpu)"},
+    {"xla_gpu_analytical_latency_estimator_options",
+     "hloverlap's model constants come from sim --gpu-spec, not flags"},
+    {"xla_gpu_pgle_profile_file_or_directory_path",
+     "hloverlap's scheduler has no profile-guided latencies"},
+    {"xla_gpu_enable_all_gather_combine_by_dim",
+     "hloverlap does not combine collectives"},
+    {"xla_gpu_enable_reduce_scatter_combine_by_dim",
+     "hloverlap does not combine collectives"},
+    {"xla_gpu_all_gather_combine_threshold_bytes",
+     "hloverlap does not combine collectives"},
+    {"xla_gpu_reduce_scatter_combine_threshold_bytes",
+     "hloverlap does not combine collectives"},
+    {"xla_gpu_all_reduce_combine_threshold_bytes",
+     "hloverlap does not combine collectives"},
+    {"xla_gpu_collective_permute_combine_threshold_bytes",
+     "hloverlap does not combine collectives"},
+    {"xla_gpu_graph_level", "a runtime (CUDA graph) setting"},
+    {"xla_gpu_enable_command_buffer", "a runtime (command buffer) setting"},
+    {"xla_gpu_enable_triton_gemm", "a code generation setting"},
+    {"xla_dump", "hloverlap writes what -o and --dump-after say"},
+};
+
 std::string_view KnownButIgnored(std::string_view name) {
-  struct Entry {
-    std::string_view prefix;
-    std::string_view why;
-  };
-  static constexpr Entry kEntries[] = {
-      {"xla_gpu_collective_permute_decomposer",
-       "hloverlap does not decompose or pipeline collective-permutes"},
-      {"xla_gpu_enable_pipelined_p2p", "hloverlap does not pipeline send/recv"},
-      {"xla_gpu_enable_highest_priority_async_stream",
-       "a runtime stream setting"},
-      {"xla_gpu_run_post_layout_collective_pipeliner",
-       "hloverlap pipelines the module it is given"},
-      {"xla_gpu_enable_while_loop_reduce_scatter_code_motion",
-       "hloverlap does not move accumulated reduce-scatters out of loops; "
-       "the nearest is --loop=SELECTOR:pipeline=sink"},
-      {"xla_gpu_enable_analytical_latency_estimator",
-       "hloverlap's scheduler always uses its analytical GPU model (--gpu)"},
-      {"xla_gpu_enable_analytical_sol_latency_estimator",
-       "hloverlap's scheduler always uses its analytical GPU model (--gpu)"},
-      {"xla_gpu_analytical_latency_estimator_options",
-       "hloverlap's model constants come from sim --gpu-spec, not flags"},
-      {"xla_gpu_pgle_profile_file_or_directory_path",
-       "hloverlap's scheduler has no profile-guided latencies"},
-      {"xla_gpu_enable_all_gather_combine_by_dim",
-       "hloverlap does not combine collectives"},
-      {"xla_gpu_enable_reduce_scatter_combine_by_dim",
-       "hloverlap does not combine collectives"},
-      {"xla_gpu_all_gather_combine_threshold_bytes",
-       "hloverlap does not combine collectives"},
-      {"xla_gpu_reduce_scatter_combine_threshold_bytes",
-       "hloverlap does not combine collectives"},
-      {"xla_gpu_all_reduce_combine_threshold_bytes",
-       "hloverlap does not combine collectives"},
-      {"xla_gpu_collective_permute_combine_threshold_bytes",
-       "hloverlap does not combine collectives"},
-      {"xla_gpu_graph_level", "a runtime (CUDA graph) setting"},
-      {"xla_gpu_enable_command_buffer", "a runtime (command buffer) setting"},
-      {"xla_gpu_enable_triton_gemm", "a code generation setting"},
-      {"xla_dump", "hloverlap writes what -o and --dump-after say"},
-  };
-  for (const Entry& e : kEntries) {
+  for (const IgnoredXlaFlag& e : kIgnoredXlaFlags) {
     if (name.substr(0, e.prefix.size()) == e.prefix) return e.why;
   }
   return {};
@@ -204,189 +208,325 @@ absl::StatusOr<std::vector<XlaFlag>> SplitXlaFlags(std::string_view text,
   return flags;
 }
 
-absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
-                           PassOptions& options, XlaFlagsResult& result) {
-  absl::StatusOr<std::vector<XlaFlag>> flags = SplitXlaFlags(text, origin);
-  if (!flags.ok()) return flags.status();
-  auto bool_error = [&](const XlaFlag& f) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(AsAbsl(origin), ": ", Quote(f.text),
-                     ": expected a boolean value (true or false)"));
-  };
-  for (const XlaFlag& f : *flags) {
-    const std::string& name = f.name;
-    const std::string where = absl::StrCat(AsAbsl(origin), ": ", f.text);
-    auto applied = [&](std::string what) {
-      result.applied.push_back(absl::StrCat(where, ": ", what));
-      result.lines.push_back(absl::StrCat("note: ", where, ": ", what));
-    };
-    auto ignored = [&](std::string why) {
-      result.warnings.push_back(absl::StrCat(where, " ignored (", why, ")"));
-      result.lines.push_back(
-          absl::StrCat("warning: ", where, " ignored (", why, ")"));
-    };
-    auto switch_pass = [&](std::string_view pass, bool on) {
-      result.passes[std::string(pass)] = {on, where};
-    };
-    struct KindFlag {
-      std::string_view enable_name;  // xla_gpu_enable_pipelined_<kind>
-      std::string_view mode_name;    // xla_gpu_pipeline_<kind>
-      bool PassOptions::*field;
-      std::string_view field_name;
-      std::string_view what;
-    };
-    static constexpr KindFlag kKinds[] = {
-        {"xla_gpu_enable_pipelined_all_gather", "xla_gpu_pipeline_all_gather",
-         &PassOptions::pipeline_all_gather, "pipeline_all_gather",
-         "all-gather prefetch"},
-        {"xla_gpu_enable_pipelined_reduce_scatter",
-         "xla_gpu_pipeline_reduce_scatter",
-         &PassOptions::pipeline_reduce_scatter, "pipeline_reduce_scatter",
-         "reduce-scatter pipelining"},
-        {"xla_gpu_enable_pipelined_all_reduce", "xla_gpu_pipeline_all_reduce",
-         &PassOptions::pipeline_all_reduce, "pipeline_all_reduce",
-         "all-reduce pipelining"},
-    };
-    auto set_kind = [&](const KindFlag& k, bool on) {
-      options.*k.field = on;
-      options.option_sources[std::string(k.field_name)] = where;
-      if (on) {
-        result.pipelining_requested = true;
-        switch_pass("collective-pipeliner", true);
+namespace {
+
+// One flag being applied: where it came from, and what applying it records.
+class FlagApplication {
+ public:
+  FlagApplication(const XlaFlag& flag, std::string_view origin,
+                  PassOptions& options, XlaFlagsResult& result)
+      : flag_(flag),
+        origin_(origin),
+        where_(absl::StrCat(AsAbsl(origin), ": ", flag.text)),
+        options_(options),
+        result_(result) {}
+
+  const XlaFlag& flag() const { return flag_; }
+  const std::string& where() const { return where_; }
+  PassOptions& options() { return options_; }
+  XlaFlagsResult& result() { return result_; }
+
+  // "ORIGIN: --flag=v: WHAT" as a note.
+  void Applied(std::string_view what) {
+    result_.applied.push_back(absl::StrCat(where_, ": ", AsAbsl(what)));
+    result_.lines.push_back(absl::StrCat("note: ", where_, ": ", AsAbsl(what)));
+  }
+  // "ORIGIN: --flag=v MESSAGE" as a warning.
+  void Warn(std::string_view message) {
+    std::string w = absl::StrCat(where_, AsAbsl(message));
+    result_.lines.push_back(absl::StrCat("warning: ", w));
+    result_.warnings.push_back(std::move(w));
+  }
+  void Ignored(std::string_view why) {
+    Warn(absl::StrCat(" ignored (", AsAbsl(why), ")"));
+  }
+  void SwitchPass(std::string_view pass, bool on) {
+    result_.passes[std::string(pass)] = {on, where_};
+  }
+  // Records that `field` of the options was set by this flag.
+  void SetSource(std::string_view field) {
+    options_.option_sources[std::string(field)] = where_;
+  }
+  // InvalidArgument "ORIGIN: 'TEXT': EXPECTED".
+  absl::Status Invalid(std::string_view expected) const {
+    return absl::InvalidArgumentError(absl::StrCat(
+        AsAbsl(origin_), ": ", Quote(flag_.text), ": ", AsAbsl(expected)));
+  }
+  // The flag's boolean value, or Invalid.
+  absl::StatusOr<bool> Bool() const {
+    std::optional<bool> b = ParseBool(flag_);
+    if (!b) return Invalid("expected a boolean value (true or false)");
+    return *b;
+  }
+
+ private:
+  const XlaFlag& flag_;
+  std::string_view origin_;
+  std::string where_;
+  PassOptions& options_;
+  XlaFlagsResult& result_;
+};
+
+// A collective kind XLA's pipeliner can pipeline, with its two flags.
+struct PipelinedKind {
+  std::string_view enable_name;  // xla_gpu_enable_pipelined_<kind>
+  std::string_view mode_name;    // xla_gpu_pipeline_<kind>
+  bool PassOptions::*field;
+  std::string_view field_name;
+  std::string_view what;
+};
+constexpr PipelinedKind kPipelinedKinds[] = {
+    {"xla_gpu_enable_pipelined_all_gather", "xla_gpu_pipeline_all_gather",
+     &PassOptions::pipeline_all_gather, "pipeline_all_gather",
+     "all-gather prefetch"},
+    {"xla_gpu_enable_pipelined_reduce_scatter",
+     "xla_gpu_pipeline_reduce_scatter", &PassOptions::pipeline_reduce_scatter,
+     "pipeline_reduce_scatter", "reduce-scatter pipelining"},
+    {"xla_gpu_enable_pipelined_all_reduce", "xla_gpu_pipeline_all_reduce",
+     &PassOptions::pipeline_all_reduce, "pipeline_all_reduce",
+     "all-reduce pipelining"},
+};
+
+void SetPipelinedKind(FlagApplication& a, const PipelinedKind& k, bool on) {
+  a.options().*k.field = on;
+  a.SetSource(k.field_name);
+  if (on) {
+    a.result().pipelining_requested = true;
+    a.SwitchPass("collective-pipeliner", true);
+  }
+}
+
+absl::Status ApplyEnablePipelined(FlagApplication& a, const PipelinedKind& k) {
+  absl::StatusOr<bool> b = a.Bool();
+  if (!b.ok()) return b.status();
+  SetPipelinedKind(a, k, *b);
+  a.Applied(absl::StrCat(AsAbsl(k.what), *b ? " on" : " off"));
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipelineMode(FlagApplication& a, const PipelinedKind& k) {
+  const std::string v = absl::AsciiStrToLower(a.flag().value);
+  if (v == "on" || v == "true" || v == "default") {
+    SetPipelinedKind(a, k, true);
+    a.Applied(absl::StrCat(AsAbsl(k.what), " on"));
+  } else if (v == "off" || v == "false") {
+    SetPipelinedKind(a, k, false);
+    a.Applied(absl::StrCat(AsAbsl(k.what), " off"));
+  } else if (v == "explicit") {
+    SetPipelinedKind(a, k, true);
+    a.Warn(absl::StrCat(
+        ": 'explicit' (only collectives tagged is_pipelineable) is not "
+        "supported; ",
+        AsAbsl(k.what),
+        " is on for every loop (use --loop= or _hloverlap_pipeline to choose "
+        "loops)"));
+  } else {
+    return a.Invalid("expected on, off, explicit or default");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPipelinedCollectives(FlagApplication& a) {
+  // XLA ORs this with the per-kind flags: true turns all three on, false
+  // changes nothing.
+  absl::StatusOr<bool> b = a.Bool();
+  if (!b.ok()) return b.status();
+  if (*b) {
+    for (const PipelinedKind& k : kPipelinedKinds) SetPipelinedKind(a, k, true);
+    a.Applied("all-gather, reduce-scatter and all-reduce pipelining on");
+  } else {
+    a.Applied(
+        "no effect (as in XLA, false leaves the per-collective flags in "
+        "charge)");
+  }
+  return absl::OkStatus();
+}
+
+void SetDoubleBufferDefault(FlagApplication& a, bool on) {
+  a.options().double_buffer_default = on;
+  a.SetSource("double_buffer_default");
+  if (on) a.SwitchPass("double-buffer", true);
+}
+
+absl::Status ApplyDoubleBuffering(FlagApplication& a) {
+  absl::StatusOr<bool> b = a.Bool();
+  if (!b.ok()) return b.status();
+  SetDoubleBufferDefault(a, *b);
+  a.Applied(absl::StrCat("double buffering ", *b ? "on" : "off",
+                         " by default (innermost loops with collectives)"));
+  return absl::OkStatus();
+}
+
+absl::Status ApplyLoopUnrolling(FlagApplication& a) {
+  const std::string v = absl::AsciiStrToUpper(a.flag().value);
+  if (v == "WHILE_LOOP_UNROLLING_NO_UNROLL") {
+    SetDoubleBufferDefault(a, false);
+    a.Applied("double buffering off by default");
+  } else if (v == "WHILE_LOOP_UNROLLING_DOUBLE_BUFFER" ||
+             v == "WHILE_LOOP_UNROLLING_AUTO_UNROLL") {
+    SetDoubleBufferDefault(a, true);
+    a.Applied("double buffering on by default");
+  } else if (v == "WHILE_LOOP_UNROLLING_FULL_UNROLL" ||
+             v == "WHILE_LOOP_UNROLLING_MANUAL_UNROLL") {
+    a.Ignored(
+        "hloverlap does not unroll loops fully; per-loop control: --loop= or "
+        "_hloverlap_double_buffer");
+  } else {
+    return a.Invalid(
+        "expected WHILE_LOOP_UNROLLING_NO_UNROLL, _DOUBLE_BUFFER, "
+        "_AUTO_UNROLL, _FULL_UNROLL or _MANUAL_UNROLL");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyLatencyHidingScheduler(FlagApplication& a) {
+  absl::StatusOr<bool> b = a.Bool();
+  if (!b.ok()) return b.status();
+  a.SwitchPass("latency-hiding-scheduler", *b);
+  // XLA always converts collectives to async pairs; the scheduler needs
+  // them.
+  if (*b) a.SwitchPass("async-collectives", true);
+  a.Applied(*b ? "latency-hiding scheduler on (after async conversion)"
+               : "latency-hiding scheduler off");
+  return absl::OkStatus();
+}
+
+absl::Status ApplyDisableAsyncCollectives(FlagApplication& a) {
+  // A comma-separated list of CollectiveOpType names; it replaces the
+  // previous list, as in XLA.
+  std::vector<Opcode> ops;
+  std::vector<std::string> kinds;
+  for (absl::string_view raw :
+       absl::StrSplit(AsAbsl(a.flag().value), ',', absl::SkipWhitespace())) {
+    const std::string token = absl::AsciiStrToUpper(raw);
+    const CollectiveTypeName* found = nullptr;
+    for (const CollectiveTypeName& c : CollectiveTypeNames()) {
+      if (c.name == token) found = &c;
+    }
+    if (found == nullptr) {
+      std::vector<std::string> known;
+      for (const CollectiveTypeName& c : CollectiveTypeNames()) {
+        known.push_back(absl::AsciiStrToLower(AsAbsl(c.name)));
       }
-    };
-    bool handled = false;
-    for (const KindFlag& k : kKinds) {
-      if (name == k.enable_name) {
-        std::optional<bool> b = ParseBool(f);
-        if (!b) return bool_error(f);
-        set_kind(k, *b);
-        applied(absl::StrCat(AsAbsl(k.what), *b ? " on" : " off"));
-        handled = true;
-      } else if (name == k.mode_name) {
-        std::string v = absl::AsciiStrToLower(f.value);
-        if (v == "on" || v == "true" || v == "default") {
-          set_kind(k, true);
-          applied(absl::StrCat(AsAbsl(k.what), " on"));
-        } else if (v == "off" || v == "false") {
-          set_kind(k, false);
-          applied(absl::StrCat(AsAbsl(k.what), " off"));
-        } else if (v == "explicit") {
-          set_kind(k, true);
-          std::string w = absl::StrCat(
-              where,
-              ": 'explicit' (only collectives tagged is_pipelineable) is not "
-              "supported; ",
-              AsAbsl(k.what),
-              " is on for every loop (use --loop= or "
-              "_hloverlap_pipeline to choose loops)");
-          result.warnings.push_back(w);
-          result.lines.push_back(absl::StrCat("warning: ", w));
-        } else {
-          return absl::InvalidArgumentError(
-              absl::StrCat(AsAbsl(origin), ": ", Quote(f.text),
-                           ": expected on, off, explicit or default"));
-        }
-        handled = true;
-      }
+      return a.Invalid(absl::StrCat("unknown collective '", std::string(raw),
+                                    "' (known: ", absl::StrJoin(known, ", "),
+                                    ")"));
     }
-    if (handled) continue;
-    if (name == "xla_gpu_enable_pipelined_collectives") {
-      // XLA ORs this with the per-kind flags: true turns all three on,
-      // false changes nothing.
-      std::optional<bool> b = ParseBool(f);
-      if (!b) return bool_error(f);
-      if (*b) {
-        for (const KindFlag& k : kKinds) set_kind(k, true);
-        applied("all-gather, reduce-scatter and all-reduce pipelining on");
-      } else {
-        applied(
-            "no effect (as in XLA, false leaves the per-collective flags "
-            "in charge)");
-      }
-      continue;
+    for (Opcode op : found->ops) {
+      ops.push_back(op);
+      kinds.emplace_back(OpcodeName(op));
     }
-    if (name == "xla_gpu_enable_while_loop_double_buffering") {
-      std::optional<bool> b = ParseBool(f);
-      if (!b) return bool_error(f);
-      options.double_buffer_default = *b;
-      options.option_sources["double_buffer_default"] = where;
-      if (*b) switch_pass("double-buffer", true);
-      applied(absl::StrCat("double buffering ", *b ? "on" : "off",
-                           " by default (innermost loops with collectives)"));
-      continue;
+  }
+  a.options().synchronous_collectives.clear();
+  for (Opcode op : ops) SetSynchronous(a.options(), op, true, a.where());
+  a.Applied(kinds.empty()
+                ? std::string("every collective kind may be async")
+                : absl::StrCat("async conversion leaves ",
+                               absl::StrJoin(kinds, ", "), " synchronous"));
+  return absl::OkStatus();
+}
+
+// Older XLA (before 2024): one switch per kind.
+absl::Status ApplyEnableAsyncKind(FlagApplication& a, Opcode op) {
+  absl::StatusOr<bool> b = a.Bool();
+  if (!b.ok()) return b.status();
+  SetSynchronous(a.options(), op, !*b, a.where());
+  if (*b) a.SwitchPass("async-collectives", true);
+  a.Applied(absl::StrCat(AsAbsl(OpcodeName(op)),
+                         *b ? " async" : " left synchronous"));
+  return absl::OkStatus();
+}
+
+absl::Status ApplyEnableAsyncCollectives(FlagApplication& a) {
+  absl::StatusOr<bool> b = a.Bool();
+  if (!b.ok()) return b.status();
+  for (Opcode op : CollectiveTypeNames().back().ops) {
+    SetSynchronous(a.options(), op, !*b, a.where());
+  }
+  if (*b) a.SwitchPass("async-collectives", true);
+  a.Applied(*b ? "every collective kind async"
+               : "async conversion leaves every collective synchronous");
+  return absl::OkStatus();
+}
+
+absl::Status ApplyOverlapLimit(FlagApplication& a) {
+  std::optional<int64_t> v = ParseInt(a.flag());
+  if (!v || *v < 1 || *v > 8)
+    return a.Invalid("expected an integer from 1 to 8");
+  a.options().collective_in_flight_limit = static_cast<int>(*v);
+  a.Applied(absl::StrCat("scheduler: ", *v,
+                         " async collective(s) in flight at once"));
+  return absl::OkStatus();
+}
+
+absl::Status ApplyMemorySlop(FlagApplication& a) {
+  std::optional<int64_t> v = ParseInt(a.flag());
+  if (!v || *v < 0 || *v > 1000) {
+    return a.Invalid("expected a percentage (an integer from 0 to 1000)");
+  }
+  a.options().scheduler_memory_slop_percent = static_cast<int>(*v);
+  a.Applied(absl::StrCat(
+      "scheduler memory limit (0.8 x GPU memory - parameters and outputs) x ",
+      *v, "%"));
+  return absl::OkStatus();
+}
+
+// Value spellings, for --list-xla-flags (ParseBool's and the modes').
+constexpr std::string_view kBoolValues = "true|false (or 1|0, yes|no, on|off)";
+const std::vector<std::string>& BoolTrueValues() {
+  static const auto* values =
+      new std::vector<std::string>{"", "true", "1", "yes", "on"};
+  return *values;
+}
+
+// The table: every flag hloverlap acts on, in the order of xla_flags.h.
+struct XlaFlagHandler {
+  std::string name;
+  std::string pass;    // the pass it concerns
+  std::string values;  // the values it takes, for people
+  // The values (lower case; "" for the bare flag) that turn a collective
+  // pipelining on; empty for the other flags.
+  std::vector<std::string> pipelining_values;
+  std::function<absl::Status(FlagApplication&)> apply;
+};
+
+const std::vector<XlaFlagHandler>& XlaFlagHandlers() {
+  static const auto* table = [] {
+    auto* t = new std::vector<XlaFlagHandler>();
+    constexpr std::string_view kPipeliner = "collective-pipeliner";
+    for (const PipelinedKind& k : kPipelinedKinds) {
+      t->push_back(
+          {std::string(k.enable_name), std::string(kPipeliner),
+           std::string(kBoolValues), BoolTrueValues(),
+           [&k](FlagApplication& a) { return ApplyEnablePipelined(a, k); }});
     }
-    if (name == "xla_gpu_enable_while_loop_unrolling") {
-      std::string v = absl::AsciiStrToUpper(f.value);
-      if (v == "WHILE_LOOP_UNROLLING_NO_UNROLL") {
-        options.double_buffer_default = false;
-        options.option_sources["double_buffer_default"] = where;
-        applied("double buffering off by default");
-      } else if (v == "WHILE_LOOP_UNROLLING_DOUBLE_BUFFER" ||
-                 v == "WHILE_LOOP_UNROLLING_AUTO_UNROLL") {
-        options.double_buffer_default = true;
-        options.option_sources["double_buffer_default"] = where;
-        switch_pass("double-buffer", true);
-        applied("double buffering on by default");
-      } else if (v == "WHILE_LOOP_UNROLLING_FULL_UNROLL" ||
-                 v == "WHILE_LOOP_UNROLLING_MANUAL_UNROLL") {
-        ignored(
-            "hloverlap does not unroll loops fully; per-loop control: "
-            "--loop= or _hloverlap_double_buffer");
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            AsAbsl(origin), ": ", Quote(f.text),
-            ": expected WHILE_LOOP_UNROLLING_NO_UNROLL, _DOUBLE_BUFFER, "
-            "_AUTO_UNROLL, _FULL_UNROLL or _MANUAL_UNROLL"));
-      }
-      continue;
+    t->push_back({"xla_gpu_enable_pipelined_collectives",
+                  std::string(kPipeliner), std::string(kBoolValues),
+                  BoolTrueValues(), ApplyPipelinedCollectives});
+    for (const PipelinedKind& k : kPipelinedKinds) {
+      t->push_back(
+          {std::string(k.mode_name),
+           std::string(kPipeliner),
+           "on|off|explicit|default",
+           {"on", "true", "default", "explicit"},
+           [&k](FlagApplication& a) { return ApplyPipelineMode(a, k); }});
     }
-    if (name == "xla_gpu_enable_latency_hiding_scheduler") {
-      std::optional<bool> b = ParseBool(f);
-      if (!b) return bool_error(f);
-      switch_pass("latency-hiding-scheduler", *b);
-      // XLA always converts collectives to async pairs; the scheduler
-      // needs them.
-      if (*b) switch_pass("async-collectives", true);
-      applied(*b ? "latency-hiding scheduler on (after async conversion)"
-                 : "latency-hiding scheduler off");
-      continue;
-    }
-    if (name == "xla_gpu_disable_async_collectives") {
-      // A comma-separated list of CollectiveOpType names; it replaces the
-      // previous list, as in XLA.
-      std::vector<Opcode> ops;
-      std::vector<std::string> kinds;
-      for (absl::string_view raw :
-           absl::StrSplit(AsAbsl(f.value), ',', absl::SkipWhitespace())) {
-        std::string token = absl::AsciiStrToUpper(raw);
-        const CollectiveTypeName* found = nullptr;
-        for (const CollectiveTypeName& c : CollectiveTypeNames()) {
-          if (c.name == token) found = &c;
-        }
-        if (found == nullptr) {
-          std::vector<std::string> known;
-          for (const CollectiveTypeName& c : CollectiveTypeNames()) {
-            known.push_back(absl::AsciiStrToLower(AsAbsl(c.name)));
-          }
-          return absl::InvalidArgumentError(absl::StrCat(
-              AsAbsl(origin), ": ", Quote(f.text), ": unknown collective '",
-              std::string(raw), "' (known: ", absl::StrJoin(known, ", "), ")"));
-        }
-        for (Opcode op : found->ops) {
-          ops.push_back(op);
-          kinds.emplace_back(OpcodeName(op));
-        }
-      }
-      options.synchronous_collectives.clear();
-      for (Opcode op : ops) SetSynchronous(options, op, true, where);
-      applied(kinds.empty()
-                  ? std::string("every collective kind may be async")
-                  : absl::StrCat("async conversion leaves ",
-                                 absl::StrJoin(kinds, ", "), " synchronous"));
-      continue;
-    }
-    // Older XLA (before 2024): one switch per kind.
+    t->push_back({"xla_gpu_enable_while_loop_double_buffering",
+                  "double-buffer",
+                  std::string(kBoolValues),
+                  {},
+                  ApplyDoubleBuffering});
+    t->push_back({"xla_gpu_enable_while_loop_unrolling",
+                  "double-buffer",
+                  "WHILE_LOOP_UNROLLING_{NO_UNROLL,DOUBLE_BUFFER,AUTO_UNROLL,"
+                  "FULL_UNROLL,MANUAL_UNROLL}",
+                  {},
+                  ApplyLoopUnrolling});
+    t->push_back({"xla_gpu_disable_async_collectives",
+                  "async-collectives",
+                  "comma-separated CollectiveOpType names",
+                  {},
+                  ApplyDisableAsyncCollectives});
     static constexpr std::pair<std::string_view, Opcode> kAsyncKinds[] = {
         {"xla_gpu_enable_async_all_reduce", Opcode::kAllReduce},
         {"xla_gpu_enable_async_all_gather", Opcode::kAllGather},
@@ -396,59 +536,99 @@ absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
         {"xla_gpu_enable_async_collective_broadcast",
          Opcode::kCollectiveBroadcast},
     };
-    for (const auto& [flag_name, op] : kAsyncKinds) {
-      if (name != flag_name) continue;
-      std::optional<bool> b = ParseBool(f);
-      if (!b) return bool_error(f);
-      SetSynchronous(options, op, !*b, where);
-      if (*b) switch_pass("async-collectives", true);
-      applied(absl::StrCat(AsAbsl(OpcodeName(op)),
-                           *b ? " async" : " left synchronous"));
-      handled = true;
+    for (const auto& [name, op] : kAsyncKinds) {
+      const Opcode kind = op;
+      t->push_back({std::string(name),
+                    "async-collectives",
+                    std::string(kBoolValues),
+                    {},
+                    [kind](FlagApplication& a) {
+                      return ApplyEnableAsyncKind(a, kind);
+                    }});
     }
-    if (handled) continue;
-    if (name == "xla_gpu_enable_async_collectives") {
-      std::optional<bool> b = ParseBool(f);
-      if (!b) return bool_error(f);
-      for (Opcode op : CollectiveTypeNames().back().ops) {
-        SetSynchronous(options, op, !*b, where);
-      }
-      if (*b) switch_pass("async-collectives", true);
-      applied(*b ? "every collective kind async"
-                 : "async conversion leaves every collective synchronous");
+    t->push_back({"xla_gpu_enable_async_collectives",
+                  "async-collectives",
+                  std::string(kBoolValues),
+                  {},
+                  ApplyEnableAsyncCollectives});
+    t->push_back({"xla_gpu_enable_latency_hiding_scheduler",
+                  "latency-hiding-scheduler",
+                  std::string(kBoolValues),
+                  {},
+                  ApplyLatencyHidingScheduler});
+    t->push_back({"xla_gpu_experimental_parallel_collective_overlap_limit",
+                  "latency-hiding-scheduler",
+                  "an integer from 1 to 8",
+                  {},
+                  ApplyOverlapLimit});
+    t->push_back({"xla_gpu_memory_limit_slop_factor",
+                  "latency-hiding-scheduler",
+                  "a percentage from 0 to 1000",
+                  {},
+                  ApplyMemorySlop});
+    return t;
+  }();
+  return *table;
+}
+
+const XlaFlagHandler* FindXlaFlagHandler(std::string_view name) {
+  for (const XlaFlagHandler& h : XlaFlagHandlers()) {
+    if (h.name == name) return &h;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status ApplyXlaFlags(std::string_view text, std::string_view origin,
+                           PassOptions& options, XlaFlagsResult& result) {
+  absl::StatusOr<std::vector<XlaFlag>> flags = SplitXlaFlags(text, origin);
+  if (!flags.ok()) return flags.status();
+  for (const XlaFlag& f : *flags) {
+    FlagApplication a(f, origin, options, result);
+    if (const XlaFlagHandler* h = FindXlaFlagHandler(f.name)) {
+      if (absl::Status s = h->apply(a); !s.ok()) return s;
       continue;
     }
-    if (name == "xla_gpu_experimental_parallel_collective_overlap_limit") {
-      std::optional<int64_t> v = ParseInt(f);
-      if (!v || *v < 1 || *v > 8) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(AsAbsl(origin), ": ", Quote(f.text),
-                         ": expected an integer from 1 to 8"));
-      }
-      options.collective_in_flight_limit = static_cast<int>(*v);
-      applied(absl::StrCat("scheduler: ", *v,
-                           " async collective(s) in flight at once"));
-      continue;
-    }
-    if (name == "xla_gpu_memory_limit_slop_factor") {
-      std::optional<int64_t> v = ParseInt(f);
-      if (!v || *v < 0 || *v > 1000) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            AsAbsl(origin), ": ", Quote(f.text),
-            ": expected a percentage (an integer from 0 to 1000)"));
-      }
-      options.scheduler_memory_slop_percent = static_cast<int>(*v);
-      applied(absl::StrCat(
-          "scheduler memory limit (0.8 x GPU memory - parameters and "
-          "outputs) x ",
-          *v, "%"));
-      continue;
-    }
-    std::string_view why = KnownButIgnored(name);
-    ignored(why.empty() ? std::string("not a flag that concerns hloverlap")
-                        : std::string(why));
+    std::string_view why = KnownButIgnored(f.name);
+    a.Ignored(why.empty()
+                  ? std::string_view("not a flag that concerns hloverlap")
+                  : why);
   }
   return absl::OkStatus();
+}
+
+std::string ListXlaFlagsText() {
+  std::string out;
+  for (const XlaFlagHandler& h : XlaFlagHandlers()) {
+    absl::StrAppend(&out, "--", h.name, "=", h.values, "\n    ", h.pass, "\n");
+  }
+  for (const IgnoredXlaFlag& e : kIgnoredXlaFlags) {
+    absl::StrAppend(&out, "--", AsAbsl(e.prefix), "*\n    ignored (",
+                    AsAbsl(e.why), ")\n");
+  }
+  return out;
+}
+
+nlohmann::ordered_json ListXlaFlagsJson() {
+  nlohmann::ordered_json flags = nlohmann::ordered_json::array();
+  for (const XlaFlagHandler& h : XlaFlagHandlers()) {
+    nlohmann::ordered_json f;
+    f["name"] = h.name;
+    f["pass"] = h.pass;
+    f["values"] = h.values;
+    f["pipelining_values"] = h.pipelining_values;
+    flags.push_back(std::move(f));
+  }
+  nlohmann::ordered_json ignored = nlohmann::ordered_json::array();
+  for (const IgnoredXlaFlag& e : kIgnoredXlaFlags) {
+    ignored.push_back(
+        {{"prefix", std::string(e.prefix)}, {"why", std::string(e.why)}});
+  }
+  nlohmann::ordered_json out;
+  out["xla_flags"] = std::move(flags);
+  out["ignored"] = std::move(ignored);
+  return out;
 }
 
 absl::Status ApplyXlaFlagsFromEnvAndCommandLine(std::string_view command_line,
@@ -495,13 +675,10 @@ std::string PipelineFromXlaFlags(const XlaFlagsResult& result) {
     if (it == result.passes.end() || !it->second.on) continue;
     names.emplace_back(pass);
     // The cleanup after the pipeliner, as the presets have it.
-    if (pass == "collective-pipeliner") {
-      names.emplace_back("tuple-simplify");
-      names.emplace_back("dce");
-    }
+    if (pass == "collective-pipeliner") names.emplace_back(kRewriteCleanup);
   }
   if (names.empty()) return "";
-  return absl::StrCat("inline,tuple-simplify,dce,", absl::StrJoin(names, ","));
+  return JoinPipeline({kCleanupPipeline, absl::StrJoin(names, ",")});
 }
 
 std::vector<std::string> ApplyXlaFlagsToPipeline(

@@ -31,6 +31,10 @@
 //                                                  collectives in flight
 //     --xla_gpu_memory_limit_slop_factor=P         memory limit, as XLA's
 //
+// Each mapped flag is one row of a table in xla_flags.cc: its name, the pass
+// it concerns, the values it takes and its handler (--list-xla-flags prints
+// the table).
+//
 // A flag that turns a pass on or off is recorded in XlaFlagsResult::passes:
 // without --passes/--preset those passes make the pipeline
 // (PipelineFromXlaFlags: cleanup, then XLA:GPU's order); with one, a pass a
@@ -50,6 +54,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "nlohmann/json.hpp"
 #include "passes/pass.h"
 
 namespace hloverlap {
@@ -87,6 +92,14 @@ struct XlaFlagsResult {
   };
   std::map<std::string, PassSwitch> passes;
 };
+
+// `hloverlap opt --list-xla-flags [--json]`: the flags above, each with the
+// pass it concerns, the values it takes and (JSON "pipelining_values") the
+// values, lower case ("" for the bare flag), that turn a collective
+// pipelining on; then the flags known and ignored (by name prefix, with
+// why). The Python package reads the JSON (python/hloverlap/xla.py).
+std::string ListXlaFlagsText();
+nlohmann::ordered_json ListXlaFlagsJson();
 
 // Applies `text` to `options` (later flags win). Errors leave `options`
 // partially updated; callers exit on them.

@@ -28,7 +28,8 @@ Two routes; the bridge picks one from JAX's lowering
   shard_map (ANCHORS §4): the collectives are explicit in JAX's lowering.
     1. `lowered.as_text(dialect="hlo")`;
     2. `hloverlap opt --preset=... --no-xla-flags-env` (binary.run_opt);
-    3. `text.make_route_legal` (copy -> reshape), donors -> aliases;
+    3. `hloverlap opt --passes=copy-to-reshape` (the tool's route fixups,
+       src/passes/route_fixups.h), donors -> aliases;
     4. `jaxlib._hlo.hlo_module_from_text` -> HloModuleProto ->
        `mlir.hlo_to_stablehlo` -> `backend.compile_and_load` with
        num_partitions = #devices, SPMD partitioning on, and
@@ -39,7 +40,7 @@ Two routes; the bridge picks one from JAX's lowering
        dumping XLA's partitioned module; that executable is also the
        fallback and gives jit's input and output shardings;
     2. the module before XLA's collective pipeliner (gspmd.pick_stage),
-       shardings stripped;
+       shardings stripped (`hloverlap opt --passes=strip-shardings`);
     3.-4. as above, compiled with the partitioning passes disabled
        (gspmd.DISABLE_PARTITIONING).
 
@@ -769,10 +770,27 @@ def _prepare_route(job: _Job) -> _Route:
     out_shardings = _leaves(getattr(jit_exe, "output_shardings", None))
   route_opts = gspmd.disable_partitioning(
       {k: v for k, v in job.xla_options.items() if k not in dropped})
+  # Partitioning is off in the route's compile: the shardings are only
+  # annotations, dropped by the tool's strip-shardings pass.
+  folder = os.path.join(job.work, "strip-shardings")
+  with _stage("hloverlap", partitioned, os.path.join(folder, "before.hlo"),
+              dumped):
+    stripped = _run_route_passes(job, partitioned, ["strip-shardings"],
+                                 folder).text
   return dataclasses.replace(
-      dumped, hlo_in=hlo.strip_shardings(partitioned),
-      xla_options=route_opts, in_shardings=in_shardings,
-      out_shardings=out_shardings)
+      dumped, hlo_in=stripped, xla_options=route_opts,
+      in_shardings=in_shardings, out_shardings=out_shardings)
+
+
+def _run_route_passes(job: _Job, module_text: str, passes: Sequence[str],
+                      folder: str) -> OptResult:
+  """A cheap `hloverlap opt` of the route's own passes (route_fixups.h:
+  value identities, proven by their lit tests, so not verified again here)
+  on `module_text`, its files in `folder`."""
+  return run_checked(module_text, job.opts.replace(
+      preset=None, passes=",".join(passes), loops=[], remarks=None,
+      memory_budget=None, pipeline_depth=None, verify=False, extra_args=(),
+      keep_dir=folder), job.exe)
 
 
 def _build(job: _Job, route: _Route, opts: Options, work: str) -> _Built:
@@ -789,14 +807,18 @@ def _build(job: _Job, route: _Route, opts: Options, work: str) -> _Built:
   t = time.perf_counter()
   fixes: List[str] = []
   aliases: List[Tuple[int, int]] = []
+  passes = (["copy-to-reshape"] if opts.route_fixups else []) + (
+      [] if job.donate else ["strip-buffer-donor"])
   with _stage("route-fixups", after, out_path, route):
-    if opts.route_fixups:
-      after, fixes = hlo.make_route_legal(after)
-    if not job.donate:
-      after = hlo.strip_buffer_donor(after)
-    elif route.decision.route == "gspmd":
+    if passes:
+      fixed = _run_route_passes(job, after, passes,
+                                os.path.join(work, "route-fixups"))
+      after = fixed.text
+      fixes = [str(r.get("message", "")) for r in fixed.remarks
+               if r.get("name") == "CopyAsReshape"]
+    if job.donate and route.decision.route == "gspmd":
       after, aliases = hlo.donors_to_aliases(after)
-    else:
+    elif job.donate:
       after, aliases = hlo.donors_to_aliases(
           after, *hlo.shard_map_sharding_keys(after))
   route_path = os.path.join(work, "after_route.hlo")

@@ -89,7 +89,8 @@ class Options:
   verify: bool = True
   extra_args: Sequence[str] = ()
   xla_options: Mapping[str, object] = dataclasses.field(default_factory=dict)
-  # Rewrite what the StableHLO route rejects (see hloverlap.text.make_route_legal).
+  # Rewrite what the StableHLO route rejects: the tool's copy-to-reshape pass
+  # (src/passes/route_fixups.h).
   route_fixups: bool = True
   # Directory to keep the HLO before/after hloverlap (debugging); None = temp.
   keep_dir: Optional[str] = None

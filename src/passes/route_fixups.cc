@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/pass_registry.h"
+#include "passes/remarks.h"
 
 namespace hloverlap {
 namespace {
@@ -29,6 +30,13 @@ absl::StatusOr<bool> CopyToReshapePass::Run(Module& module,
   bool changed = false;
   for (const auto& computation : module.computations()) {
     for (Instruction* copy : RewritableCopies(*computation)) {
+      Remark r;
+      r.pass = std::string(name());
+      r.kind = RemarkKind::kPassed;
+      r.name = "CopyAsReshape";
+      DescribeInstruction(*copy, module, r);
+      r.message =
+          absl::StrCat("copy ", copy->name(), " -> reshape (value identity)");
       auto reshape = std::make_unique<Instruction>(
           Opcode::kReshape, copy->name(), copy->shared_shape());
       reshape->CopyAttributesFrom(*copy);
@@ -42,6 +50,7 @@ absl::StatusOr<bool> CopyToReshapePass::Run(Module& module,
             absl::StrCat("copy-to-reshape: computation ", computation->name(),
                          ", instruction ", added->name(), ": ", s.message()));
       }
+      context.remarks.Emit(std::move(r));
       changed = true;
     }
   }

@@ -11,7 +11,9 @@
 //     ->
 //   %copy.3 = f32[4,8]{0,1} reshape(%p)
 //
-// A tuple-shaped copy, or one with control edges, stays as it is.
+// Each rewrite is a `passed` remark CopyAsReshape (the bridge lists them as
+// its fixes). A tuple-shaped copy, or one with control edges, stays as it
+// is.
 //
 // strip-shardings: the GSPMD route compiles XLA's partitioned module with
 // the partitioning passes off; its shardings are then annotations nothing

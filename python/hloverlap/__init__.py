@@ -16,7 +16,7 @@ Modules:
   options  -- `Options` (preset, per-loop policies, memory budget, remarks)
               and the mapping to `hloverlap opt` arguments;
   binary   -- finding and running the binary (`run_opt`);
-  text     -- HLO text handling (route legality, header facts, remarks);
+  text     -- HLO text reading (header facts, route detection, diagnostics);
   xla      -- XLA compile-option overrides (XLA's own pipelining off);
   gspmd    -- the GSPMD route: XLA's dump stages, the partitioning passes;
   errors   -- BridgeError / BridgeFallbackWarning (name the user's code);

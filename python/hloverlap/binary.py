@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from typing import Dict, List, Mapping, NamedTuple, Optional
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from hloverlap.options import Options, as_options
 
@@ -216,11 +216,24 @@ def summarize_remarks(remarks: List[dict]) -> Dict[str, int]:
   return counts
 
 
-def run_opt(hlo_text: str, options=None) -> OptResult:
-  """Runs `hloverlap opt` on `hlo_text` with `options` (an Options or dict)."""
+def check_options(options=None) -> Tuple[Options, str]:
+  """(Options, binary path): `options` (an Options, a dict of its fields or
+  None) validated once against the catalog of the binary they name. The
+  bridge calls this once per compile and hands both to `run_checked`."""
   opts = as_options(options)
   exe = find_binary(opts.binary)
   opts.validate(catalog(exe))
+  return opts, exe
+
+
+def run_opt(hlo_text: str, options=None) -> OptResult:
+  """Runs `hloverlap opt` on `hlo_text` with `options` (an Options or dict)."""
+  opts, exe = check_options(options)
+  return run_checked(hlo_text, opts, exe)
+
+
+def run_checked(hlo_text: str, opts: Options, exe: str) -> OptResult:
+  """`run_opt` with options already validated for `exe` (check_options)."""
   tmp = None
   work = opts.keep_dir
   if work is None:

@@ -28,7 +28,8 @@ Two routes; the bridge picks one from JAX's lowering
   shard_map (ANCHORS §4): the collectives are explicit in JAX's lowering.
     1. `lowered.as_text(dialect="hlo")`;
     2. `hloverlap opt --preset=... --no-xla-flags-env` (binary.run_opt);
-    3. `text.make_route_legal` (copy -> reshape), donors -> aliases;
+    3. `hloverlap opt --passes=copy-to-reshape` (the tool's route fixups,
+       src/passes/route_fixups.h), donors -> aliases;
     4. `jaxlib._hlo.hlo_module_from_text` -> HloModuleProto ->
        `mlir.hlo_to_stablehlo` -> `backend.compile_and_load` with
        num_partitions = #devices, SPMD partitioning on, and
@@ -39,7 +40,7 @@ Two routes; the bridge picks one from JAX's lowering
        dumping XLA's partitioned module; that executable is also the
        fallback and gives jit's input and output shardings;
     2. the module before XLA's collective pipeliner (gspmd.pick_stage),
-       shardings stripped;
+       shardings stripped (`hloverlap opt --passes=strip-shardings`);
     3.-4. as above, compiled with the partitioning passes disabled
        (gspmd.DISABLE_PARTITIONING).
 
@@ -78,8 +79,8 @@ from hloverlap import text as hlo
 from hloverlap import xla as xla_opts
 from hloverlap import plan as plan_mod
 from hloverlap import sim as sim_mod
-from hloverlap.binary import (OptResult, run_opt, summarize_remarks,
-                              write_remarks)
+from hloverlap.binary import (OptResult, check_options, known_presets,
+                              run_checked, summarize_remarks, write_remarks)
 from hloverlap.errors import require_jax
 from hloverlap.errors import (BridgeError, BridgeFallbackWarning, UserSite,
                               source_hint)
@@ -287,16 +288,19 @@ class BridgeCompiled:
   compile that dumps XLA's partitioned module).
   """
 
-  def __init__(self, executable, lowered, devices, opt: Optional[OptResult],
-               hlo_before: str, hlo_after: str, xla_options: Dict[str, object],
-               fixes: List[str], compile_seconds: float, *,
-               route: str = "shard_map", route_reason: str = "",
-               stage: Optional[str] = None, lowering_text: Optional[str] = None,
-               in_shardings: Optional[List[Any]] = None,
-               out_shardings: Optional[List[Any]] = None,
-               aliases: Sequence[Tuple[int, int]] = (),
-               timings: Optional[Dict[str, float]] = None,
-               keep_dir: Optional[str] = None):
+  def __init__(self, *, executable, lowered, devices,
+               opt: Optional[OptResult], hlo_before: str, hlo_after: str,
+               xla_options: Dict[str, object], fixes: Sequence[str],
+               compile_seconds: float, route: str, route_reason: str,
+               stage: Optional[str], lowering_text: Optional[str],
+               in_shardings: Optional[List[Any]],
+               out_shardings: Optional[List[Any]],
+               aliases: Sequence[Tuple[int, int]],
+               timings: Mapping[str, float], keep_dir: Optional[str],
+               dropped_xla_options: Sequence[str],
+               use_shardy: Optional[bool],
+               plan: Optional[plan_mod.Plan] = None,
+               final_hlo: Optional[str] = None):
     self.executable = executable
     self.lowered = lowered
     self.devices = list(devices)
@@ -312,11 +316,11 @@ class BridgeCompiled:
     self.route_reason = route_reason
     self.stage = stage
     self.aliases = list(aliases)
-    self.timings = dict(timings or {})
+    self.timings = dict(timings)
     self.keep_dir = keep_dir
     self.error = None
-    self.dropped_xla_options: List[str] = []
-    self.use_shardy = None
+    self.dropped_xla_options = list(dropped_xla_options)
+    self.use_shardy = use_shardy
     self.in_tree = lowered.in_tree
     self.out_tree = lowered.out_tree
     self._kept = _kept_var_idx(lowered)
@@ -324,8 +328,8 @@ class BridgeCompiled:
     self._in_shardings = in_shardings
     self._out_shardings = out_shardings  # else resolved on the first call
     self.sharding_source = "jit-compile" if out_shardings else None
-    self._final_hlo: Optional[str] = None
-    self.plan: Optional[plan_mod.Plan] = None  # the planner's table
+    self._final_hlo = final_hlo
+    self.plan = plan  # the planner's table
 
   def remark_counts(self) -> Dict[str, int]:
     return summarize_remarks(self.remarks)
@@ -475,27 +479,36 @@ class FallbackCompiled:
 
 # --- one compile ------------------------------------------------------------
 class _StageFailed(Exception):
+  """A stage of the bridge failed; `route` is what was known of the route
+  by then (the GSPMD dump compile, its stage and time), or None."""
 
   def __init__(self, stage: str, cause: BaseException,
                module_text: Optional[str] = None,
-               module_path: Optional[str] = None, fallback=None):
+               module_path: Optional[str] = None,
+               route: Optional["_Route"] = None):
     super().__init__("{}: {}: {}".format(stage, type(cause).__name__, cause))
     self.stage = stage
     self.cause = cause
     self.module_text = module_text
     self.module_path = module_path
-    self.fallback = fallback  # an already compiled jax.jit executable
+    self.route = route
+
+  @property
+  def fallback(self):
+    """An already compiled jax.jit executable (GSPMD route), or None."""
+    return self.route.fallback if self.route is not None else None
 
 
 @contextlib.contextmanager
 def _stage(name: str, module_text: Optional[str] = None,
-           module_path: Optional[str] = None, fallback=None):
+           module_path: Optional[str] = None,
+           route: Optional["_Route"] = None):
   try:
     yield
   except _StageFailed:
     raise
   except Exception as e:  # pylint: disable=broad-except
-    raise _StageFailed(name, e, module_text, module_path, fallback) from e
+    raise _StageFailed(name, e, module_text, module_path, route) from e
 
 
 @contextlib.contextmanager
@@ -554,8 +567,7 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
   if fallback not in (None, "jit"):
     raise ValueError("fallback must be 'jit' or None, not {!r}".format(
         fallback))
-  opts = as_options(options)
-  opts.validate()
+  opts, exe = check_options(options)
   t0 = time.perf_counter()
   before = hlo_text_of(lowered)
   site = UserSite.of(fn, before)
@@ -581,51 +593,22 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
   work = opts.keep_dir or tempfile.mkdtemp(prefix="hloverlap-{}-".format(
       re.sub(r"[^\w.-]+", "_", site.name)[:40]))
   os.makedirs(work, exist_ok=True)
+  job = _Job(lowered=lowered, jax_text=before, decision=decision, opts=opts,
+             exe=exe, xla_options=xla_options, devices=devices,
+             use_shardy=use_shardy, donate=donate, work=work)
   record: Dict[str, Any] = dict(function=str(site), route=decision.route,
                                 route_reason=decision.reason,
                                 devices=len(devices))
-  state: Dict[str, Any] = {}
   try:
-    how = _plan_and_compile if opts.plans() else _compile_route
-    c = how(lowered, before, decision, opts, xla_options, devices,
-            use_shardy, donate, work, state)
+    run = _run_plan(job) if opts.plans() else _run_fixed(job)
   except _StageFailed as f:
-    hint = source_hint(str(f.cause), f.module_text, f.module_path)
-    err = BridgeError(site, f.stage, "{}: {}".format(
-        type(f.cause).__name__, f.cause), decision.route,
-                      state.get("route_detail"), work, hint)
-    record.update(failed_stage=f.stage, error=str(err),
-                  traceback=traceback.format_exception(
-                      type(f.cause), f.cause, f.cause.__traceback__)[-12:])
-    _write(os.path.join(work, "bridge.json"),
-           json.dumps(record, indent=1, default=str))
-    if fallback is None:
-      raise err from f.cause
-    t1 = time.perf_counter()
-    fb = f.fallback
-    if fb is None:
-      try:
-        fb = _jit_compile(lowered, xla_options)
-      except Exception as e2:  # pylint: disable=broad-except
-        raise BridgeError(site, f.stage, "{}\n(and jax.jit's own compile, "
-                          "the fallback, failed too: {})".format(
-                              err.cause, e2), decision.route,
-                          state.get("route_detail"), work, hint) from e2
-    warnings.warn(err.fallback_message(_what_is_lost(opts)),
-                  BridgeFallbackWarning, stacklevel=3)
-    return FallbackCompiled(fb, err, xla_options,
-                            time.perf_counter() - t1 +
-                            state.get("jit_compile_s", 0.0))
-  c.compile_seconds = time.perf_counter() - t0
-  c.timings["total_s"] = round(c.compile_seconds, 3)
-  c.use_shardy = use_shardy
-  c.keep_dir = opts.keep_dir
+    return _fall_back(job, f, site, record, fallback)
+  c = _compiled(job, run, time.perf_counter() - t0)
   if c.plan is not None:
     record["plan"] = c.plan.as_dict()
     _LOG.info("%s", c.plan.summary_line())
   else:
-    _warn_if_plan_faster(opts, c, before, decision, xla_options, devices,
-                         donate, use_shardy)
+    _warn_if_plan_faster(job)
   if opts.keep_dir:
     record.update(c.summary())
     _write(os.path.join(work, "bridge.json"),
@@ -635,7 +618,57 @@ def compile(lowered, options=None, *, donate: bool = True,  # pylint: disable=re
   return c
 
 
-@dataclasses.dataclass
+def _fall_back(job: "_Job", f: _StageFailed, site: UserSite,
+               record: Dict[str, Any], fallback: Optional[str]):
+  """A failed stage: bridge.json, then BridgeError (fallback=None) or
+  jax.jit's compile with a warning (a FallbackCompiled)."""
+  detail = f.route.detail if f.route is not None else None
+  dump_s = (f.route.timings.get("jit_compile_s", 0.0)
+            if f.route is not None else 0.0)
+  hint = source_hint(str(f.cause), f.module_text, f.module_path)
+  err = BridgeError(site, f.stage, "{}: {}".format(
+      type(f.cause).__name__, f.cause), job.decision.route, detail, job.work,
+                    hint)
+  record.update(failed_stage=f.stage, error=str(err),
+                traceback=traceback.format_exception(
+                    type(f.cause), f.cause, f.cause.__traceback__)[-12:])
+  _write(os.path.join(job.work, "bridge.json"),
+         json.dumps(record, indent=1, default=str))
+  if fallback is None:
+    raise err from f.cause
+  t1 = time.perf_counter()
+  fb = f.fallback
+  if fb is None:
+    try:
+      fb = _jit_compile(job.lowered, job.xla_options)
+    except Exception as e2:  # pylint: disable=broad-except
+      raise BridgeError(site, f.stage, "{}\n(and jax.jit's own compile, "
+                        "the fallback, failed too: {})".format(
+                            err.cause, e2), job.decision.route, detail,
+                        job.work, hint) from e2
+  warnings.warn(err.fallback_message(_what_is_lost(job.opts)),
+                BridgeFallbackWarning, stacklevel=4)
+  return FallbackCompiled(fb, err, job.xla_options,
+                          time.perf_counter() - t1 + dump_s)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Job:
+  """One compile's inputs, the same for the route and every candidate:
+  the options (validated once, binary.check_options) and the binary."""
+  lowered: Any
+  jax_text: str  # JAX's lowering
+  decision: hlo.RouteDecision
+  opts: Options
+  exe: str  # the hloverlap binary
+  xla_options: Dict[str, object]  # the bridge's (xla.bridge_options)
+  devices: List[Any]
+  use_shardy: Optional[bool]
+  donate: bool
+  work: str  # the folder of the compile's files
+
+
+@dataclasses.dataclass(frozen=True)
 class _Route:
   """What every candidate of one compile shares: the module hloverlap
   reads, the XLA options of the route's compile, and (GSPMD) jax.jit's
@@ -651,6 +684,13 @@ class _Route:
   dropped: List[str] = dataclasses.field(default_factory=list)
   timings: Dict[str, float] = dataclasses.field(default_factory=dict)
 
+  @property
+  def detail(self) -> Optional[str]:
+    """What hloverlap works on, for error messages (GSPMD route)."""
+    if self.stage is None:
+      return None
+    return "XLA's partitioned module, dump stage " + self.stage
+
 
 @dataclasses.dataclass
 class _Built:
@@ -663,69 +703,122 @@ class _Built:
   timings: Dict[str, float]
 
 
-def _prepare_route(lowered, jax_text, decision, xla_options, devices, work,
-                   state) -> _Route:
+@dataclasses.dataclass(frozen=True)
+class _RouteRun:
+  """What a route's run made (one fixed pipeline, the planner's choice or
+  a cached choice): BridgeCompiled is built from it."""
+  route: _Route
+  built: _Built
+  executable: Any
+  xla_used: Dict[str, object]  # the XLA options the compile took
+  dropped: List[str]  # the ones XLA did not know
+  plan: Optional[plan_mod.Plan] = None
+  final_hlo: Optional[str] = None  # XLA's final module, where known
+  timings: Dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+def _compiled(job: _Job, run: _RouteRun, seconds: float) -> BridgeCompiled:
+  route, built = run.route, run.built
+  timings = dict(route.timings)
+  timings.update(built.timings)
+  timings.update(run.timings)
+  timings["total_s"] = round(seconds, 3)
+  return BridgeCompiled(
+      executable=run.executable, lowered=job.lowered, devices=job.devices,
+      opt=built.opt, hlo_before=route.hlo_in, hlo_after=built.after,
+      xla_options=run.xla_used, fixes=built.fixes, compile_seconds=seconds,
+      route=route.decision.route, route_reason=route.decision.reason,
+      stage=route.stage, lowering_text=route.jax_text,
+      in_shardings=route.in_shardings, out_shardings=route.out_shardings,
+      aliases=built.aliases, timings=timings, keep_dir=job.opts.keep_dir,
+      dropped_xla_options=sorted(set(run.dropped) | set(route.dropped)),
+      use_shardy=job.use_shardy, plan=run.plan, final_hlo=run.final_hlo)
+
+
+def _prepare_route(job: _Job) -> _Route:
   """The module hloverlap works on (GSPMD: XLA's partitioned module, from a
   jax.jit compile that dumps it; shard_map: JAX's lowering)."""
-  if decision.route != "gspmd":
-    return _Route(decision, jax_text, jax_text, dict(xla_options))
+  if job.decision.route != "gspmd":
+    return _Route(job.decision, job.jax_text, job.jax_text,
+                  dict(job.xla_options))
   dropped: List[str] = []
-  timings: Dict[str, float] = {}
-  dump_dir = os.path.join(work, "xla_dump")
+  dump_dir = os.path.join(job.work, "xla_dump")
   shutil.rmtree(dump_dir, ignore_errors=True)
   t = time.perf_counter()
   with _stage("dump"):
     with _without_persistent_cache():
-      jit_exe = _jit_compile(lowered, dict(xla_options,
-                                           **gspmd.dump_options(dump_dir)),
-                             dropped)
-  timings["jit_compile_s"] = round(time.perf_counter() - t, 3)
-  state["jit_compile_s"] = timings["jit_compile_s"]
-  with _stage("dump", fallback=jit_exe):
-    files = gspmd.dump_files(dump_dir, hlo.module_name(jax_text))
+      jit_exe = _jit_compile(job.lowered, dict(
+          job.xla_options, **gspmd.dump_options(dump_dir)), dropped)
+  dumped = _Route(job.decision, job.jax_text, job.jax_text, {},
+                  fallback=jit_exe, dropped=dropped, timings={
+                      "jit_compile_s": round(time.perf_counter() - t, 3)})
+  with _stage("dump", route=dumped):
+    files = gspmd.dump_files(dump_dir, hlo.module_name(job.jax_text))
     try:
-      stage = gspmd.pick_stage(files, len(devices))
+      stage = gspmd.pick_stage(files, len(job.devices))
     except gspmd.StageNotFound as e:
       names = sorted(os.listdir(dump_dir)) if os.path.isdir(dump_dir) \
           else []
       raise gspmd.StageNotFound("{} [dump files: {}]".format(
           e, ", ".join(names[:8]) or "none")) from None
-    state["route_detail"] = "XLA's partitioned module, dump stage " + \
-        stage.label
+  dumped = dataclasses.replace(dumped, stage=stage.label)
+  with _stage("dump", route=dumped):
     with open(stage.path) as f:
       partitioned = f.read()
-    _write(os.path.join(work, "partitioned.hlo"), partitioned)
+    _write(os.path.join(job.work, "partitioned.hlo"), partitioned)
     in_shardings = _leaves(getattr(jit_exe, "input_shardings", None))
     out_shardings = _leaves(getattr(jit_exe, "output_shardings", None))
   route_opts = gspmd.disable_partitioning(
-      {k: v for k, v in xla_options.items() if k not in dropped})
-  return _Route(decision, jax_text, hlo.strip_shardings(partitioned),
-                route_opts, stage.label, jit_exe, in_shardings,
-                out_shardings, dropped, timings)
+      {k: v for k, v in job.xla_options.items() if k not in dropped})
+  # Partitioning is off in the route's compile: the shardings are only
+  # annotations, dropped by the tool's strip-shardings pass.
+  folder = os.path.join(job.work, "strip-shardings")
+  with _stage("hloverlap", partitioned, os.path.join(folder, "before.hlo"),
+              dumped):
+    stripped = _run_route_passes(job, partitioned, ["strip-shardings"],
+                                 folder).text
+  return dataclasses.replace(
+      dumped, hlo_in=stripped, xla_options=route_opts,
+      in_shardings=in_shardings, out_shardings=out_shardings)
 
 
-def _build(route: _Route, opts: Options, donate: bool, work: str) -> _Built:
-  """hloverlap opt, then the fixups the StableHLO route needs."""
+def _run_route_passes(job: _Job, module_text: str, passes: Sequence[str],
+                      folder: str) -> OptResult:
+  """A cheap `hloverlap opt` of the route's own passes (route_fixups.h:
+  value identities, proven by their lit tests, so not verified again here)
+  on `module_text`, its files in `folder`."""
+  return run_checked(module_text, job.opts.replace(
+      preset=None, passes=",".join(passes), loops=[], remarks=None,
+      memory_budget=None, pipeline_depth=None, verify=False, extra_args=(),
+      keep_dir=folder), job.exe)
+
+
+def _build(job: _Job, route: _Route, opts: Options, work: str) -> _Built:
+  """hloverlap opt (`opts`: the job's, or a candidate's), then the fixups
+  the StableHLO route needs."""
   timings: Dict[str, float] = {}
-  fb = route.fallback
   in_path = os.path.join(work, "before.hlo")
   t = time.perf_counter()
-  with _stage("hloverlap", route.hlo_in, in_path, fb):
-    opt = run_opt(route.hlo_in, opts.replace(keep_dir=work))
+  with _stage("hloverlap", route.hlo_in, in_path, route):
+    opt = run_checked(route.hlo_in, opts.replace(keep_dir=work), job.exe)
   timings["hloverlap_s"] = round(time.perf_counter() - t, 3)
   after = opt.text
   out_path = os.path.join(work, "after.hlo")
   t = time.perf_counter()
   fixes: List[str] = []
   aliases: List[Tuple[int, int]] = []
-  with _stage("route-fixups", after, out_path, fb):
-    if opts.route_fixups:
-      after, fixes = hlo.make_route_legal(after)
-    if not donate:
-      after = hlo.strip_buffer_donor(after)
-    elif route.decision.route == "gspmd":
+  passes = (["copy-to-reshape"] if opts.route_fixups else []) + (
+      [] if job.donate else ["strip-buffer-donor"])
+  with _stage("route-fixups", after, out_path, route):
+    if passes:
+      fixed = _run_route_passes(job, after, passes,
+                                os.path.join(work, "route-fixups"))
+      after = fixed.text
+      fixes = [str(r.get("message", "")) for r in fixed.remarks
+               if r.get("name") == "CopyAsReshape"]
+    if job.donate and route.decision.route == "gspmd":
       after, aliases = hlo.donors_to_aliases(after)
-    else:
+    elif job.donate:
       after, aliases = hlo.donors_to_aliases(
           after, *hlo.shard_map_sharding_keys(after))
   route_path = os.path.join(work, "after_route.hlo")
@@ -734,51 +827,33 @@ def _build(route: _Route, opts: Options, donate: bool, work: str) -> _Built:
   return _Built(opt, after, fixes, aliases, route_path, timings)
 
 
-def _compile_built(route: _Route, built: _Built, devices, use_shardy,
+def _compile_built(job: _Job, route: _Route, built: _Built,
                    extra_xla: Optional[Mapping[str, object]] = None):
   """XLA's compile of a built candidate: (executable, XLA options used,
   options XLA did not know)."""
-  fb = route.fallback
   opts = dict(route.xla_options, **dict(extra_xla or {}))
   dropped: List[str] = []
   t = time.perf_counter()
-  with _stage("stablehlo", built.after, built.route_path, fb):
+  with _stage("stablehlo", built.after, built.route_path, route):
     stable = hlo_text_to_stablehlo(built.after)
   built.timings["prepare_s"] = round(
       built.timings.get("prepare_s", 0.0) + time.perf_counter() - t, 3)
   t = time.perf_counter()
-  with _stage("xla-compile", built.after, built.route_path, fb):
-    exe = compile_stablehlo(stable, devices, opts, use_shardy, dropped)
+  with _stage("xla-compile", built.after, built.route_path, route):
+    exe = compile_stablehlo(stable, job.devices, opts, job.use_shardy,
+                            dropped)
   built.timings["xla_compile_s"] = round(time.perf_counter() - t, 3)
   for k in dropped:
     opts.pop(k, None)
   return exe, opts, dropped
 
 
-def _wrap(route: _Route, built: _Built, exe, lowered, devices, xla_used,
-          dropped) -> BridgeCompiled:
-  timings = dict(route.timings)
-  timings.update(built.timings)
-  c = BridgeCompiled(exe, lowered, devices, built.opt, route.hlo_in,
-                     built.after, xla_used, built.fixes, 0.0,
-                     route=route.decision.route,
-                     route_reason=route.decision.reason, stage=route.stage,
-                     lowering_text=route.jax_text,
-                     in_shardings=route.in_shardings,
-                     out_shardings=route.out_shardings,
-                     aliases=built.aliases, timings=timings)
-  c.dropped_xla_options = sorted(set(dropped) | set(route.dropped))
-  return c
-
-
-def _compile_route(lowered, jax_text, decision, opts, xla_options, devices,
-                   use_shardy, donate, work, state) -> BridgeCompiled:
+def _run_fixed(job: _Job) -> _RouteRun:
   """One fixed preset (or pass list): the route, hloverlap, XLA."""
-  route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
-                         work, state)
-  built = _build(route, opts, donate, work)
-  exe, used, dropped = _compile_built(route, built, devices, use_shardy)
-  return _wrap(route, built, exe, lowered, devices, used, dropped)
+  route = _prepare_route(job)
+  built = _build(job, route, job.opts, job.work)
+  exe, used, dropped = _compile_built(job, route, built)
+  return _RouteRun(route, built, exe, used, dropped)
 
 
 # --- planning (hloverlap.plan) --------------------------------------------
@@ -816,12 +891,10 @@ def _device_memory_bytes(devices) -> Optional[int]:
 _VERSIONS: Dict[str, str] = {}
 
 
-def _tool_version(binary: Optional[str]) -> str:
+def _tool_version(exe: str) -> str:
   """`hloverlap --version` plus the binary's size and mtime (a rebuilt
   binary plans again)."""
   import subprocess  # pylint: disable=g-import-not-at-top
-  from hloverlap.binary import find_binary  # pylint: disable=g-import-not-at-top
-  exe = find_binary(binary)
   st = os.stat(exe)
   key = "{}:{}:{}".format(exe, st.st_size, st.st_mtime_ns)
   if key not in _VERSIONS:
@@ -875,15 +948,15 @@ def _agree():
   return agree
 
 
-def _plan_key(route: _Route, opts: Options, xla_options, devices, donate,
-              use_shardy, cands) -> str:
+def _plan_key(job: _Job, cands) -> str:
+  opts, devices = job.opts, job.devices
   return plan_mod.cache_key(dict(
-      module=hashlib.sha256(route.jax_text.encode()).hexdigest(),
-      route=route.decision.route, devices=len(devices),
+      module=hashlib.sha256(job.jax_text.encode()).hexdigest(),
+      route=job.decision.route, devices=len(devices),
       device_kind=str(getattr(devices[0], "device_kind", "?")),
-      processes=_process_count(), hloverlap=_tool_version(opts.binary),
-      jaxlib=_jaxlib_version(), xla_options=xla_options, donate=donate,
-      use_shardy=use_shardy, loops=opts.loop_rules(),
+      processes=_process_count(), hloverlap=_tool_version(job.exe),
+      jaxlib=_jaxlib_version(), xla_options=job.xla_options,
+      donate=job.donate, use_shardy=job.use_shardy, loops=opts.loop_rules(),
       memory_budget=opts.memory_budget, plan_by=opts.plan_by,
       pipeline_depth=opts.pipeline_depth, extra_args=list(opts.extra_args),
       sim_args=list(opts.sim_args),
@@ -965,15 +1038,15 @@ def _time_executable(exe, make_inputs, steps: int) -> float:
   return plan_mod.median_ms(samples)
 
 
-def _candidates(opts: Options, jax_text: str) -> List[plan_mod.Candidate]:
+def _candidates(job: _Job) -> List[plan_mod.Candidate]:
   """The planner's candidates for this program (plan.candidates): with
   per-loop double buffering asked for, hloverlap's double-buffer pass
   instead of XLA's flag, which would unroll every loop."""
   per_loop = None
-  if plan_mod.asks_per_loop_double_buffering(jax_text, opts.loop_rules()):
-    from hloverlap.binary import find_binary, known_presets  # pylint: disable=g-import-not-at-top
-    per_loop = known_presets(find_binary(opts.binary))
-  return plan_mod.candidates(opts.allow_reassociation,
+  if plan_mod.asks_per_loop_double_buffering(job.jax_text,
+                                             job.opts.loop_rules()):
+    per_loop = known_presets(job.exe)
+  return plan_mod.candidates(job.opts.allow_reassociation,
                              per_loop_double_buffer=per_loop)
 
 
@@ -1000,17 +1073,13 @@ def _sim_args(opts: Options, devices) -> List[str]:
   return args
 
 
-def _plan_and_compile(lowered, jax_text, decision, opts: Options,
-                      xla_options, devices, use_shardy, donate, work,
-                      state) -> BridgeCompiled:
+def _run_plan(job: _Job) -> _RouteRun:
   """Options.preset == "plan": every candidate through hloverlap and XLA,
-  judged on the module XLA will execute (hloverlap.plan)."""
-  cands = _candidates(opts, jax_text)
-  folder = plan_mod.cache_dir(opts.plan_cache)
-  route0 = _Route(decision, jax_text, jax_text, {})
-  key = _plan_key(route0, opts, xla_options, devices, donate, use_shardy,
-                  cands)
-  proc = _process_index()
+  judged on the module XLA will execute (hloverlap.plan); a restarted job
+  takes the cached choice."""
+  cands = _candidates(job)
+  folder = plan_mod.cache_dir(job.opts.plan_cache)
+  key = _plan_key(job, cands)
   cached = plan_mod.load_cached(folder, key)
   agree = _agree()
   name = (cached.get("chosen") or {}).get("name") if cached else None
@@ -1020,34 +1089,63 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
   if idx >= 0:
     if name != cands[idx].name:
       cached = None  # this process's cache disagrees with process 0's
-    return _from_cache(cached, cands[idx], folder, key, lowered, jax_text,
-                       decision, opts, xla_options, devices, use_shardy,
-                       donate, work, state, proc)
-  route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
-                         work, state)
-  by_name = {c.name: c for c in cands}
+    return _run_cached(job, cached, cands[idx], folder, key)
+  route = _prepare_route(job)
+  t = time.perf_counter()
+  plan, kept = _plan(job, route, cands, agree)
+  plan.key = key
+  _write(os.path.join(job.work, "plan.json"),
+         json.dumps(plan.as_dict(), indent=1, default=str))
+  if plan.chosen is None or plan.chosen not in kept:
+    errs = "; ".join("{}: {}".format(r.candidate, r.error or r.why_not)
+                     for r in plan.rows if r.error or r.why_not)
+    raise _StageFailed("plan", RuntimeError(
+        "no candidate could be chosen ({})".format(errs[:2000])),
+                       route=route)
+  pb, cc = kept[plan.chosen]
+  exe, used, dropped = cc.executable
+  run = _RouteRun(route, pb.payload, exe, used, dropped, plan=plan,
+                  final_hlo=cc.final_text,
+                  timings={"plan_s": round(time.perf_counter() - t, 3)})
+  write_remarks(job.opts, pb.payload.opt.remarks)
+  blobs = {}
+  data = _serialize(exe) if folder else None
+  if data:
+    blobs["exe-p{}".format(_process_index())] = data
+  chosen = next(c for c in cands if c.name == plan.chosen)
+  plan_mod.store_cached(folder, key, dict(
+      plan=plan.as_dict(), chosen=chosen.spec(), after=pb.payload.after,
+      remarks=pb.payload.opt.remarks, xla_options=used,
+      dropped=sorted(set(dropped) | set(route.dropped)), stage=route.stage,
+      route=job.decision.route, fixes=pb.payload.fixes,
+      aliases=pb.payload.aliases), blobs)
+  return run
+
+
+def _plan(job: _Job, route: _Route, cands, agree):
+  """plan_mod.run with the bridge's steps: (Plan, {name: (Built,
+  Compiled)})."""
+  opts = job.opts
 
   def build(c: plan_mod.Candidate) -> plan_mod.Built:
-    sub = os.path.join(work, "cand-" + _slug(c.name))
+    sub = os.path.join(job.work, "cand-" + _slug(c.name))
     os.makedirs(sub, exist_ok=True)
-    b = _build(route, _candidate_options(opts, c), donate, sub)
+    b = _build(job, route, _candidate_options(opts, c), sub)
     return plan_mod.Built(b.after, b, b.timings.get("hloverlap_s", 0.0))
 
   def compile_(c: plan_mod.Candidate, pb: plan_mod.Built):
     t = time.perf_counter()
-    exe, used, dropped = _compile_built(route, pb.payload, devices,
-                                        use_shardy, dict(c.xla_options))
+    exe, used, dropped = _compile_built(job, route, pb.payload,
+                                        dict(c.xla_options))
     return plan_mod.Compiled((exe, used, dropped), executable_hlo_text(exe),
                              _peak_bytes(exe), time.perf_counter() - t)
 
-  sim_args = _sim_args(opts, devices)
+  sim_args = _sim_args(opts, job.devices)
 
   def simulate(c: plan_mod.Candidate, cc: plan_mod.Compiled):
-    path = os.path.join(work, "cand-" + _slug(c.name), "final.hlo")
-    r = sim_mod.simulate(cc.final_text, opts.binary, args=sim_args,
-                         path=path)
-    return plan_mod.Simulated(r.step_ms, r.exposed_comm_ms, r.compute_ms,
-                              r.peak_bytes)
+    path = os.path.join(job.work, "cand-" + _slug(c.name), "final.hlo")
+    return sim_mod.simulate(cc.final_text, job.exe, args=sim_args,
+                            path=path)
 
   def estimate(c: plan_mod.Candidate, pb: plan_mod.Built) -> float:
     """The CLI planner's estimate, before any XLA compile: the xla-gpu tail
@@ -1055,11 +1153,11 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
     then `hloverlap sim` of it, compute priced as XLA will fuse it (what
     `--preset=auto-rewrite` predicts; a module with synchronous
     collectives would count all communication as exposed)."""
-    sub = os.path.join(work, "cand-" + _slug(c.name), "estimate")
-    tail = run_opt(pb.text, opts.replace(
+    sub = os.path.join(job.work, "cand-" + _slug(c.name), "estimate")
+    tail = run_checked(pb.text, opts.replace(
         preset=None, passes=ESTIMATE_TAIL, loops=[], remarks=None,
-        memory_budget=None, pipeline_depth=None, keep_dir=sub)).text
-    return sim_mod.simulate(tail, opts.binary, args=sim_args,
+        memory_budget=None, pipeline_depth=None, keep_dir=sub), job.exe).text
+    return sim_mod.simulate(tail, job.exe, args=sim_args,
                             path=os.path.join(sub, "tail.hlo")).step_ms
 
   measure = None
@@ -1069,72 +1167,42 @@ def _plan_and_compile(lowered, jax_text, decision, opts: Options,
     def measure(c: plan_mod.Candidate, cc: plan_mod.Compiled) -> float:
       exe = cc.executable[0]
       if "inputs" not in makers:
-        makers["inputs"] = _fresh_inputs(exe, lowered, devices,
-                                         _kept_var_idx(lowered),
+        makers["inputs"] = _fresh_inputs(exe, job.lowered, job.devices,
+                                         _kept_var_idx(job.lowered),
                                          route.in_shardings)
       return _time_executable(exe, makers["inputs"], opts.plan_measure_steps)
   budget = opts.memory_budget
-  t = time.perf_counter()
   try:
-    plan, kept = plan_mod.run(
+    return plan_mod.run(
         cands, build, compile_, simulate, estimate=estimate,
         max_modules=opts.plan_max_modules,
         # Every process must hold the candidate process 0 chooses: no
         # time cut-off (which differs per process) under jax.distributed.
         budget_s=opts.plan_budget_s if agree is None else None,
         threads=opts.plan_threads,
-        device_memory_bytes=_device_memory_bytes(devices),
+        device_memory_bytes=_device_memory_bytes(job.devices),
         memory_budget_bytes=(parse_byte_size(budget) if budget is not None
                              else None),
         measure=measure, measure_top=opts.plan_measure_top, agree=agree)
   except _StageFailed:
     raise
   except Exception as e:  # pylint: disable=broad-except
-    raise _StageFailed("plan", e, fallback=route.fallback) from e
-  plan.key = key
-  _write(os.path.join(work, "plan.json"),
-         json.dumps(plan.as_dict(), indent=1, default=str))
-  if plan.chosen is None or plan.chosen not in kept:
-    errs = "; ".join("{}: {}".format(r.candidate, r.error or r.why_not)
-                     for r in plan.rows if r.error or r.why_not)
-    raise _StageFailed("plan", RuntimeError(
-        "no candidate could be chosen ({})".format(errs[:2000])),
-                       fallback=route.fallback)
-  pb, cc = kept[plan.chosen]
-  exe, used, dropped = cc.executable
-  c = _wrap(route, pb.payload, exe, lowered, devices, used, dropped)
-  c.plan = plan
-  c.timings["plan_s"] = round(time.perf_counter() - t, 3)
-  c._final_hlo = cc.final_text  # pylint: disable=protected-access
-  write_remarks(opts, c.remarks)
-  blobs = {}
-  data = _serialize(exe) if folder else None
-  if data:
-    blobs["exe-p{}".format(proc)] = data
-  plan_mod.store_cached(folder, key, dict(
-      plan=plan.as_dict(), chosen=by_name[plan.chosen].spec(),
-      after=pb.payload.after, remarks=c.remarks, xla_options=used,
-      dropped=sorted(set(dropped) | set(route.dropped)), stage=route.stage,
-      route=decision.route, fixes=pb.payload.fixes,
-      aliases=pb.payload.aliases), blobs)
-  return c
+    raise _StageFailed("plan", e, route=route) from e
 
 
-def _from_cache(cached, cand, folder, key, lowered, jax_text, decision,
-                opts, xla_options, devices, use_shardy, donate, work, state,
-                proc) -> BridgeCompiled:
+def _run_cached(job: _Job, cached, cand, folder, key) -> _RouteRun:
   """A restarted job: the cached choice `cand` without planning; its
   executable from the cache (nothing compiled), else one compile of it.
   `cached` is this process's cache record, or None when only process 0's
   choice is known here."""
   t = time.perf_counter()
   exe = None
-  data = plan_mod.load_blob(folder, key, "exe-p{}".format(proc)) \
+  data = plan_mod.load_blob(folder, key, "exe-p{}".format(_process_index())) \
       if cached is not None else None
   if data:
     try:
-      exe = _deserialize(data, devices, cached.get("xla_options") or {},
-                         use_shardy)
+      exe = _deserialize(data, job.devices, cached.get("xla_options") or {},
+                         job.use_shardy)
     except Exception:  # pylint: disable=broad-except
       exe = None
   if cached is not None:
@@ -1145,29 +1213,24 @@ def _from_cache(cached, cand, folder, key, lowered, jax_text, decision,
   plan.from_cache = True
   plan.key = key
   if exe is None:
-    route = _prepare_route(lowered, jax_text, decision, xla_options, devices,
-                           work, state)
-    built = _build(route, _candidate_options(opts, cand), donate, work)
-    exe, used, dropped = _compile_built(route, built, devices, use_shardy,
+    route = _prepare_route(job)
+    built = _build(job, route, _candidate_options(job.opts, cand), job.work)
+    exe, used, dropped = _compile_built(job, route, built,
                                         dict(cand.xla_options))
-    c = _wrap(route, built, exe, lowered, devices, used, dropped)
   else:
-    opt = OptResult(cached.get("after", ""), list(cached.get("remarks", [])),
-                    "", ["(cached plan {})".format(key)], 0.0)
-    built = _Built(opt, cached.get("after", ""), list(cached.get("fixes", [])),
+    after = cached.get("after", "")
+    remarks = list(cached.get("remarks", []))
+    opt = OptResult(after, remarks, "", ["(cached plan {})".format(key)], 0.0)
+    built = _Built(opt, after, list(cached.get("fixes", [])),
                    [tuple(a) for a in cached.get("aliases", [])], "", {})
-    route = _Route(decision, jax_text, jax_text,
-                   dict(cached.get("xla_options") or {}),
-                   stage=cached.get("stage"))
-    c = _wrap(route, built, exe, lowered, devices,
-              dict(cached.get("xla_options") or {}),
-              list(cached.get("dropped") or []))
-    c.sharding_source = None
-    c._in_shardings = _parameter_shardings(exe, devices)  # pylint: disable=protected-access
-  c.plan = plan
-  c.timings["plan_s"] = round(time.perf_counter() - t, 3)
-  write_remarks(opts, c.remarks)
-  return c
+    used = dict(cached.get("xla_options") or {})
+    dropped = list(cached.get("dropped") or [])
+    route = _Route(job.decision, job.jax_text, job.jax_text, used,
+                   stage=cached.get("stage"),
+                   in_shardings=_parameter_shardings(exe, job.devices))
+  write_remarks(job.opts, built.opt.remarks)
+  return _RouteRun(route, built, exe, used, dropped, plan=plan,
+                   timings={"plan_s": round(time.perf_counter() - t, 3)})
 
 
 def _parameter_shardings(exe, devices) -> Optional[List[Any]]:
@@ -1194,15 +1257,15 @@ def _parameter_shardings(exe, devices) -> Optional[List[Any]]:
     return None
 
 
-def _warn_if_plan_faster(opts, c, jax_text, decision, xla_options, devices,
-                         donate, use_shardy) -> None:
+def _warn_if_plan_faster(job: _Job) -> None:
   """A fixed preset, and a plan of the same step on disk whose best is more
   than WARN_SLOWER_FRACTION faster than that preset's candidate: say so."""
+  opts = job.opts
   try:
-    as_plan = opts.replace(preset="plan", passes=None)
-    cands = _candidates(as_plan, jax_text)
-    key = _plan_key(_Route(decision, jax_text, jax_text, {}), as_plan,
-                    xla_options, devices, donate, use_shardy, cands)
+    as_plan = dataclasses.replace(
+        job, opts=opts.replace(preset="plan", passes=None))
+    cands = _candidates(as_plan)
+    key = _plan_key(as_plan, cands)
     cached = plan_mod.load_cached(plan_mod.cache_dir(opts.plan_cache), key)
     if cached is None:
       return

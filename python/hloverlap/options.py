@@ -16,6 +16,7 @@ collective pipelining off); see `hloverlap.xla`.
 
 import dataclasses
 import os
+import re
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 class OptionsError(ValueError):
@@ -31,29 +32,37 @@ CLI_PLAN_PRESET = "auto-rewrite"
 _UNITS = {"": 0, "b": 0}
 for _k, _u in enumerate("kmgt", 1):
   _UNITS.update({_u: _k, _u + "b": _k, _u + "ib": _k})
+# The number before the unit, as the tool's std::from_chars reads a double
+# (no sign but '-', no spaces, no hex, no digit separators).
+_SIZE_NUMBER = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse_byte_size(text: Union[int, str]) -> int:
-  """Bytes of a size such as 4096, 512M, 1.5GiB: the units of the tool's
-  --memory-budget (src/support/byte_size.cc: every unit a power of 1024)."""
+  """Bytes of a size such as 4096, 512M, 1.5GiB.
+
+  The grammar is the tool's (src/support/byte_size.h owns it: the unit is
+  the trailing run of letters, every unit a power of 1024 in any case, the
+  number may have a fraction or an exponent, the result is rounded down
+  and lies in [0, 2^63)). The bridge's planner needs the number before the
+  binary runs; python/tests/test_options.py checks on a table of spellings
+  that the binary accepts and rejects the same ones as this function.
+  Spaces around the text are dropped (Options.to_args drops them too).
+  """
   if isinstance(text, int) and not isinstance(text, bool):
     if text < 0:
       raise OptionsError("size must not be negative")
     return text
   s = str(text).strip()
   i = len(s)
-  while i > 0 and s[i - 1].isalpha():
+  while i > 0 and s[i - 1].isascii() and s[i - 1].isalpha():
     i -= 1
   number, unit = s[:i], s[i:].lower()
-  try:
-    value = float(number)
-  except ValueError:
-    value = -1.0
-  if unit not in _UNITS or not number or not value >= 0 or value != value:
+  if unit not in _UNITS or not _SIZE_NUMBER.fullmatch(number) or \
+      float(number) < 0:
     raise OptionsError("invalid size {!r} (examples: 4096, 512M, 1.5GiB; "
                        "units B, K, M, G, T, also KB/KiB..., powers of 1024)"
                        .format(text))
-  out = value * (1 << (10 * _UNITS[unit]))
+  out = float(number) * (1 << (10 * _UNITS[unit]))
   if out >= 2**63:
     raise OptionsError("invalid size {!r}: too large".format(text))
   return int(out)
@@ -80,7 +89,8 @@ class Options:
   verify: bool = True
   extra_args: Sequence[str] = ()
   xla_options: Mapping[str, object] = dataclasses.field(default_factory=dict)
-  # Rewrite what the StableHLO route rejects (see hloverlap.text.make_route_legal).
+  # Rewrite what the StableHLO route rejects: the tool's copy-to-reshape pass
+  # (src/passes/route_fixups.h).
   route_fixups: bool = True
   # Directory to keep the HLO before/after hloverlap (debugging); None = temp.
   keep_dir: Optional[str] = None
@@ -146,13 +156,11 @@ class Options:
   def validate(self, catalog: Optional[dict] = None) -> None:
     """Raises OptionsError for what `hloverlap opt` would reject.
 
-    The presets and the range of `pipeline_depth` are the binary's
-    (`hloverlap.binary.catalog`): from `catalog`, else from the binary these
-    options name when one is found (no binary: those two are left to the
-    binary to check).
+    The presets and the range of `pipeline_depth` are the binary's: from
+    `catalog` (`hloverlap.binary.catalog`; `hloverlap.binary.check_options`
+    finds the binary and passes its catalog). Without a catalog those two
+    are left to the binary to check.
     """
-    if catalog is None:
-      catalog = _catalog_of(self.binary)
     if self.preset is not None and self.passes is not None:
       if self.preset != PLAN:
         raise OptionsError("give either preset or passes, not both")
@@ -217,9 +225,9 @@ class Options:
 
     `remarks_path` overrides `self.remarks` (the bridge always asks for a
     JSON remarks file so it can return the remarks; it copies them to
-    `self.remarks` afterwards).
+    `self.remarks` afterwards). The options are not validated here: the
+    caller has (`hloverlap.binary.check_options`).
     """
-    self.validate()
     args = ["opt", input_path, "-o", output_path]
     p = self.passes_arg()
     if p is not None:
@@ -235,7 +243,8 @@ class Options:
     if self.pipeline_depth is not None:
       args.append("--pipeline-depth={}".format(self.pipeline_depth))
     if self.memory_budget is not None:
-      args.append("--memory-budget={}".format(self.memory_budget).strip())
+      args.append("--memory-budget={}".format(
+          str(self.memory_budget).strip()))
     rp = remarks_path if remarks_path is not None else self.remarks
     if rp is not None:
       args.append("--remarks=" + rp)
@@ -250,16 +259,6 @@ class Options:
 
   def replace(self, **changes) -> "Options":
     return dataclasses.replace(self, **changes)
-
-
-def _catalog_of(binary: Optional[str]) -> Optional[dict]:
-  """The catalog of the binary `binary` (or the one found), or None."""
-  from hloverlap import binary as binary_mod  # binary imports this module
-  try:
-    exe = binary_mod.find_binary(binary)
-  except binary_mod.BinaryNotFoundError:
-    return None
-  return binary_mod.catalog(exe)
 
 
 def as_options(options: Union[None, Options, Mapping[str, object]]) -> Options:

@@ -41,6 +41,8 @@ import time
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple)
 
+from hloverlap.sim import SimResult
+
 # Two predicted steps closer than this fraction of the best are a tie (the
 # simulator's error on one candidate is larger than that; ANCHORS §7).
 TIE_FRACTION = 0.005
@@ -396,12 +398,8 @@ class Compiled:
   seconds: float = 0.0
 
 
-@dataclasses.dataclass
-class Simulated:
-  step_ms: float
-  exposed_comm_ms: Optional[float] = None
-  compute_ms: Optional[float] = None
-  peak_bytes: Optional[int] = None
+# A candidate after `hloverlap sim` (what `simulate` returns).
+Simulated = SimResult
 
 
 def run(cands: Sequence[Candidate],
@@ -428,112 +426,16 @@ def run(cands: Sequence[Candidate],
   """
   t0 = clock()
   rows = [PlanRow(c.name) for c in cands]
-  by_name = {c.name: c for c in cands}
   row_of = {r.candidate: r for r in rows}
-  built: Dict[str, Built] = {}
-  first_of: Dict[Tuple[str, Tuple], str] = {}
   n_threads = threads or max(1, min(len(cands), (os.cpu_count() or 2) // 2))
   with concurrent.futures.ThreadPoolExecutor(n_threads) as pool:
-    # 1. hloverlap, every candidate (milliseconds to seconds each).
-    futs = {pool.submit(build, c): c for c in cands}
-    for fut in concurrent.futures.as_completed(futs):
-      c = futs[fut]
-      try:
-        built[c.name] = fut.result()
-        row_of[c.name].hloverlap_s = round(built[c.name].seconds, 3)
-      except Exception as e:  # pylint: disable=broad-except
-        row_of[c.name].error = "hloverlap: {}: {}".format(
-            type(e).__name__, str(e)[:500])
-    # 2. the same module with the same XLA options compiles once.
-    todo: List[Candidate] = []
-    for c in cands:
-      b = built.get(c.name)
-      if b is None:
-        continue
-      sig = (_text_sig(b), tuple(sorted(c.xla_options)))
-      if sig in first_of:
-        row_of[c.name].same_as = first_of[sig]
-      else:
-        first_of[sig] = c.name
-        todo.append(c)
-    # 3. prune by the CLI planner's estimate of the unfused module. The
-    # estimate sees hloverlap's module, not XLA's options, so it ranks
-    # modules: the best `max_modules` are compiled with every XLA option
-    # of theirs; cleanup's module is always compiled (the baseline of the
-    # memory budget and of the summary).
+    built = _build_all(pool, cands, build, row_of)
+    todo = _deduplicate(cands, built, row_of)
     if estimate is not None:
-      efuts = {pool.submit(estimate, c, built[c.name]): c for c in todo}
-      for fut in concurrent.futures.as_completed(efuts):
-        try:
-          row_of[efuts[fut].name].estimate_ms = round(fut.result(), 4)
-        except Exception:  # pylint: disable=broad-except
-          pass
-      modules: Dict[str, List[Candidate]] = {}
-      for c in todo:
-        modules.setdefault(_text_sig(built[c.name]), []).append(c)
-      if max_modules is not None and len(modules) > max_modules:
-
-        def module_estimate(group):
-          ests = [row_of[c.name].estimate_ms for c in group
-                  if row_of[c.name].estimate_ms is not None]
-          return min(ests) if ests else float("inf")
-        ranked = sorted(modules.values(), key=module_estimate)
-        keep = set(c.name for g in ranked[:max_modules] for c in g)
-        if "cleanup" in row_of and "cleanup" not in keep and any(
-            c.name == "cleanup" for c in todo):
-          keep.add("cleanup")
-        for c in todo:
-          if c.name not in keep:
-            row_of[c.name].why_not = (
-                "not compiled: the unfused-module estimate of its module "
-                "ranks below the best {}".format(max_modules))
-        todo = [c for c in todo if c.name in keep]
-    # 4. XLA, in threads (it releases the GIL), within the budget.
-    compiled: Dict[str, Compiled] = {}
-
-    def one(c):
-      cc = compile_(c, built[c.name])
-      try:
-        return cc, simulate(c, cc), None
-      except Exception as e:  # pylint: disable=broad-except
-        return cc, None, "simulation: {}: {}".format(type(e).__name__,
-                                                      str(e)[:500])
-    futs = {pool.submit(one, c): c for c in todo}
+      todo = _prune(pool, todo, built, estimate, max_modules, row_of)
     deadline = None if budget_s is None else t0 + budget_s
-    pending = set(futs)
-    while pending:
-      timeout = None if deadline is None else max(0.0, deadline - clock())
-      if timeout == 0.0 and compiled:
-        break
-      done, pending = concurrent.futures.wait(
-          pending, timeout=timeout,
-          return_when=concurrent.futures.FIRST_COMPLETED)
-      for fut in done:
-        c = futs[fut]
-        r = row_of[c.name]
-        try:
-          cc, s, sim_error = fut.result()
-        except Exception as e:  # pylint: disable=broad-except
-          r.error = "{}: {}".format(type(e).__name__, str(e)[:500])
-          continue
-        r.compile_s = round(cc.seconds, 3)
-        r.peak_bytes = cc.peak_bytes
-        if s is None:
-          r.error = sim_error
-          continue
-        compiled[c.name] = cc
-        r.predicted_ms = round(s.step_ms, 4)
-        r.exposed_comm_ms = (round(s.exposed_comm_ms, 4)
-                             if s.exposed_comm_ms is not None else None)
-        r.compute_ms = (round(s.compute_ms, 4)
-                        if s.compute_ms is not None else None)
-        r.sim_peak_bytes = s.peak_bytes
-      if deadline is not None and clock() >= deadline and compiled:
-        break
-    for fut in pending:
-      fut.cancel()
-      row_of[futs[fut].name].why_not = (
-          "not compiled within the planning budget of {} s".format(budget_s))
+    compiled = _compile_all(pool, todo, built, compile_, simulate, row_of,
+                            deadline, budget_s, clock)
   # Deduplicated rows share their twin's numbers.
   for r in rows:
     if r.same_as is not None:
@@ -546,21 +448,8 @@ def run(cands: Sequence[Candidate],
   # it compiled: a process that skipped a call would hang the others.
   if measure is not None and (chosen is not None or agree is not None):
     by = "measure"
-    ranked = sorted((r for r in rows if r.fits and r.same_as is None),
-                    key=lambda r: r.predicted_ms)
-    idx = [rows.index(r) for r in ranked[:max(1, measure_top)]]
-    if agree is not None:
-      idx = agree(idx)
-    for i in idx:
-      r = rows[i]
-      c = by_name[r.candidate]
-      if c.name not in compiled:
-        r.error = "chosen for timing by process 0 but not compiled here"
-        continue
-      try:
-        r.measured_ms = round(measure(c, compiled[c.name]), 4)
-      except Exception as e:  # pylint: disable=broad-except
-        r.error = "timing: {}: {}".format(type(e).__name__, str(e)[:300])
+    _measure(rows, {c.name: c for c in cands}, compiled, measure,
+             measure_top, agree)
     chosen = choose(rows, "measure", device_memory_bytes,
                     memory_budget_bytes)
   if agree is not None:
@@ -574,6 +463,162 @@ def run(cands: Sequence[Candidate],
               memory_budget_bytes=memory_budget_bytes)
   kept = {n: (built[n], compiled[n]) for n in compiled}
   return plan, kept
+
+
+def _build_all(pool, cands: Sequence[Candidate], build,
+               row_of: Dict[str, PlanRow]) -> Dict[str, Built]:
+  """1. hloverlap, every candidate (milliseconds to seconds each)."""
+  built: Dict[str, Built] = {}
+  futs = {pool.submit(build, c): c for c in cands}
+  for fut in concurrent.futures.as_completed(futs):
+    c = futs[fut]
+    try:
+      built[c.name] = fut.result()
+      row_of[c.name].hloverlap_s = round(built[c.name].seconds, 3)
+    except Exception as e:  # pylint: disable=broad-except
+      row_of[c.name].error = "hloverlap: {}: {}".format(
+          type(e).__name__, str(e)[:500])
+  return built
+
+
+def _deduplicate(cands: Sequence[Candidate], built: Dict[str, Built],
+                 row_of: Dict[str, PlanRow]) -> List[Candidate]:
+  """2. The same module with the same XLA options compiles once: the
+  candidates to compile (the others' rows name their twin)."""
+  first_of: Dict[Tuple[str, Tuple], str] = {}
+  todo: List[Candidate] = []
+  for c in cands:
+    b = built.get(c.name)
+    if b is None:
+      continue
+    sig = (_text_sig(b), tuple(sorted(c.xla_options)))
+    if sig in first_of:
+      row_of[c.name].same_as = first_of[sig]
+    else:
+      first_of[sig] = c.name
+      todo.append(c)
+  return todo
+
+
+def _prune(pool, todo: List[Candidate], built: Dict[str, Built], estimate,
+           max_modules: Optional[int],
+           row_of: Dict[str, PlanRow]) -> List[Candidate]:
+  """3. Prune by the CLI planner's estimate of the unfused module. The
+  estimate sees hloverlap's module, not XLA's options, so it ranks
+  modules: the best `max_modules` are compiled with every XLA option of
+  theirs; cleanup's module is always compiled (the baseline of the memory
+  budget and of the summary)."""
+  efuts = {pool.submit(estimate, c, built[c.name]): c for c in todo}
+  for fut in concurrent.futures.as_completed(efuts):
+    try:
+      row_of[efuts[fut].name].estimate_ms = round(fut.result(), 4)
+    except Exception:  # pylint: disable=broad-except
+      pass
+  modules: Dict[str, List[Candidate]] = {}
+  for c in todo:
+    modules.setdefault(_text_sig(built[c.name]), []).append(c)
+  if max_modules is None or len(modules) <= max_modules:
+    return todo
+
+  def module_estimate(group):
+    ests = [row_of[c.name].estimate_ms for c in group
+            if row_of[c.name].estimate_ms is not None]
+    return min(ests) if ests else float("inf")
+  ranked = sorted(modules.values(), key=module_estimate)
+  keep = set(c.name for g in ranked[:max_modules] for c in g)
+  if "cleanup" in row_of and "cleanup" not in keep and any(
+      c.name == "cleanup" for c in todo):
+    keep.add("cleanup")
+  for c in todo:
+    if c.name not in keep:
+      row_of[c.name].why_not = (
+          "not compiled: the unfused-module estimate of its module "
+          "ranks below the best {}".format(max_modules))
+  return [c for c in todo if c.name in keep]
+
+
+def _compile_all(pool, todo: List[Candidate], built: Dict[str, Built],
+                 compile_, simulate, row_of: Dict[str, PlanRow],
+                 deadline: Optional[float], budget_s: Optional[float],
+                 clock) -> Dict[str, Compiled]:
+  """4. XLA, in threads (it releases the GIL), within the budget; each
+  compiled candidate simulated. Fills the rows; returns the candidates
+  that compiled and simulated."""
+  compiled: Dict[str, Compiled] = {}
+
+  def one(c):
+    cc = compile_(c, built[c.name])
+    try:
+      return cc, simulate(c, cc), None
+    except Exception as e:  # pylint: disable=broad-except
+      return cc, None, "simulation: {}: {}".format(type(e).__name__,
+                                                    str(e)[:500])
+  futs = {pool.submit(one, c): c for c in todo}
+  pending = set(futs)
+  while pending:
+    timeout = None if deadline is None else max(0.0, deadline - clock())
+    if timeout == 0.0 and compiled:
+      break
+    done, pending = concurrent.futures.wait(
+        pending, timeout=timeout,
+        return_when=concurrent.futures.FIRST_COMPLETED)
+    for fut in done:
+      c = futs[fut]
+      try:
+        cc, s, sim_error = fut.result()
+      except Exception as e:  # pylint: disable=broad-except
+        row_of[c.name].error = "{}: {}".format(type(e).__name__,
+                                               str(e)[:500])
+        continue
+      if _fill_row(row_of[c.name], cc, s, sim_error):
+        compiled[c.name] = cc
+    if deadline is not None and clock() >= deadline and compiled:
+      break
+  for fut in pending:
+    fut.cancel()
+    row_of[futs[fut].name].why_not = (
+        "not compiled within the planning budget of {} s".format(budget_s))
+  return compiled
+
+
+def _fill_row(r: PlanRow, cc: Compiled, s: Optional[Simulated],
+              sim_error: Optional[str]) -> bool:
+  """A compiled candidate's numbers into its row; False when its
+  simulation failed (the row says why)."""
+  r.compile_s = round(cc.seconds, 3)
+  r.peak_bytes = cc.peak_bytes
+  if s is None:
+    r.error = sim_error
+    return False
+  r.predicted_ms = round(s.step_ms, 4)
+  r.exposed_comm_ms = (round(s.exposed_comm_ms, 4)
+                       if s.exposed_comm_ms is not None else None)
+  r.compute_ms = (round(s.compute_ms, 4)
+                  if s.compute_ms is not None else None)
+  r.sim_peak_bytes = s.peak_bytes
+  return True
+
+
+def _measure(rows: List[PlanRow], by_name: Dict[str, Candidate],
+             compiled: Dict[str, Compiled], measure, measure_top: int,
+             agree) -> None:
+  """Times the best `measure_top` predicted candidates (process 0's set
+  under `agree`) into their rows' measured_ms."""
+  ranked = sorted((r for r in rows if r.fits and r.same_as is None),
+                  key=lambda r: r.predicted_ms)
+  idx = [rows.index(r) for r in ranked[:max(1, measure_top)]]
+  if agree is not None:
+    idx = agree(idx)
+  for i in idx:
+    r = rows[i]
+    c = by_name[r.candidate]
+    if c.name not in compiled:
+      r.error = "chosen for timing by process 0 but not compiled here"
+      continue
+    try:
+      r.measured_ms = round(measure(c, compiled[c.name]), 4)
+    except Exception as e:  # pylint: disable=broad-except
+      r.error = "timing: {}: {}".format(type(e).__name__, str(e)[:300])
 
 
 def _text_sig(b: Built) -> str:

@@ -20,10 +20,10 @@ from hloverlap.binary import HloverlapError, find_binary
 
 class SimResult(NamedTuple):
   step_ms: float
-  exposed_comm_ms: Optional[float]
-  compute_ms: Optional[float]
-  peak_bytes: Optional[int]
-  raw: Dict[str, Any]
+  exposed_comm_ms: Optional[float] = None
+  compute_ms: Optional[float] = None
+  peak_bytes: Optional[int] = None
+  raw: Optional[Dict[str, Any]] = None  # the tool's JSON
 
 
 def simulate(text: str, binary: Optional[str] = None,

@@ -1,4 +1,4 @@
-"""HLO text handling for the bridge (no JAX needed).
+"""HLO text reading for the bridge (no JAX needed).
 
   parse_instruction(line)   -> Instruction(name, shape, opcode, rest) or None
   opcode_counts(text)       -> {opcode: count}
@@ -6,18 +6,12 @@
   device_count(text)        -> devices the module runs on (num_partitions x
                                num_replicas, else the Shardy mesh, else the
                                largest `devices=[..]<=[N]` sharding)
-  route_blockers(text)      -> what the StableHLO route (ANCHORS §4) rejects
-  make_route_legal(text)    -> (text, fixes): rewrites what can be rewritten
-  strip_buffer_donor(text)  -> text without `buffer_donor={...}` in the header
+  detect_route(text, n)     -> which route a JAX lowering takes
+  donors_to_aliases(text)   -> buffer donors as input/output aliases
 
-The route: `hlo_module_from_text` -> HloModuleProto -> `hlo_to_stablehlo` ->
-PJRT compile. `hlo_to_stablehlo` has no `copy` (StableHLO has no layouts on
-values, so a copy is a value identity): `make_route_legal` rewrites an
-array-shaped `copy(x)` into `reshape(x)` to the same dimensions (also a value
-identity, which XLA's algebraic simplifier removes). What cannot be rewritten
-(instructions that exist only after XLA's own optimization: fusions, async
-start/done pairs, tuple-shaped copies) is reported; such modules are not
-inputs of the bridge (feed it JAX's lowering).
+The module edits the StableHLO route needs (copy -> reshape, no shardings,
+no donors) are passes of the tool (src/passes/route_fixups.h), which the
+bridge runs (hloverlap.jax).
 """
 
 import os
@@ -186,106 +180,6 @@ def device_count(text: str) -> Optional[int]:
   for m in re.finditer(r"devices=\[([\d,]+)\]\d", text):
     pass  # explicit device lists: sizes come from the tile dims
   return best
-
-
-# Opcodes that exist only in XLA's optimized modules; the route cannot
-# take them (and the bridge never feeds them: it works on JAX's lowering).
-_POST_OPT = re.compile(
-    r"^(fusion|.*-start|.*-done|async-update|copy-start|copy-done)$")
-
-
-class Blocker(NamedTuple):
-  line: int  # 1-based
-  name: str
-  opcode: str
-  fixable: bool
-  why: str
-
-
-def _array_dims(shape: str) -> Optional[str]:
-  m = re.fullmatch(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^}]*\})?", shape)
-  return None if m is None else m.group(1) + "[" + m.group(2) + "]"
-
-
-def route_blockers(text: str) -> List[Blocker]:
-  out = []
-  for i, inst in iter_instructions(text):
-    if inst.opcode == "copy":
-      ok = _array_dims(inst.shape) is not None
-      out.append(Blocker(i + 1, inst.name, "copy", ok,
-                         "StableHLO has no copy" + (
-                             "" if ok else " (tuple-shaped: not rewritable)")))
-    elif _POST_OPT.match(inst.opcode):
-      out.append(Blocker(i + 1, inst.name, inst.opcode, False,
-                         "exists only in XLA-optimized modules"))
-  return out
-
-
-def make_route_legal(text: str) -> Tuple[str, List[str]]:
-  """Rewrites array `copy` into same-dims `reshape`; returns (text, fixes).
-
-  Raises ValueError listing what cannot be rewritten.
-  """
-  blockers = route_blockers(text)
-  bad = [b for b in blockers if not b.fixable]
-  if bad:
-    raise ValueError("module cannot go through the StableHLO route: " +
-                     "; ".join("line {}: {} {} ({})".format(
-                         b.line, b.opcode, b.name, b.why) for b in bad[:10]))
-  if not blockers:
-    return text, []
-  lines = text.split("\n")
-  fixes = []
-  for b in blockers:
-    line = lines[b.line - 1]
-    inst = parse_instruction(line)
-    prefix = line[:len(line) - len(inst.rest)]
-    assert prefix.endswith("copy")
-    lines[b.line - 1] = prefix[:-len("copy")] + "reshape" + inst.rest
-    fixes.append("line {}: copy {} -> reshape (value identity)".format(
-        b.line, b.name))
-  return "\n".join(lines), fixes
-
-
-def strip_buffer_donor(text: str) -> str:
-  """Drops `buffer_donor={...}` (and input_output_alias) from the header."""
-  h = _header(text)
-  if not h:
-    return text
-  new = h
-  for key in ("buffer_donor", "input_output_alias"):
-    v = header_attribute(new, key)
-    if v is not None:
-      new = new.replace(", {}={}".format(key, v), "").replace(
-          " {}={},".format(key, v), "")
-  return text.replace(h, new, 1)
-
-
-def strip_shardings(text: str) -> str:
-  """Drops every `, sharding={...}` attribute (balanced braces).
-
-  The GSPMD route compiles XLA's partitioned module with the partitioning
-  passes off; its shardings (Shardy's named ones included) are then only
-  annotations that nothing downstream needs.
-  """
-  out, pos, pat = [], 0, ", sharding={"
-  while True:
-    j = text.find(pat, pos)
-    if j < 0:
-      out.append(text[pos:])
-      return "".join(out)
-    out.append(text[pos:j])
-    k, depth = j + len(pat) - 1, 0
-    while k < len(text):
-      if text[k] == "{":
-        depth += 1
-      elif text[k] == "}":
-        depth -= 1
-        if depth == 0:
-          k += 1
-          break
-      k += 1
-    pos = k
 
 
 def split_top_level(s: str, sep: str = ",") -> List[str]:

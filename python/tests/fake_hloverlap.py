@@ -6,7 +6,9 @@ appending `// args: ...` so tests can see the flags; writes one JSON remark.
 FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead.
 FAKE_HLOVERLAP_FAIL_AT=NAME exits with 2 and `IN:LINE:3: ...` pointing at
 the line that defines NAME. FAKE_HLOVERLAP_COPY=1 inserts a copy of ENTRY's
-first parameter (to exercise the route fixups).
+first parameter (to exercise the route fixups). The route's own passes
+(`--passes=` of copy-to-reshape, strip-buffer-donor, strip-shardings) are
+mimicked on the text, copy-to-reshape with its CopyAsReshape remarks.
 `sim IN --format=json` prints a step (see `sim`). `--version` a version.
 `opt --list-presets --json` / `opt --list-passes --json` print the real
 binary's shape of catalog with a preset of its own ("fake-preset") and the
@@ -15,7 +17,47 @@ line per listing (FAKE_HLOVERLAP_EXIT does not apply to listings).
 """
 import json
 import os
+import re
 import sys
+
+ROUTE_PASSES = ("copy-to-reshape", "strip-buffer-donor", "strip-shardings")
+
+
+def _drop_braced(text, prefix):
+  """`text` without every `prefix{...}` (balanced braces)."""
+  while True:
+    j = text.find(prefix)
+    if j < 0:
+      return text
+    k, depth = j + len(prefix) - 1, 0
+    while k < len(text):
+      depth += {"{": 1, "}": -1}.get(text[k], 0)
+      k += 1
+      if depth == 0:
+        break
+    text = text[:j] + text[k:]
+
+
+def route_passes(text, passes):
+  """(text, remarks) of the route's passes, as the real tool prints them."""
+  remarks = []
+  if "copy-to-reshape" in passes:
+    def fix(m):
+      remarks.append({"kind": "passed", "pass": "copy-to-reshape",
+                      "name": "CopyAsReshape", "instruction": m.group(2),
+                      "message": "copy {} -> reshape (value identity)"
+                                 .format(m.group(2))})
+      return m.group(1) + " reshape("
+    text = re.sub(r"^(\s*(?:ROOT )?%?([^\s=]+) = [a-z0-9]+\[[^\]]*\]"
+                  r"(?:\{[^}]*\})?) copy\(", fix, text, flags=re.M)
+  if "strip-shardings" in passes:
+    text = _drop_braced(text, ", sharding={")
+  if "strip-buffer-donor" in passes:
+    head, _, rest = text.partition("\n")
+    for key in ("input_output_alias", "buffer_donor"):
+      head = _drop_braced(head, ", {}={{".format(key))
+    text = head + "\n" + rest
+  return text, remarks
 
 
 def main(argv):
@@ -75,7 +117,12 @@ def main(argv):
         sys.stderr.write("{}:{}:3: cannot handle %{}\n".format(
             inp, n, fail_at))
         return 2
-  if os.environ.get("FAKE_HLOVERLAP_COPY"):
+  passes = next((a.split("=", 1)[1] for a in rest
+                 if a.startswith("--passes=")), "").split(",")
+  fixup_remarks = None
+  if set(passes) & set(ROUTE_PASSES):
+    text, fixup_remarks = route_passes(text, passes)
+  elif os.environ.get("FAKE_HLOVERLAP_COPY"):
     lines = text.split("\n")
     entry = next(i for i, l in enumerate(lines) if l.startswith("ENTRY"))
     p = lines[entry + 1].split("=")[0].strip()
@@ -84,7 +131,10 @@ def main(argv):
     text = "\n".join(lines)
   text += "\n// args: " + " ".join(rest) + "\n"
   open(out, "w").write(text)
-  if remarks:
+  if remarks and fixup_remarks is not None:
+    open(remarks, "w").write("".join(json.dumps(r) + "\n"
+                                     for r in fixup_remarks))
+  elif remarks:
     r = {"kind": "passed", "pass": "collective-pipeliner",
          "message": "prefetched all-gather 1 iteration ahead",
          "instruction": "ag", "loop": "while.1",

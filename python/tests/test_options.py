@@ -1,7 +1,11 @@
 """Option mapping: hloverlap.Options -> `hloverlap opt` arguments."""
+import os
+import subprocess
+import tempfile
 import unittest
 
 from hloverlap.options import Options, OptionsError, as_options
+from hloverlap.options import parse_byte_size
 
 
 # As `hloverlap.binary.catalog` returns it.
@@ -98,6 +102,58 @@ class OptionsTest(unittest.TestCase):
       as_options({"membudget": 1})
     with self.assertRaises(OptionsError):
       as_options(3)
+
+
+# Spellings of sizes, valid and not, for parse_byte_size and the binary.
+SIZES = ["4096", "0", "-0", "512M", "512m", "1.5GiB", "0.5KB", "2T", "64K",
+         "1kib", "1e6", "1E+3K", ".5K", "5.K", "1b", "12XB", "-1", "1e30",
+         "8388608T", "8388607T", "nan", "inf", "1 K", "+5", "0x10", "1_000",
+         "1e", "K", "", "1.2.3", "1GiBB", "١٢"]
+
+
+def _real_binary():
+  p = os.environ.get("HLOVERLAP_BIN")
+  return p if p and os.path.isfile(p) and os.access(p, os.X_OK) else None
+
+
+class ByteSizeTest(unittest.TestCase):
+
+  def test_values(self):
+    self.assertEqual(parse_byte_size("4096"), 4096)
+    self.assertEqual(parse_byte_size("1.5GiB"), 1536 << 20)
+    self.assertEqual(parse_byte_size(" 512m "), 512 << 20)
+    self.assertEqual(parse_byte_size("0.5KB"), 512)
+    self.assertEqual(parse_byte_size("1E+3K"), 1024000)
+    self.assertEqual(parse_byte_size(7), 7)
+    for bad in ("1 K", "+5", "0x10", "1_000", "8388608T", "١٢", "nan"):
+      with self.subTest(bad=bad), self.assertRaises(OptionsError):
+        parse_byte_size(bad)
+
+  def test_to_args_drops_spaces_as_the_parser_does(self):
+    self.assertIn("--memory-budget=1G",
+                  Options(memory_budget=" 1G ").to_args("a", "b"))
+
+  @unittest.skipUnless(_real_binary(), "HLOVERLAP_BIN not set (ctest sets it)")
+  def test_the_binary_agrees(self):
+    # src/support/byte_size.h owns the grammar: the binary accepts exactly
+    # the spellings parse_byte_size accepts.
+    with tempfile.TemporaryDirectory() as d:
+      path = os.path.join(d, "m.hlo")
+      with open(path, "w") as f:
+        f.write("HloModule m\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n")
+      for size in SIZES:
+        with self.subTest(size=size):
+          proc = subprocess.run(
+              [_real_binary(), "opt", path, "-o", os.devnull,
+               "--no-xla-flags-env", "--memory-budget=" + size],
+              capture_output=True, text=True, timeout=60)
+          try:
+            parse_byte_size(size)
+            python_accepts = True
+          except OptionsError:
+            python_accepts = False
+          self.assertEqual(proc.returncode == 0, python_accepts,
+                           proc.stderr[-300:])
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ void RegisterReductionDeferralPass(PassRegistry& registry);
 void RegisterAsyncConversionPass(PassRegistry& registry);
 void RegisterLatencyHidingSchedulerPass(PassRegistry& registry);
 void RegisterAutoPlanPasses(PassRegistry& registry);
+void RegisterRouteFixupPasses(PassRegistry& registry);
 
 const PassRegistry& GlobalPassRegistry() {
   static const PassRegistry* registry = [] {
@@ -33,6 +34,7 @@ const PassRegistry& GlobalPassRegistry() {
     RegisterAsyncConversionPass(*r);
     RegisterLatencyHidingSchedulerPass(*r);
     RegisterAutoPlanPasses(*r);
+    RegisterRouteFixupPasses(*r);
     return r;
   }();
   return *registry;

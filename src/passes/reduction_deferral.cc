@@ -15,6 +15,7 @@
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
 #include "hlo/ir_util.h"
+#include "passes/loop_pass_driver.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -606,26 +607,25 @@ void Remap(Candidate& c, const Moved& moved) {
   }
 }
 
-// What a committed deferral built.
+// What a deferral built.
 struct Deferred {
   Instruction* reduced = nullptr;  // the collective after the loop
   Moved moved;
 };
 
-// Defers `c` out of `w` in one transaction (passes/loop_rewrite.h): new
-// copies of `w`'s condition and body (and of the stacked form's inner
-// loop) carry the local accumulator; after the loop one collective, the
-// chain and the add; the reads of the accumulator go to that add at
-// commit. Every check has passed, so only the verification at commit (or
-// `before_commit`, a test hook) fails; then the module is left as it was.
-absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
-                                 const LoopRewriteHook& before_commit) {
+// Builds the deferral of `c` out of `w` in `txn` (the driver commits it,
+// passes/loop_pass_driver.h): new copies of `w`'s condition and body (and
+// of the stacked form's inner loop) carry the local accumulator; after the
+// loop one collective, the chain and the add; the reads of the accumulator
+// go to that add at commit. Every check has passed, so only the
+// verification at commit (or `before_commit`, a test hook) fails; then the
+// module is left as it was.
+absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
+                           const LoopRewriteHook& before_commit, Deferred& d) {
   Computation* parent = w->parent();
   Module& m = *parent->parent();
-  LoopRewrite txn(m);
   absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
   if (!o.ok()) return o.status();
-  Deferred d;
   d.moved = o->map;
   d.moved[w] = o->loop;
   if (c.inner != nullptr) {
@@ -639,6 +639,10 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
     for (const auto& [old, copy] : in->map) d.moved[old] = copy;
     d.moved[c.inner] = in->loop;
     if (absl::Status s = RewriteInner(txn, c, *in, d.moved, FullShape(c));
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = txn.Checkpoint("widening the inner loop's rows");
         !s.ok()) {
       return s;
     }
@@ -680,6 +684,10 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
       *parent,
       NewTuple(m.UniqueInstructionName(init->name() + ".deferred"), elems), nw);
   nw->ReplaceOperandWith(0, tuple);
+  if (absl::Status s = txn.Checkpoint("starting the local accumulator");
+      !s.ok()) {
+    return s;
+  }
 
   // 2. The state grows by the accumulator.
   for (Instruction* i : {nw, param, o->condition->parameter(0), root}) {
@@ -698,6 +706,9 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
   Instruction* next = body->AddInstruction(std::move(sum), add);
   root->ReplaceOperandWith(c.index, acc);
   root->AppendOperand(next);
+  if (absl::Status s = txn.Checkpoint("accumulating locally"); !s.ok()) {
+    return s;
+  }
 
   // 4. After the loop: reduce once, apply the chain, add the initial value.
   const Instruction* after = NextInOrder(w);
@@ -801,26 +812,20 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
       return s;
     }
   }
-  if (before_commit) {
-    if (absl::Status s = before_commit(*body); !s.ok()) return s;
-  }
-  if (absl::Status s = txn.Commit("the deferred loop does not verify: ");
+  if (absl::Status s = txn.Checkpoint("removing the old accumulation");
       !s.ok()) {
     return s;
   }
-  return d;
+  if (before_commit) return before_commit(*body);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
                                                 PassContext& context) {
-  LoopNest nest(module);
-  // Rebuilt after each deferral (the loops it copied have new computations).
-  auto callers = std::make_unique<CallGraph>(module);
-  context.memory.StartIfNeeded(context.options.memory_budget_bytes);
-  bool changed = false;
-  for (const LoopNode* node : nest.InnermostFirst()) {
+  LoopPassDriver driver(kPassName, module, context);
+  for (const LoopNode* node : driver.nest().InnermostFirst()) {
     Instruction* w = node->while_instr;
     if (w->called_computations().size() != 2) continue;
     Computation* body = w->while_body();
@@ -842,7 +847,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         ResolveLoopPolicy(*node, context.options.loop_rules);
     const bool enabled =
         policy.defer_reduce.value_or(context.options.defer_reduction);
-    const std::string state_problem = LoopStateProblem(w, *callers);
+    const std::string state_problem = LoopStateProblem(w, driver.callers());
     for (size_t ci = 0; ci < cands.size(); ++ci) {
       const Candidate& c = cands[ci];
       const Instruction& coll = *c.collective;
@@ -851,7 +856,8 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       r.pass = std::string(kPassName);
       r.direction = "defer";
       DescribeInstruction(coll, module, r);
-      const LoopNode* home = c.inner != nullptr ? nest.Find(c.inner) : nullptr;
+      const LoopNode* home =
+          c.inner != nullptr ? driver.nest().Find(c.inner) : nullptr;
       r.loop = home != nullptr ? home->path : node->path;
       r.Metric("bytes_moved", std::max(coll.shape().ByteSize(),
                                        coll.operand(0)->shape().ByteSize()));
@@ -884,7 +890,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         missed("OpaqueLoopState", state_problem);
         continue;
       }
-      if (Why why = CheckCandidate(c, w, *callers); !why.name.empty()) {
+      if (Why why = CheckCandidate(c, w, driver.callers()); !why.name.empty()) {
         missed(why.name, why.text);
         continue;
       }
@@ -962,32 +968,35 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
                "raise --memory-budget, or leave the reduction in the loop");
         continue;
       }
-      if (absl::Status s = context.size_guard.Reserve(
-              module, *w,
-              absl::StrCat("deferring ", kind, " ", coll.name(), " out of ",
-                           w->name()),
-              12 + 3 * static_cast<int64_t>(c.chain.size()),
-              absl::StrCat("leave the reduction in the loop (--loop=",
-                           w->name(), ":defer-reduce=off)"));
-          !s.ok()) {
-        return s;
-      }
-      absl::StatusOr<Deferred> deferred = Rewrite(w, c, before_commit_);
-      if (!deferred.ok()) {
-        return absl::InternalError(absl::StrCat(
-            AsAbsl(kPassName), ": deferring ", coll.name(), " out of ",
-            node->path, ": ", deferred.status().message()));
-      }
+      LoopRewriteRequest request;
+      request.at = w;
+      request.candidate = &coll;
+      request.loop = r.loop;
+      request.what = absl::StrCat("deferring ", kind, " ", coll.name(),
+                                  " out of ", w->name());
+      request.added_instructions =
+          12 + 3 * static_cast<int64_t>(c.chain.size());
+      request.avoid =
+          absl::StrCat("leave the reduction in the loop (--loop=", w->name(),
+                       ":defer-reduce=off)");
+      request.extra_live_bytes = e.extra_live_bytes;
+      request.verify_what = "the deferred loop does not verify: ";
+      request.failure_prefix =
+          absl::StrCat(AsAbsl(kPassName), ": deferring ", coll.name(),
+                       " out of ", node->path, ": ");
+      Deferred deferred;
+      absl::StatusOr<bool> done =
+          driver.Rewrite(request, [&](LoopRewrite& txn) {
+            return BuildDeferral(txn, w, c, before_commit_, deferred);
+          });
+      if (!done.ok()) return done.status();
+      if (!*done) continue;
       // The old loops are gone: what pointed into them points to the copies.
-      const std::string reduced = deferred->reduced->name();
-      nest.Remap(deferred->moved);
+      const std::string reduced = deferred.reduced->name();
       for (size_t k = ci + 1; k < cands.size(); ++k) {
-        Remap(cands[k], deferred->moved);
+        Remap(cands[k], deferred.moved);
       }
       w = node->while_instr;
-      callers = std::make_unique<CallGraph>(module);
-      context.memory.Spend(e.extra_live_bytes);
-      changed = true;
       AddEstimateMetrics(e, r.metrics);
       r.kind = RemarkKind::kPassed;
       r.name = "DeferredReduction";
@@ -1003,7 +1012,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       context.remarks.Emit(r);
     }
   }
-  return changed;
+  return driver.changed();
 }
 
 // Registration (passes/pass_registry.h).

@@ -613,6 +613,99 @@ struct Deferred {
   Moved moved;
 };
 
+// Step 4 of BuildDeferral, after the loop `w` (replaced by `nw`, whose
+// state element `n` is the local accumulator of shape `full`): one
+// collective (returned in `reduced`), the chain and the add of the initial
+// value, whose result is returned.
+Instruction* ReduceAfterLoop(LoopRewrite& txn, Instruction* w, Instruction* nw,
+                             const Candidate& c, int64_t n, const Shape& full,
+                             Instruction** reduced) {
+  Computation* parent = w->parent();
+  Module& m = txn.module();
+  const std::string base = c.collective->name();
+  const Instruction* after = NextInOrder(w);
+  auto add_after = [&](std::unique_ptr<Instruction> i) {
+    return txn.Add(*parent, std::move(i), after);
+  };
+  Instruction* acc0 =
+      add_after(NewGetTupleElement(m, base + ".acc0", nw, c.index));
+  Instruction* local =
+      add_after(NewGetTupleElement(m, base + ".acc.final", nw, n));
+  auto coll = CloneInstruction(
+      *c.collective, m.UniqueInstructionName(base + ".deferred"), {local});
+  if (c.inner != nullptr) {
+    // One collective for all rows: the stack's dimension 0 leads.
+    coll->set_shape(c.slice != nullptr ? full : c.acc->shape());
+    if (coll->opcode() == Opcode::kReduceScatter) {
+      coll->mutable_attrs().dimensions[0] += 1;
+    }
+  }
+  if (coll->attrs().channel_id.has_value()) {
+    coll->mutable_attrs().channel_id = m.NextChannelId();
+  }
+  *reduced = add_after(std::move(coll));
+  Instruction* cur = *reduced;
+  if (c.slice != nullptr) {
+    // Each device keeps its part of every row: the same offsets, computed
+    // again here, after a 0 for the stack's dimension.
+    absl::flat_hash_map<const Instruction*, Instruction*> copies;
+    std::function<Instruction*(Instruction*)> copy =
+        [&](Instruction* x) -> Instruction* {
+      if (auto it = copies.find(x); it != copies.end()) return it->second;
+      std::vector<Instruction*> ops;
+      for (Instruction* op : x->operands()) ops.push_back(copy(op));
+      Instruction* y = add_after(CloneInstruction(
+          *x, m.UniqueInstructionName(x->name() + ".deferred"), ops));
+      copies[x] = y;
+      return y;
+    };
+    std::vector<Instruction*> ops = {cur};
+    ops.push_back(
+        AddZeros(txn, *parent,
+                 Shape::Scalar(c.slice->operand(1)->shape().element_type()),
+                 base + ".row0", after));
+    for (int64_t k = 1; k < c.slice->operand_count(); ++k) {
+      ops.push_back(copy(c.slice->operand(k)));
+    }
+    auto part = CloneInstruction(
+        *c.slice, m.UniqueInstructionName(c.slice->name() + ".deferred"), ops);
+    part->set_shape(c.acc->shape());
+    DimensionVector sizes = {c.acc->shape().dimensions(0)};
+    for (int64_t s : c.slice->attrs().dynamic_slice_sizes) sizes.push_back(s);
+    part->mutable_attrs().dynamic_slice_sizes = sizes;
+    cur = add_after(std::move(part));
+  }
+  for (const Instruction* link : c.chain) {
+    std::vector<Instruction*> ops;
+    for (Instruction* op : link->operands()) {
+      if (link->opcode() != Opcode::kMultiply || !IsConstantScale(op)) {
+        ops.push_back(cur);
+        continue;
+      }
+      Instruction* scale = op;
+      if (op->opcode() == Opcode::kBroadcast) {
+        Instruction* k = add_after(CloneInstruction(
+            *op->operand(0),
+            m.UniqueInstructionName(op->operand(0)->name() + ".deferred"), {}));
+        scale = add_after(CloneInstruction(
+            *op, m.UniqueInstructionName(op->name() + ".deferred"), {k}));
+      } else {
+        scale = add_after(CloneInstruction(
+            *op, m.UniqueInstructionName(op->name() + ".deferred"), {}));
+      }
+      ops.push_back(scale);
+    }
+    cur = add_after(CloneInstruction(
+        *link, m.UniqueInstructionName(link->name() + ".deferred"), ops));
+  }
+  const bool acc_first = c.add->operand(0) == c.acc;
+  Instruction* result = add_after(CloneInstruction(
+      *c.add, m.UniqueInstructionName(c.add->name() + ".deferred"),
+      acc_first ? std::vector<Instruction*>{acc0, cur}
+                : std::vector<Instruction*>{cur, acc0}));
+  return result;
+}
+
 // Builds the deferral of `c` out of `w` in `txn` (the driver commits it,
 // passes/loop_pass_driver.h): new copies of `w`'s condition and body (and
 // of the stacked form's inner loop) carry the local accumulator; after the
@@ -711,86 +804,7 @@ absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
   }
 
   // 4. After the loop: reduce once, apply the chain, add the initial value.
-  const Instruction* after = NextInOrder(w);
-  auto add_after = [&](std::unique_ptr<Instruction> i) {
-    return txn.Add(*parent, std::move(i), after);
-  };
-  Instruction* acc0 =
-      add_after(NewGetTupleElement(m, base + ".acc0", nw, c.index));
-  Instruction* local =
-      add_after(NewGetTupleElement(m, base + ".acc.final", nw, n));
-  auto coll = CloneInstruction(
-      *c.collective, m.UniqueInstructionName(base + ".deferred"), {local});
-  if (c.inner != nullptr) {
-    // One collective for all rows: the stack's dimension 0 leads.
-    coll->set_shape(c.slice != nullptr ? full : c.acc->shape());
-    if (coll->opcode() == Opcode::kReduceScatter) {
-      coll->mutable_attrs().dimensions[0] += 1;
-    }
-  }
-  if (coll->attrs().channel_id.has_value()) {
-    coll->mutable_attrs().channel_id = m.NextChannelId();
-  }
-  d.reduced = add_after(std::move(coll));
-  Instruction* cur = d.reduced;
-  if (c.slice != nullptr) {
-    // Each device keeps its part of every row: the same offsets, computed
-    // again here, after a 0 for the stack's dimension.
-    absl::flat_hash_map<const Instruction*, Instruction*> copies;
-    std::function<Instruction*(Instruction*)> copy =
-        [&](Instruction* x) -> Instruction* {
-      if (auto it = copies.find(x); it != copies.end()) return it->second;
-      std::vector<Instruction*> ops;
-      for (Instruction* op : x->operands()) ops.push_back(copy(op));
-      Instruction* y = add_after(CloneInstruction(
-          *x, m.UniqueInstructionName(x->name() + ".deferred"), ops));
-      copies[x] = y;
-      return y;
-    };
-    std::vector<Instruction*> ops = {cur};
-    ops.push_back(
-        AddZeros(txn, *parent,
-                 Shape::Scalar(c.slice->operand(1)->shape().element_type()),
-                 base + ".row0", after));
-    for (int64_t k = 1; k < c.slice->operand_count(); ++k) {
-      ops.push_back(copy(c.slice->operand(k)));
-    }
-    auto part = CloneInstruction(
-        *c.slice, m.UniqueInstructionName(c.slice->name() + ".deferred"), ops);
-    part->set_shape(c.acc->shape());
-    DimensionVector sizes = {c.acc->shape().dimensions(0)};
-    for (int64_t s : c.slice->attrs().dynamic_slice_sizes) sizes.push_back(s);
-    part->mutable_attrs().dynamic_slice_sizes = sizes;
-    cur = add_after(std::move(part));
-  }
-  for (const Instruction* link : c.chain) {
-    std::vector<Instruction*> ops;
-    for (Instruction* op : link->operands()) {
-      if (link->opcode() != Opcode::kMultiply || !IsConstantScale(op)) {
-        ops.push_back(cur);
-        continue;
-      }
-      Instruction* scale = op;
-      if (op->opcode() == Opcode::kBroadcast) {
-        Instruction* k = add_after(CloneInstruction(
-            *op->operand(0),
-            m.UniqueInstructionName(op->operand(0)->name() + ".deferred"), {}));
-        scale = add_after(CloneInstruction(
-            *op, m.UniqueInstructionName(op->name() + ".deferred"), {k}));
-      } else {
-        scale = add_after(CloneInstruction(
-            *op, m.UniqueInstructionName(op->name() + ".deferred"), {}));
-      }
-      ops.push_back(scale);
-    }
-    cur = add_after(CloneInstruction(
-        *link, m.UniqueInstructionName(link->name() + ".deferred"), ops));
-  }
-  const bool acc_first = c.add->operand(0) == c.acc;
-  Instruction* result = add_after(CloneInstruction(
-      *c.add, m.UniqueInstructionName(c.add->name() + ".deferred"),
-      acc_first ? std::vector<Instruction*>{acc0, cur}
-                : std::vector<Instruction*>{cur, acc0}));
+  Instruction* result = ReduceAfterLoop(txn, w, nw, c, n, full, &d.reduced);
   // The loop's reads of the accumulator read the result instead.
   for (Instruction* u : w->users()) {
     if (!IsGteOf(u, w, c.index)) continue;
@@ -818,6 +832,92 @@ absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
   }
   if (before_commit) return before_commit(*body);
   return absl::OkStatus();
+}
+
+// What deferring a candidate saves and costs, for its remark.
+struct Saving {
+  CandidateEstimate e;
+  std::string saves;  // the communication saved, in words
+  std::string costs;  // the memory it costs, in words
+};
+
+// Why a candidate is left alone: its remark's name, reason and suggestion.
+struct Refusal {
+  std::string name;
+  std::string why;
+  std::string suggestion;
+};
+
+// The legality checks of candidate `c` of loop `w` (`info`, and the
+// problem of its state, LoopStateProblem) that need the trip counts, and
+// what deferring it would save and cost (in `out`); the trip count goes to
+// `r`'s metrics once known.
+std::optional<Refusal> SizeUp(const Candidate& c, Instruction* w,
+                              const WhileLoopInfo& info,
+                              const std::string& state_problem,
+                              const CallGraph& callers,
+                              const CostOracle* oracle, Remark& r,
+                              Saving& out) {
+  const std::string kind = KindName(*c.collective);
+  if (!info.trip_count.has_value()) {
+    return Refusal{
+        "UnknownTripCount",
+        absl::StrCat(
+            "the loop's trip count is unknown (",
+            info.missing.empty() ? "no induction variable" : info.missing, ")"),
+        "write the loop as a fori_loop/scan with static bounds"};
+  }
+  const int64_t trips = *info.trip_count;
+  r.Metric("trip_count", trips);
+  if (trips < 2) {
+    return Refusal{
+        trips == 0 ? "LoopNeverRuns" : "SingleIteration",
+        absl::StrCat("the loop runs ", trips, " time(s): there is no second ",
+                     kind, " to save"),
+        ""};
+  }
+  if (!state_problem.empty()) {
+    return Refusal{"OpaqueLoopState", state_problem, ""};
+  }
+  if (Why why = CheckCandidate(c, w, callers); !why.name.empty()) {
+    return Refusal{why.name, why.text, ""};
+  }
+  int64_t inner_trips = 1;
+  if (c.inner != nullptr) {
+    const WhileLoopInfo inner_info = AnalyzeWhileLoop(*c.inner);
+    if (!inner_info.trip_count.has_value()) {
+      return Refusal{
+          "UnknownTripCount",
+          absl::StrCat("the trip count of ", c.inner->name(),
+                       ", which stores the ", kind, "'s rows, is unknown"),
+          ""};
+    }
+    inner_trips = std::max<int64_t>(1, *inner_info.trip_count);
+  }
+  const int64_t runs = trips * inner_trips;
+  const std::string counts =
+      c.inner == nullptr
+          ? absl::StrCat(trips - 1, " of its ", trips, " ", kind, "s")
+          : absl::StrCat("its ", runs, " ", kind, "s, one per row of ",
+                         c.inner->name(),
+                         " and iteration, become one of the whole stack");
+  out.e = Estimate(c, trips, inner_trips, oracle);
+  const CandidateEstimate& e = out.e;
+  const int64_t saved_ns =
+      e.predicted ? std::llround(std::clamp(e.hidden_us, 0.0, 1e12) * 1e3) : 0;
+  out.saves =
+      e.predicted
+          ? absl::StrCat(
+                RenderRemarkArg({"", RemarkArg::Type::kTimeNs, "", saved_ns}),
+                " of communication per run of the loop (", counts, ")")
+          : counts;
+  out.costs = absl::StrCat(
+      c.inner == nullptr ? "a full-size accumulator of "
+                         : "a full-size accumulator and full-size stored "
+                           "rows of ",
+      RenderRemarkArg({"", RemarkArg::Type::kBytes, "", e.extra_live_bytes}),
+      " per device, live for the whole loop");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -869,69 +969,17 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         r.suggestion = std::move(suggestion);
         context.remarks.Emit(r);
       };
-      if (!info.trip_count.has_value()) {
-        missed("UnknownTripCount",
-               absl::StrCat("the loop's trip count is unknown (",
-                            info.missing.empty() ? "no induction variable"
-                                                 : info.missing,
-                            ")"),
-               "write the loop as a fori_loop/scan with static bounds");
+      Saving saving;
+      if (std::optional<Refusal> no =
+              SizeUp(c, w, info, state_problem, driver.callers(),
+                     context.cost_oracle, r, saving);
+          no.has_value()) {
+        missed(no->name, no->why, no->suggestion);
         continue;
       }
-      const int64_t trips = *info.trip_count;
-      r.Metric("trip_count", trips);
-      if (trips < 2) {
-        missed(trips == 0 ? "LoopNeverRuns" : "SingleIteration",
-               absl::StrCat("the loop runs ", trips,
-                            " time(s): there is no second ", kind, " to save"));
-        continue;
-      }
-      if (!state_problem.empty()) {
-        missed("OpaqueLoopState", state_problem);
-        continue;
-      }
-      if (Why why = CheckCandidate(c, w, driver.callers()); !why.name.empty()) {
-        missed(why.name, why.text);
-        continue;
-      }
-      int64_t inner_trips = 1;
-      if (c.inner != nullptr) {
-        const WhileLoopInfo inner_info = AnalyzeWhileLoop(*c.inner);
-        if (!inner_info.trip_count.has_value()) {
-          missed(
-              "UnknownTripCount",
-              absl::StrCat("the trip count of ", c.inner->name(),
-                           ", which stores the ", kind, "'s rows, is unknown"));
-          continue;
-        }
-        inner_trips = std::max<int64_t>(1, *inner_info.trip_count);
-      }
-      const int64_t runs = trips * inner_trips;
-      const std::string counts =
-          c.inner == nullptr
-              ? absl::StrCat(trips - 1, " of its ", trips, " ", kind, "s")
-              : absl::StrCat("its ", runs, " ", kind, "s, one per row of ",
-                             c.inner->name(),
-                             " and iteration, become one of the whole stack");
-      const CandidateEstimate e =
-          Estimate(c, trips, inner_trips, context.cost_oracle);
-      const int64_t saved_ns =
-          e.predicted ? std::llround(std::clamp(e.hidden_us, 0.0, 1e12) * 1e3)
-                      : 0;
-      const std::string saves =
-          e.predicted
-              ? absl::StrCat(RenderRemarkArg(
-                                 {"", RemarkArg::Type::kTimeNs, "", saved_ns}),
-                             " of communication per run of the loop (", counts,
-                             ")")
-              : counts;
-      const std::string costs = absl::StrCat(
-          c.inner == nullptr ? "a full-size accumulator of "
-                             : "a full-size accumulator and full-size stored "
-                               "rows of ",
-          RenderRemarkArg(
-              {"", RemarkArg::Type::kBytes, "", e.extra_live_bytes}),
-          " per device, live for the whole loop");
+      const CandidateEstimate& e = saving.e;
+      const std::string& saves = saving.saves;
+      const std::string& costs = saving.costs;
       if (e.predicted && e.gain_us() <= 0) {
         AddEstimateMetrics(e, r.metrics);
         missed(

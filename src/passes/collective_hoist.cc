@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/ir_util.h"
@@ -441,7 +442,7 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
       r.direction = "hoist";
       DescribeInstruction(*ag, module, r);
       r.loop = node->path;
-      r.Metric("bytes_moved", ag->shape().ByteSize());
+      r.Metric("bytes_moved", CollectiveBytesMoved(*ag));
       auto missed = [&](const Refusal& no) {
         r.kind = RemarkKind::kMissed;
         r.name = no.name;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
@@ -1472,11 +1473,6 @@ class LoopPipeliner {
   static std::string DirectionOf(Opcode op) {
     return op == Opcode::kAllGather ? "backward" : "forward";
   }
-  static int64_t BytesMoved(const Instruction& coll) {
-    return std::max(
-        coll.shape().ByteSize(),
-        coll.operand_count() > 0 ? coll.operand(0)->shape().ByteSize() : 0);
-  }
 
   // Collectives of the kinds we pipeline that sit directly in `body`.
   std::vector<Instruction*> Collectives(const Computation& body) {
@@ -1498,7 +1494,7 @@ class LoopPipeliner {
                             DirectionOf(c->opcode()),
                             absl::StrCat("not pipelined: ", why.text));
       r.suggestion = suggestion;
-      r.Metric("bytes_moved", BytesMoved(*c));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
       context_.remarks.Emit(std::move(r));
     }
   }
@@ -1560,6 +1556,21 @@ class LoopPipeliner {
                               int64_t body_copies,
                               const std::vector<Instruction*>& chains,
                               int64_t chain_copies, int64_t small);
+  // The tail every mode shares: after the size guard's answer `reserved`
+  // (an error stops the pass), the rewrite, its remarks (EmitAll) and, once
+  // it committed, `extra` bytes spent on the ledger. Null: the rewrite
+  // failed and was discarded.
+  absl::StatusOr<Instruction*> Apply(
+      absl::Status reserved,
+      const std::function<absl::StatusOr<Instruction*>()>& rewrite,
+      std::vector<Remark>& remarks, int64_t extra) {
+    if (!reserved.ok()) return reserved;
+    absl::StatusOr<Instruction*> result = rewrite();
+    EmitAll(remarks, result.status());
+    if (!result.ok()) return nullptr;
+    context_.memory.Spend(extra);
+    return *result;
+  }
   // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
   // `ls` describes the new loop.
   absl::StatusOr<bool> SinkPhase(LoopState& ls,
@@ -1655,7 +1666,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                           absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
                                        " not sunk: ", reason.text));
     r.suggestion = suggestion;
-    r.Metric("bytes_moved", BytesMoved(*c));
+    r.Metric("bytes_moved", CollectiveBytesMoved(*c));
     context_.remarks.Emit(std::move(r));
   }
   if (chosen.empty()) return false;
@@ -1668,23 +1679,21 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                             " out of the loop: one batched collective of "
                             "{trips} iterations after the loop");
     r.Instr("collective", c->name()).Int("trips", trips);
-    r.Metric("bytes_moved", trips * BytesMoved(*c))
-        .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
+    r.Metric("bytes_moved", trips * CollectiveBytesMoved(*c))
+        .Metric("extra_live_bytes",
+                ExtraLiveBytes(c->operand(0)->shape(), trips))
         .Metric("trip_count", trips);
     AddPlannedArgs(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
   const int64_t m = chosen.size();
-  if (absl::Status s = ReserveRewrite(ls, "sinking collectives out of", 1, {},
-                                      0, 4 * ls.n + 8 * m);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<Instruction*> result = RewriteSink(ls, chosen);
-  EmitAll(remarks, result.status());
-  if (!result.ok()) return false;
-  context_.memory.Spend(extra);
+  absl::StatusOr<Instruction*> result = Apply(
+      ReserveRewrite(ls, "sinking collectives out of", 1, {}, 0,
+                     4 * ls.n + 8 * m),
+      [&] { return RewriteSink(ls, chosen); }, remarks, extra);
+  if (!result.ok()) return result.status();
+  if (*result == nullptr) return false;
   Why why;
   if (!PrepareLoop(*result, ls, &why)) {
     return absl::InternalError(
@@ -1705,7 +1714,7 @@ void LoopPipeliner::MissOverBudget(const Instruction& c,
                               " leaves no room for ", e.extra_live_bytes,
                               " extra live bytes"));
   r.suggestion = std::move(suggestion);
-  r.Metric("bytes_moved", BytesMoved(c));
+  r.Metric("bytes_moved", CollectiveBytesMoved(c));
   AddEstimateMetrics(e, r.metrics);
   context_.remarks.Emit(std::move(r));
 }
@@ -1872,7 +1881,7 @@ std::vector<Instruction*> LoopPipeliner::AnalyzeBackward(
     r.suggestion =
         "only all-gathers of loop-invariant data indexed by the loop "
         "counter can be gathered an iteration ahead";
-    r.Metric("bytes_moved", BytesMoved(*ag));
+    r.Metric("bytes_moved", CollectiveBytesMoved(*ag));
     context_.remarks.Emit(std::move(r));
   }
   return legal;
@@ -1997,7 +2006,7 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         r.suggestion =
             "gather it where its operand is computed, or let the layer loop "
             "prefetch it (it already does when its chain is loop-invariant)";
-        r.Metric("bytes_moved", BytesMoved(*ag));
+        r.Metric("bytes_moved", CollectiveBytesMoved(*ag));
         AddEstimateMetrics(e, r.metrics);
         context_.remarks.Emit(std::move(r));
         legal.erase(std::find(legal.begin(), legal.end(), ag));
@@ -2049,7 +2058,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
     r.format = absl::StrCat("prefetched all-gather {depth} ",
                             d > 1 ? "iterations" : "iteration", " ahead");
     r.Instr("collective", ag->name()).Int("depth", d);
-    r.Metric("bytes_moved", BytesMoved(*ag))
+    r.Metric("bytes_moved", CollectiveBytesMoved(*ag))
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
@@ -2060,16 +2069,13 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   // prologue iteration and once for the next prefetch, state reads
   // per peeled iteration and per prefetched value.
   const int64_t m = chosen.size();
-  if (absl::Status s = ReserveRewrite(
-          ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"), 1 + d,
-          chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<Instruction*> result = RewriteBackward(ls, chosen, d);
-  EmitAll(remarks, result.status());
-  if (!result.ok()) return false;
-  context_.memory.Spend(extra);
+  absl::StatusOr<Instruction*> result = Apply(
+      ReserveRewrite(ls,
+                     absl::StrCat("prefetching all-gathers ", d, " ahead in"),
+                     1 + d, chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m),
+      [&] { return RewriteBackward(ls, chosen, d); }, remarks, extra);
+  if (!result.ok()) return result.status();
+  if (*result == nullptr) return false;
   Why why;
   ls.analyzable = PrepareLoop(*result, ls, &why);  // cannot fail
   return true;
@@ -2132,7 +2138,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                      absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
                                   " not pipelined: ", reason.text));
       r.suggestion = suggestion;
-      r.Metric("bytes_moved", BytesMoved(*c));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
       context_.remarks.Emit(std::move(r));
       continue;
     }
@@ -2144,7 +2150,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                        " not pipelined: the iteration has no compute for it "
                        "to overlap (",
                        DescribeEstimate(e), ")"));
-      r.Metric("bytes_moved", BytesMoved(*c));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
       AddEstimateMetrics(e, r.metrics);
       AddEstimateArgs(e, r);
       context_.remarks.Emit(std::move(r));
@@ -2172,7 +2178,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.format = absl::StrCat("delayed ", AsAbsl(OpcodeName(c->opcode())),
                             " to the next iteration (overlaps its compute)");
     r.Instr("collective", c->name());
-    r.Metric("bytes_moved", BytesMoved(*c))
+    r.Metric("bytes_moved", CollectiveBytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
     AddPlannedArgs(c, r);
@@ -2184,16 +2190,12 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
   for (const ForwardCandidate& fc : chosen) {
     small += 8 + 2 * fc.dus->operand_count();
   }
-  if (absl::Status s = ReserveRewrite(
-          ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<Instruction*> result = RewriteForward(ls, chosen);
-  EmitAll(remarks, result.status());
-  if (!result.ok()) return false;
-  context_.memory.Spend(extra);
-  return true;
+  absl::StatusOr<Instruction*> result = Apply(
+      ReserveRewrite(ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0,
+                     small),
+      [&] { return RewriteForward(ls, chosen); }, remarks, extra);
+  if (!result.ok()) return result.status();
+  return *result != nullptr;
 }
 
 absl::StatusOr<bool> LoopPipeliner::Run() {

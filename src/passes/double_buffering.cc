@@ -239,10 +239,9 @@ DoubleBufferEstimate EstimateDoubleBuffer(const Instruction& w,
     }
     ++out.overlapped;
     hideable_us += hidden;
-    // One more result in flight (saturating, as ExtraLiveBytes).
-    int64_t& live = out.estimate.extra_live_bytes;
-    const int64_t more = ExtraLiveBytes(c->shape());
-    live = more > (int64_t{1} << 62) - live ? int64_t{1} << 62 : live + more;
+    // One more result in flight.
+    out.estimate.extra_live_bytes =
+        AddLiveBytes(out.estimate.extra_live_bytes, ExtraLiveBytes(c->shape()));
   }
   if (oracle != nullptr) {
     const int64_t pairs = info.trip_count.value_or(0) / 2;

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
@@ -959,8 +960,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       const LoopNode* home =
           c.inner != nullptr ? driver.nest().Find(c.inner) : nullptr;
       r.loop = home != nullptr ? home->path : node->path;
-      r.Metric("bytes_moved", std::max(coll.shape().ByteSize(),
-                                       coll.operand(0)->shape().ByteSize()));
+      r.Metric("bytes_moved", CollectiveBytesMoved(coll));
       auto missed = [&](std::string name, std::string why,
                         std::string suggestion = "") {
         r.kind = RemarkKind::kMissed;

@@ -124,11 +124,7 @@ absl::Status CloneBodySubset(const Computation& body,
   // Clones what was collected so far (an alias needs its target cloned).
   auto flush = [&]() -> absl::Status {
     if (to_clone.empty()) return absl::OkStatus();
-    std::vector<Instruction*> created;
-    absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
-                                           &created, &txn.computations());
-    txn.instructions().insert(txn.instructions().end(), created.begin(),
-                              created.end());
+    absl::Status s = txn.CloneInto(to_clone, target, map, options);
     to_clone.clear();
     return s;
   };
@@ -722,7 +718,6 @@ absl::StatusOr<Instruction*> RewriteBackward(
                         absl::StrCat("prefetch", d), ls.while_instr,
                         /*follow_aliases=*/true);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
     for (int64_t j = 0; j < m; ++j) prefetched[d * m + j] = map.at(cands[j]);
@@ -757,10 +752,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
     CloneIntoOptions options;
     options.suffix = "";
     options.fresh_channel_ids = false;
-    absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                           &txn.computations());
+    absl::Status s = txn.CloneInto(rest, *body, map, options);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
   }
@@ -781,16 +774,11 @@ absl::StatusOr<Instruction*> RewriteBackward(
       return body->AddInstruction(
           NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
     };
-    LoopRewrite inner(module);  // instructions in the new body die with it
+    // Into the new body: its instructions die with it on a rollback.
     absl::Status s =
-        CloneBodySubset(*ls.body, cands, *body, provider, next_map, inner,
-                        "next", nullptr, /*follow_aliases=*/true);
-    txn.computations().insert(txn.computations().end(),
-                              inner.computations().begin(),
-                              inner.computations().end());
-    inner.Release();
+        CloneBodySubset(*ls.body, cands, *body, provider, next_map, txn, "next",
+                        nullptr, /*follow_aliases=*/true);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
     for (int64_t j = 0; j < m; ++j) next[j] = next_map.at(cands[j]);
@@ -854,7 +842,6 @@ absl::StatusOr<Instruction*> RewriteBackward(
         CloneBodySubset(*ls.body, {ls.body->root()}, *ls.parent, provider,
                         peel_map, txn, absl::StrCat("peel", d), ls.while_instr);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
     state = peel_map.at(ls.body->root());
@@ -881,8 +868,7 @@ absl::StatusOr<Computation*> CloneBodyExcept(
   CloneIntoOptions options;
   options.suffix = "";
   options.fresh_channel_ids = false;
-  absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                         &txn.computations());
+  absl::Status s = txn.CloneInto(rest, *body, map, options);
   if (!s.ok()) return s;
   return body;
 }
@@ -921,8 +907,7 @@ absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
   CloneIntoOptions options;
   options.suffix = "";
   options.fresh_channel_ids = false;
-  absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
-                                         &txn.computations());
+  absl::Status s = txn.CloneInto(rest, *cond, cmap, options);
   if (!s.ok()) return s;
   cond->set_root(cmap.at(ls.cond->root()));
   return cond;
@@ -1002,7 +987,6 @@ absl::StatusOr<Instruction*> RewriteForward(
   absl::Status s = CloneBodySubset(*ls.body, needed, *ls.parent, init_provider,
                                    peel_map, txn, "peel", ls.while_instr);
   if (!s.ok()) {
-    txn.Rollback();
     return s;
   }
   std::vector<Instruction*> peeled = iteration_outputs(peel_map, init_provider);
@@ -1016,12 +1000,11 @@ absl::StatusOr<Instruction*> RewriteForward(
   auto deferred_store = [&](const ForwardCandidate& c, size_t ci,
                             Computation& comp, Instruction* buffer,
                             const std::function<Instruction*(int64_t)>& slot,
-                            InstrMap& map, std::vector<Instruction*>* created,
+                            InstrMap& map, LoopRewrite* record,
                             const Instruction* before) -> Instruction* {
     auto add = [&](std::unique_ptr<Instruction> inst) {
-      Instruction* a = comp.AddInstruction(std::move(inst), before);
-      if (created) created->push_back(a);
-      return a;
+      return record != nullptr ? record->Add(comp, std::move(inst), before)
+                               : comp.AddInstruction(std::move(inst), before);
     };
     Instruction* raw = slot(raw_slot[ci]);
     auto coll = CloneInstruction(*c.collective,
@@ -1066,7 +1049,6 @@ absl::StatusOr<Instruction*> RewriteForward(
     absl::StatusOr<Computation*> b = CloneBodyWithoutCandidates(
         ls, new_state, ".pipelined", cands, map, txn, &p);
     if (!b.ok()) {
-      txn.Rollback();
       return b.status();
     }
     body = *b;
@@ -1118,7 +1100,6 @@ absl::StatusOr<Instruction*> RewriteForward(
     s = CloneBodySubset(*ls.body, roots, *ls.parent, slot_after, epi_map, txn,
                         "epilogue", ls.while_instr);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
   }
@@ -1127,9 +1108,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const ForwardCandidate& c = cands[ci];
     Instruction* buffer = slot_after(c.buffer_index);
-    final_stores[c.buffer_index] =
-        deferred_store(c, ci, *ls.parent, buffer, slot_after, epi_map,
-                       &txn.instructions(), ls.while_instr);
+    final_stores[c.buffer_index] = deferred_store(
+        c, ci, *ls.parent, buffer, slot_after, epi_map, &txn, ls.while_instr);
   }
   for (int64_t i = 0; i < n; ++i) {
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)
@@ -1311,7 +1291,6 @@ absl::StatusOr<Instruction*> RewriteSink(
     absl::StatusOr<Computation*> b =
         CloneBodyWithoutCandidates(ls, new_state, ".sunk", cands, map, txn, &p);
     if (!b.ok()) {
-      txn.Rollback();
       return b.status();
     }
     body = *b;

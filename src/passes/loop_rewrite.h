@@ -166,11 +166,6 @@ class LoopRewrite {
       absl::flat_hash_map<const Instruction*, Instruction*>& map,
       const CloneIntoOptions& options);
 
-  // What was created, for the clone utilities that append to them
-  // (CloneInstructionsInto, CloneLoopComputations).
-  std::vector<Instruction*>& instructions() { return instructions_; }
-  std::vector<Computation*>& computations() { return computations_; }
-
   // Verifies `verify` (VerifyComputationAll; an error is `what` + the first
   // problem), then moves `old`'s control predecessors to `preds_to`, its
   // control successors and uses to `result`, and keeps what was built. On

@@ -70,10 +70,6 @@ int64_t BufferAnalysis::DefinedBytes(const Instruction* instr,
   return total;
 }
 
-int64_t KeptLiveBytes(const Instruction& value) {
-  return ArrayBytes(value.shape());
-}
-
 namespace {
 
 // Nesting depth of called computations followed (the IR has no recursion;

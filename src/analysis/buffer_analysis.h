@@ -72,13 +72,6 @@ class BufferAnalysis {
   absl::flat_hash_map<const Instruction*, std::vector<int32_t>> leaves_;
 };
 
-// Bytes `value` adds while a pass keeps it live for later (a new
-// loop-state element, a prefetched all-gather, a collective delayed to the
-// next iteration): all its array leaves, each a buffer of its own (XLA's
-// copy insertion gives every loop-state element one). The extra-live-bytes
-// estimate of the pipeliner and the hoist.
-int64_t KeptLiveBytes(const Instruction& value);
-
 struct MemoryPeak {
   int64_t bytes = 0;
   std::string at;  // "instruction (computation)" where the peak is reached

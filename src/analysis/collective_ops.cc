@@ -1,6 +1,9 @@
 // The collective classifier (see the header).
 #include "analysis/collective_ops.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "hlo/computation.h"
 
 namespace hloverlap {
@@ -119,6 +122,14 @@ std::optional<CollectiveOp> ClassifyCollective(const Instruction& instr) {
 std::string_view CollectiveKindName(Opcode kind) {
   if (IsCollective(kind)) return OpcodeName(kind);
   return "collective";
+}
+
+int64_t CollectiveBytesMoved(const Instruction& coll) {
+  std::vector<Shape> operands;
+  operands.reserve(coll.operand_count());
+  for (const Instruction* op : coll.operands()) operands.push_back(op->shape());
+  return std::max(coll.shape().ByteSize(),
+                  Shape::Tuple(std::move(operands)).ByteSize());
 }
 
 }  // namespace hloverlap

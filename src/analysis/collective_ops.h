@@ -50,6 +50,13 @@ struct CollectiveOp {
 // half of a send).
 std::optional<CollectiveOp> ClassifyCollective(const Instruction& instr);
 
+// The bytes collective `coll` moves, as the loop passes and the async
+// conversion report it (remark metric bytes_moved): the larger of its result
+// and its operands, all of them (a combined collective moves each): an
+// all-gather's result, a reduce-scatter's operands, an all-reduce's either.
+// The cost model's bytes (gpu_cost_model.h) are the algorithm's instead.
+int64_t CollectiveBytesMoved(const Instruction& coll);
+
 // "all-gather", "reduce-scatter", ... (the opcode's name for collective
 // opcodes, "collective" otherwise).
 std::string_view CollectiveKindName(Opcode kind);

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "hlo/absl_compat.h"
 #include "hlo/opcode_traits.h"
 #include "passes/pass_registry.h"
@@ -69,8 +70,7 @@ class Converter {
     auto it = loop_of_.find(coll.parent());
     if (it != loop_of_.end()) r.loop = it->second;
     r.message = std::move(message);
-    r.Metric("bytes_moved",
-             std::max(coll.shape().ByteSize(), OperandsShape(coll).ByteSize()));
+    r.Metric("bytes_moved", CollectiveBytesMoved(coll));
     context_.remarks.Emit(std::move(r));
   }
 
@@ -240,8 +240,7 @@ absl::StatusOr<bool> Converter::Run() {
           "converted ", AsAbsl(OpcodeName(op)), " to ",
           generic ? "async-start/async-done"
                   : absl::StrCat(StartName(op), "/", DoneName(op)));
-      r.Metric("bytes_moved", std::max(coll->shape().ByteSize(),
-                                       OperandsShape(*coll).ByteSize()));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*coll));
       // Module-size guard: start and done, and for async-start a wrapped
       // computation (a parameter per operand and the collective).
       if (absl::Status s = context_.size_guard.Reserve(

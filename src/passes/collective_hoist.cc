@@ -1,6 +1,7 @@
 #include "passes/collective_hoist.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,9 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/ir_util.h"
+#include "passes/loop_pass_driver.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -157,8 +160,8 @@ int64_t ForwardStackedCopies(Instruction* inner, Instruction* value,
   return forwarded;
 }
 
-// What a committed hoist built: the new loops, each old instruction of
-// their conditions and bodies -> its copy, the gathered stack.
+// What a hoist built: the new loops, each old instruction of their
+// conditions and bodies -> its copy, the gathered stack.
 struct Hoisted {
   AppendedState outer;
   AppendedState inner;
@@ -166,20 +169,15 @@ struct Hoisted {
   int64_t forwarded = 0;  // stacked copies read from the gathered stack
 };
 
-// Hoists `c.ag` out of `outer` in one transaction: the gathered stack
-// `gshape` before `outer`, carried by both loops (new conditions and
-// bodies), the all-gather replaced by a slice of it. Rolled back on error.
-absl::StatusOr<Hoisted> RewriteHoist(
-    Module& module, const Candidate& c, const Shape& gshape, Instruction* inner,
-    Instruction* outer,
-    const CollectiveHoistPass::BeforeCommitHook& before_commit) {
-  auto failed = [&](absl::string_view problem) {
-    return absl::InternalError(
-        absl::StrCat(AsAbsl(kPassName), ": hoisting all-gather ", c.ag->name(),
-                     " out of ", outer->name(), ": ", problem));
-  };
-  LoopRewrite txn(module);
-  Hoisted h;
+// Builds the hoist of `c.ag` out of `outer` in `txn` (the driver commits
+// it): the gathered stack `gshape` before `outer`, carried by both loops (new
+// conditions and bodies), the all-gather replaced by a slice of it.
+absl::Status BuildHoist(LoopRewrite& txn, const Candidate& c,
+                        const Shape& gshape, Instruction* inner,
+                        Instruction* outer,
+                        const CollectiveHoistPass::BeforeCommitHook& hook,
+                        Hoisted& h) {
+  Module& module = txn.module();
   auto g = std::make_unique<Instruction>(
       Opcode::kAllGather,
       module.UniqueInstructionName(absl::StrCat(c.ag->name(), ".hoisted")),
@@ -193,11 +191,11 @@ absl::StatusOr<Hoisted> RewriteHoist(
   g->AppendOperand(c.outer_value);
   h.gathered = txn.Add(*outer->parent(), std::move(g), outer);
   absl::StatusOr<AppendedState> o = txn.AppendLoopState(outer, {h.gathered});
-  if (!o.ok()) return failed(o.status().message());
+  if (!o.ok()) return o.status();
   h.outer = *std::move(o);
   absl::StatusOr<AppendedState> i =
       txn.AppendLoopState(h.outer.map.at(inner), {h.outer.reads[0]});
-  if (!i.ok()) return failed(i.status().message());
+  if (!i.ok()) return i.status();
   h.inner = *std::move(i);
   // In the new inner body: the all-gather becomes a slice of the carried
   // stack (and the reshape of it).
@@ -228,18 +226,145 @@ absl::StatusOr<Hoisted> RewriteHoist(
     rs->AppendOperand(value);
     value = body->AddInstruction(std::move(rs), ag);
   }
+  if (absl::Status s = txn.Checkpoint("slicing the carried stack"); !s.ok()) {
+    return s;
+  }
   absl::Status s = ag->ReplaceAllUsesWith(value);
   if (s.ok()) s = body->RemoveInstruction(ag);
-  if (!s.ok()) return failed(s.message());
+  if (s.ok()) s = txn.Checkpoint("replacing the all-gather");
+  if (!s.ok()) return s;
   h.forwarded = ForwardStackedCopies(h.inner.loop, value, old_ds->operand(1),
                                      h.outer.reads[0]);
-  if (before_commit) {
-    if (s = before_commit(*body); !s.ok()) return failed(s.message());
+  if (s = txn.Checkpoint("forwarding stacked copies"); !s.ok()) return s;
+  if (hook) return hook(*body);
+  return absl::OkStatus();
+}
+
+// Why a candidate is left alone: the remark's name and the reason.
+struct Refusal {
+  std::string name;
+  std::string why;
+};
+
+// The slice of a stacked value that `ag` gathers, in `c` (ag, reshape, ds,
+// gather_dim, factor); a refusal when it is not one whole slice along
+// dimension 0 (of X, returned in `x`).
+std::optional<Refusal> MatchSlice(Instruction* ag, Candidate& c,
+                                  Instruction** x) {
+  c.ag = ag;
+  if (ag->operand_count() != 1 || ag->dimensions().size() != 1 ||
+      HasControlDeps(ag) || !ag->shape().IsArray()) {
+    return Refusal{
+        "UnsupportedCollective",
+        "not a single-operand array all-gather without control edges"};
   }
-  if (s = txn.Commit("the hoisted loops do not verify: "); !s.ok()) {
-    return failed(s.message());
+  Instruction* op = ag->operand(0);
+  if (op->opcode() == Opcode::kReshape) {
+    c.reshape = op;
+    op = op->operand(0);
   }
-  return h;
+  if (op->opcode() != Opcode::kDynamicSlice) {
+    return Refusal{"NotSlicedPerIteration",
+                   "its operand is not dynamic-slice (or reshape of one)"};
+  }
+  c.ds = op;
+  *x = op->operand(0);
+  const Shape& xs = (*x)->shape();
+  const DimensionVector& sizes = op->attrs().dynamic_slice_sizes;
+  bool slice_ok = xs.IsArray() && xs.rank() >= 2 &&
+                  static_cast<int64_t>(sizes.size()) == xs.rank() &&
+                  sizes[0] == 1 && !xs.is_dynamic();
+  for (int64_t j = 1; slice_ok && j < xs.rank(); ++j) {
+    slice_ok = sizes[j] == xs.dimensions(j);
+  }
+  if (!slice_ok) {
+    return Refusal{"NotSlicedPerIteration",
+                   "the dynamic-slice does not take one whole slice along "
+                   "dimension 0"};
+  }
+  int64_t d = ag->dimensions()[0];
+  if (c.reshape != nullptr) {
+    const Shape& rs = c.reshape->shape();
+    bool drop0 = rs.IsArray() && rs.rank() == xs.rank() - 1;
+    for (int64_t j = 0; drop0 && j < rs.rank(); ++j) {
+      drop0 = rs.dimensions(j) == xs.dimensions(j + 1);
+    }
+    if (!drop0) {
+      return Refusal{"NotSlicedPerIteration",
+                     "the reshape does more than drop the sliced dimension"};
+    }
+    c.gather_dim = d + 1;
+  } else {
+    c.gather_dim = d;
+  }
+  const Shape& in = ag->operand(0)->shape();
+  if (c.gather_dim <= 0 || c.gather_dim >= xs.rank() || d < 0 ||
+      d >= in.rank() || in.dimensions(d) <= 0 ||
+      ag->shape().dimensions(d) % in.dimensions(d) != 0) {
+    return Refusal{"NotSlicedPerIteration", "unexpected all-gather dimension"};
+  }
+  c.factor = ag->shape().dimensions(d) / in.dimensions(d);
+  return std::nullopt;
+}
+
+// The analysis of one all-gather of `inner`'s body (nested in `outer`, at
+// `node`): the candidate, or why it is left alone.
+std::optional<Refusal> FindCandidate(Instruction* ag, const LoopNode& node,
+                                     const PassOptions& options,
+                                     const CallGraph& callers, Candidate& c) {
+  Instruction* inner = node.while_instr;
+  Instruction* outer = node.parent->while_instr;
+  if (inner->parent() != outer->while_body()) {
+    return Refusal{
+        "NotDirectlyNested",
+        absl::StrCat(inner->name(), " is not directly in the body of ",
+                     outer->name())};
+  }
+  for (const LoopNode* n : {static_cast<const LoopNode*>(node.parent), &node}) {
+    LoopPolicy policy = ResolveLoopPolicy(*n, options.loop_rules);
+    if (policy.pipeline.has_value() && !*policy.pipeline) {
+      return Refusal{"PipeliningOff",
+                     absl::StrCat("the policy of ", n->while_instr->name(),
+                                  " says pipeline=off (", policy.source, ")")};
+    }
+  }
+  Instruction* x = nullptr;
+  if (std::optional<Refusal> no = MatchSlice(ag, c, &x); no.has_value()) {
+    return no;
+  }
+  // X: an inner-loop state element passed through unchanged ...
+  Computation* body = inner->while_body();
+  Instruction* param =
+      body->num_parameters() == 1 ? body->parameter(0) : nullptr;
+  if (param == nullptr || x->opcode() != Opcode::kGetTupleElement ||
+      x->operand(0) != param || !PassedThrough(inner, x->tuple_index())) {
+    return Refusal{"NotLoopInvariant",
+                   absl::StrCat("the sliced value is not a state element that ",
+                                inner->name(), " passes through unchanged")};
+  }
+  c.inner_index = x->tuple_index();
+  // ... whose initial value is an outer-loop invariant.
+  Instruction* t1 = inner->operand(0);
+  Instruction* v1 =
+      t1->opcode() == Opcode::kTuple && c.inner_index < t1->operand_count()
+          ? t1->operand(c.inner_index)
+          : nullptr;
+  Computation* obody = outer->while_body();
+  Instruction* oparam =
+      obody->num_parameters() == 1 ? obody->parameter(0) : nullptr;
+  if (v1 == nullptr || oparam == nullptr ||
+      v1->opcode() != Opcode::kGetTupleElement || v1->operand(0) != oparam ||
+      !PassedThrough(outer, v1->tuple_index())) {
+    return Refusal{"NotLoopInvariant",
+                   absl::StrCat("the stacked value changes in ", outer->name(),
+                                " (not an invariant state element)")};
+  }
+  c.outer_index = v1->tuple_index();
+  std::string why = CanAppendState(outer, callers);
+  if (why.empty()) why = CanAppendState(inner, callers);
+  if (!why.empty()) return Refusal{"OpaqueLoopState", why};
+  c.outer_value = outer->operand(0)->operand(c.outer_index);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -277,216 +402,99 @@ CandidateEstimate EstimateHoist(const Instruction& ag, const Instruction& ds,
   return e;
 }
 
+// The plan's refusal of a candidate with estimate `e` (over the ledger, or
+// no predicted gain), or none.
+std::optional<Refusal> CheckPlan(const CandidateEstimate& e,
+                                 const MemoryLedger& memory) {
+  if (!memory.Allows(e.extra_live_bytes)) {
+    return Refusal{std::string(kOverMemoryBudget),
+                   absl::StrCat("the gathered stack needs ", e.extra_live_bytes,
+                                " bytes, over ", memory.Describe())};
+  }
+  if (e.predicted && e.gain_us() <= 0) {
+    return Refusal{
+        std::string(kNotProfitable),
+        absl::StrCat(
+            "the predicted net saving is not positive: gathering the stack "
+            "once "
+            "costs as much as the per-iteration gathers it replaces (",
+            std::llround(e.hidden_us), " us of communication saved, ",
+            std::llround(e.added_compute_us), " us of copies added)")};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
                                               PassContext& context) {
-  LoopNest nest(module);
-  // Rebuilt after each hoist (the loops it rewrote have new computations).
-  auto callers = std::make_unique<CallGraph>(module);
-  context.memory.StartIfNeeded(context.options.memory_budget_bytes);
-  bool changed = false;
-  for (LoopNode* node : nest.InnermostFirst()) {
+  LoopPassDriver driver(kPassName, module, context);
+  for (LoopNode* node : driver.nest().InnermostFirst()) {
     if (node->parent == nullptr) continue;
-    Instruction* inner = node->while_instr;
-    Instruction* outer = node->parent->while_instr;
-    Computation* body = inner->while_body();
     std::vector<Instruction*> ags;
-    for (const auto& i : body->instructions()) {
+    for (const auto& i : node->while_instr->while_body()->instructions()) {
       if (i->opcode() == Opcode::kAllGather) ags.push_back(i.get());
     }
     for (Instruction* ag : ags) {
+      Instruction* inner = node->while_instr;
+      Instruction* outer = node->parent->while_instr;
       Remark r;
       r.pass = std::string(kPassName);
       r.direction = "hoist";
       DescribeInstruction(*ag, module, r);
       r.loop = node->path;
-      r.Metric("bytes_moved", ag->shape().ByteSize());
-      auto missed = [&](std::string name, std::string why) {
+      r.Metric("bytes_moved", CollectiveBytesMoved(*ag));
+      auto missed = [&](const Refusal& no) {
         r.kind = RemarkKind::kMissed;
-        r.name = std::move(name);
+        r.name = no.name;
         r.message = absl::StrCat("all-gather not hoisted out of ",
-                                 outer->name(), ": ", why);
+                                 outer->name(), ": ", no.why);
         context.remarks.Emit(r);
       };
-      if (inner->parent() != outer->while_body()) {
-        missed("NotDirectlyNested",
-               absl::StrCat(inner->name(), " is not directly in the body of ",
-                            outer->name()));
-        continue;
-      }
-      LoopPolicy outer_policy =
-          ResolveLoopPolicy(*node->parent, context.options.loop_rules);
-      LoopPolicy inner_policy =
-          ResolveLoopPolicy(*node, context.options.loop_rules);
-      if (outer_policy.pipeline.has_value() && !*outer_policy.pipeline) {
-        missed("PipeliningOff",
-               absl::StrCat("the policy of ", outer->name(),
-                            " says pipeline=off (", outer_policy.source, ")"));
-        continue;
-      }
-      if (inner_policy.pipeline.has_value() && !*inner_policy.pipeline) {
-        missed("PipeliningOff",
-               absl::StrCat("the policy of ", inner->name(),
-                            " says pipeline=off (", inner_policy.source, ")"));
-        continue;
-      }
       Candidate c;
-      c.ag = ag;
-      if (ag->operand_count() != 1 || ag->dimensions().size() != 1 ||
-          HasControlDeps(ag) || !ag->shape().IsArray()) {
-        missed("UnsupportedCollective",
-               "not a single-operand array all-gather without control edges");
+      if (std::optional<Refusal> no =
+              FindCandidate(ag, *node, context.options, driver.callers(), c);
+          no.has_value()) {
+        missed(*no);
         continue;
       }
-      Instruction* op = ag->operand(0);
-      if (op->opcode() == Opcode::kReshape) {
-        c.reshape = op;
-        op = op->operand(0);
-      }
-      if (op->opcode() != Opcode::kDynamicSlice) {
-        missed("NotSlicedPerIteration",
-               "its operand is not dynamic-slice (or reshape of one)");
-        continue;
-      }
-      c.ds = op;
-      Instruction* x = op->operand(0);
-      const Shape& xs = x->shape();
-      const DimensionVector& sizes = op->attrs().dynamic_slice_sizes;
-      bool slice_ok = xs.IsArray() && xs.rank() >= 2 &&
-                      static_cast<int64_t>(sizes.size()) == xs.rank() &&
-                      sizes[0] == 1 && !xs.is_dynamic();
-      for (int64_t j = 1; slice_ok && j < xs.rank(); ++j) {
-        slice_ok = sizes[j] == xs.dimensions(j);
-      }
-      if (!slice_ok) {
-        missed("NotSlicedPerIteration",
-               "the dynamic-slice does not take one whole slice along "
-               "dimension 0");
-        continue;
-      }
-      int64_t d = ag->dimensions()[0];
-      if (c.reshape != nullptr) {
-        const Shape& rs = c.reshape->shape();
-        bool drop0 = rs.IsArray() && rs.rank() == xs.rank() - 1;
-        for (int64_t j = 0; drop0 && j < rs.rank(); ++j) {
-          drop0 = rs.dimensions(j) == xs.dimensions(j + 1);
-        }
-        if (!drop0) {
-          missed("NotSlicedPerIteration",
-                 "the reshape does more than drop the sliced dimension");
-          continue;
-        }
-        c.gather_dim = d + 1;
-      } else {
-        c.gather_dim = d;
-      }
-      const Shape& in = ag->operand(0)->shape();
-      if (c.gather_dim <= 0 || c.gather_dim >= xs.rank() || d < 0 ||
-          d >= in.rank() || in.dimensions(d) <= 0 ||
-          ag->shape().dimensions(d) % in.dimensions(d) != 0) {
-        missed("NotSlicedPerIteration", "unexpected all-gather dimension");
-        continue;
-      }
-      c.factor = ag->shape().dimensions(d) / in.dimensions(d);
-      // X: an inner-loop state element passed through unchanged ...
-      Instruction* param =
-          body->num_parameters() == 1 ? body->parameter(0) : nullptr;
-      if (param == nullptr || x->opcode() != Opcode::kGetTupleElement ||
-          x->operand(0) != param || !PassedThrough(inner, x->tuple_index())) {
-        missed("NotLoopInvariant",
-               absl::StrCat("the sliced value is not a state element that ",
-                            inner->name(), " passes through unchanged"));
-        continue;
-      }
-      c.inner_index = x->tuple_index();
-      // ... whose initial value is an outer-loop invariant.
-      Instruction* t1 = inner->operand(0);
-      Instruction* v1 =
-          t1->opcode() == Opcode::kTuple && c.inner_index < t1->operand_count()
-              ? t1->operand(c.inner_index)
-              : nullptr;
-      Computation* obody = outer->while_body();
-      Instruction* oparam =
-          obody->num_parameters() == 1 ? obody->parameter(0) : nullptr;
-      if (v1 == nullptr || oparam == nullptr ||
-          v1->opcode() != Opcode::kGetTupleElement ||
-          v1->operand(0) != oparam ||
-          !PassedThrough(outer, v1->tuple_index())) {
-        missed("NotLoopInvariant",
-               absl::StrCat("the stacked value changes in ", outer->name(),
-                            " (not an invariant state element)"));
-        continue;
-      }
-      c.outer_index = v1->tuple_index();
-      std::string why = CanAppendState(outer, *callers);
-      if (why.empty()) why = CanAppendState(inner, *callers);
-      if (!why.empty()) {
-        missed("OpaqueLoopState", why);
-        continue;
-      }
-      c.outer_value = outer->operand(0)->operand(c.outer_index);
-      Shape gshape = xs;
+      Shape gshape = c.ds->operand(0)->shape();
       gshape.set_dimension(c.gather_dim,
-                           xs.dimensions(c.gather_dim) * c.factor);
+                           gshape.dimensions(c.gather_dim) * c.factor);
       // Plan: the gathered stack must fit the ledger, and gathering it
       // once must cost less than the per-iteration gathers it replaces.
       CandidateEstimate e = EstimateHoist(*ag, *c.ds, gshape, c.factor, *inner,
                                           *outer, context.cost_oracle);
-      if (!context.memory.Allows(e.extra_live_bytes)) {
+      if (std::optional<Refusal> no = CheckPlan(e, context.memory);
+          no.has_value()) {
         AddEstimateMetrics(e, r.metrics);
-        missed(std::string(kOverMemoryBudget),
-               absl::StrCat("the gathered stack needs ", e.extra_live_bytes,
-                            " bytes, over ", context.memory.Describe()));
-        continue;
-      }
-      if (e.predicted && e.gain_us() <= 0) {
-        AddEstimateMetrics(e, r.metrics);
-        missed(std::string(kNotProfitable),
-               absl::StrCat(
-                   "the predicted net saving is not positive: gathering the "
-                   "stack once "
-                   "costs as much as the per-iteration gathers it replaces (",
-                   std::llround(e.hidden_us), " us of communication saved, ",
-                   std::llround(e.added_compute_us), " us of copies added)"));
+        missed(*no);
         continue;
       }
       r.Metric("extra_live_bytes", e.extra_live_bytes);
+      LoopRewriteRequest request;
+      request.at = ag;
+      request.loop = node->path;
+      request.what = absl::StrCat("hoisting all-gather ", ag->name(),
+                                  " out of ", outer->name());
       // Module-size guard: the gathered stack, its state reads in both
       // loops, the slice and its reshape.
-      if (absl::Status s = context.size_guard.Reserve(
-              module, *ag,
-              absl::StrCat("hoisting all-gather ", ag->name(), " out of ",
-                           outer->name()),
-              5,
-              "keep pipelining off the loop "
-              "(--loop=SELECTOR:pipeline=off)");
-          !s.ok()) {
-        return s;
-      }
-      absl::StatusOr<Hoisted> h =
-          RewriteHoist(module, c, gshape, inner, outer, before_commit_);
-      if (!h.ok()) return h.status();
+      request.added_instructions = 5;
+      request.avoid =
+          "keep pipelining off the loop (--loop=SELECTOR:pipeline=off)";
+      request.extra_live_bytes = e.extra_live_bytes;
+      request.verify_what = "the hoisted loops do not verify: ";
+      Hoisted h;
+      absl::StatusOr<bool> done =
+          driver.Rewrite(request, [&](LoopRewrite& txn) {
+            return BuildHoist(txn, c, gshape, inner, outer, before_commit_, h);
+          });
+      if (!done.ok()) return done.status();
+      if (!*done) continue;
       // The old loops, their conditions and bodies are gone: what pointed
       // into them now points to the copies.
-      absl::flat_hash_map<const Instruction*, Instruction*> moved =
-          std::move(h->outer.map);
-      moved.merge(h->inner.map);
-      moved[outer] = h->outer.loop;
-      moved[inner] = h->inner.loop;
-      nest.Remap(moved);
-      for (Instruction*& other : ags) {
-        if (auto it = moved.find(other); it != moved.end()) other = it->second;
-      }
-      callers = std::make_unique<CallGraph>(module);
-      inner = h->inner.loop;
-      outer = h->outer.loop;
-      body = inner->while_body();
-      const int64_t forwarded = h->forwarded;
-      Instruction* gathered = h->gathered;
-      r.Metric("stacked_copies_forwarded", forwarded);
-      context.memory.Spend(e.extra_live_bytes);
-      changed = true;
+      for (Instruction*& other : ags) other = driver.Moved(other);
+      r.Metric("stacked_copies_forwarded", h.forwarded);
       r.kind = RemarkKind::kPassed;
       r.name = "HoistedAllGather";
       // The gathered stack is new: a name of the output, not a clone.
@@ -494,11 +502,12 @@ absl::StatusOr<bool> CollectiveHoistPass::Run(Module& module,
           "hoisted all-gather out of {outer}: the stacked value is gathered "
           "once before the loop ({gathered}) instead of once per iteration "
           "of {outer}";
-      r.Loop("outer", outer->name()).Text("gathered", gathered->name());
+      r.Loop("outer", node->parent->while_instr->name())
+          .Text("gathered", h.gathered->name());
       context.remarks.Emit(r);
     }
   }
-  return changed;
+  return driver.changed();
 }
 
 // Registration (passes/pass_registry.h).

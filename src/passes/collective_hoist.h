@@ -37,11 +37,12 @@
 // loops' results only by get-tuple-element (so neither loop is the root of
 // its computation, whose result shape would change).
 //
-// Each hoist is one LoopRewrite transaction (passes/loop_rewrite.h): both
-// loops get the gathered stack as appended state in new conditions and
-// bodies; the commit verifies them and swaps them in. An internal failure
-// rolls back, leaving the module as it was, and is returned as an error
-// naming the pass, the loop and the all-gather.
+// Each hoist is one LoopRewrite transaction (passes/loop_rewrite.h) run by
+// the LoopPassDriver (passes/loop_pass_driver.h): both loops get the
+// gathered stack as appended state in new conditions and bodies; the commit
+// verifies them and swaps them in. An internal failure rolls back, leaving
+// the module as it was, is reported as a RewriteDiscarded failure remark
+// naming the pass, the loop and the all-gather, and the pass goes on.
 #ifndef HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 #define HLOVERLAP_PASSES_COLLECTIVE_HOIST_H_
 

@@ -1,15 +1,19 @@
-// The collective hoist's transaction: a hoist that fails before or at its
-// commit leaves the module byte-identical and names pass, loop and
-// all-gather (the before-commit test hook injects the failure).
+// The collective hoist's transaction: a hoist that fails at any step before
+// or at its commit leaves the module byte-identical, is reported as a
+// failure remark naming pass, loop and all-gather, and the pass goes on (the
+// before-commit test hook and LoopRewrite's fault injection inject the
+// failures).
 #include "passes/collective_hoist.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hlo/parser.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
+#include "passes/loop_rewrite_test_util.h"
 
 namespace hloverlap {
 namespace {
@@ -25,10 +29,15 @@ std::unique_ptr<Module> Basic() {
 }
 
 absl::StatusOr<bool> Hoist(Module& m,
-                           CollectiveHoistPass::BeforeCommitHook hook) {
+                           CollectiveHoistPass::BeforeCommitHook hook,
+                           std::string* failure = nullptr) {
   CollectiveHoistPass pass(std::move(hook));
   PassContext context;
-  return pass.Run(m, context);
+  absl::StatusOr<bool> changed = pass.Run(m, context);
+  std::string discarded =
+      DiscardedRewrite(context.remarks, "collective-hoist", "ag");
+  if (failure != nullptr) *failure = discarded;
+  return changed;
 }
 
 TEST(CollectiveHoist, HookSeesTheNewInnerBodyOfAHoistThatCommits) {
@@ -52,10 +61,13 @@ TEST(CollectiveHoist, FailureBeforeCommitLeavesTheModuleUnchanged) {
   std::unique_ptr<Module> m = Basic();
   ASSERT_NE(m, nullptr);
   const std::string before = PrintModule(*m);
+  std::string failure;
   absl::StatusOr<bool> changed = Hoist(
-      *m, [](Computation&) { return absl::InternalError("injected failure"); });
-  ASSERT_FALSE(changed.ok());
-  EXPECT_EQ(std::string(changed.status().message()),
+      *m, [](Computation&) { return absl::InternalError("injected failure"); },
+      &failure);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(failure,
             "collective-hoist: hoisting all-gather ag out of outer: injected "
             "failure");
   EXPECT_EQ(PrintModule(*m), before);
@@ -67,12 +79,16 @@ TEST(CollectiveHoist, RewriteThatDoesNotVerifyLeavesTheModuleUnchanged) {
   ASSERT_NE(m, nullptr);
   const std::string before = PrintModule(*m);
   // The new body's root no longer matches its parameter.
-  absl::StatusOr<bool> changed = Hoist(*m, [](Computation& body) {
-    body.root()->mutable_shape().mutable_tuple_shapes().pop_back();
-    return absl::OkStatus();
-  });
-  ASSERT_FALSE(changed.ok());
-  const std::string message(changed.status().message());
+  std::string message;
+  absl::StatusOr<bool> changed = Hoist(
+      *m,
+      [](Computation& body) {
+        body.root()->mutable_shape().mutable_tuple_shapes().pop_back();
+        return absl::OkStatus();
+      },
+      &message);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
   EXPECT_EQ(message.rfind("collective-hoist: hoisting all-gather ag out of "
                           "outer: the hoisted loops do not verify: ",
                           0),
@@ -80,6 +96,17 @@ TEST(CollectiveHoist, RewriteThatDoesNotVerifyLeavesTheModuleUnchanged) {
       << message;
   EXPECT_EQ(PrintModule(*m), before);
   EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
+// A failure injected at each step of the hoist's transaction in turn (its
+// AppendLoopState calls, its own checkpoints, the commit) leaves the module
+// byte-identical; with none injected, it commits.
+TEST(CollectiveHoist, FailureAtEveryStepLeavesTheModuleUnchanged) {
+  std::vector<std::string> steps =
+      ExpectEveryStepRollsBack(Basic, [](Module& m, std::string* failure) {
+        return Hoist(m, nullptr, failure);
+      });
+  EXPECT_EQ(steps.size(), 6u);
 }
 
 }  // namespace

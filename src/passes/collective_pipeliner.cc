@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
@@ -123,11 +124,7 @@ absl::Status CloneBodySubset(const Computation& body,
   // Clones what was collected so far (an alias needs its target cloned).
   auto flush = [&]() -> absl::Status {
     if (to_clone.empty()) return absl::OkStatus();
-    std::vector<Instruction*> created;
-    absl::Status s = CloneInstructionsInto(to_clone, target, map, options,
-                                           &created, &txn.computations());
-    txn.instructions().insert(txn.instructions().end(), created.begin(),
-                              created.end());
+    absl::Status s = txn.CloneInto(to_clone, target, map, options);
     to_clone.clear();
     return s;
   };
@@ -721,7 +718,6 @@ absl::StatusOr<Instruction*> RewriteBackward(
                         absl::StrCat("prefetch", d), ls.while_instr,
                         /*follow_aliases=*/true);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
     for (int64_t j = 0; j < m; ++j) prefetched[d * m + j] = map.at(cands[j]);
@@ -756,10 +752,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
     CloneIntoOptions options;
     options.suffix = "";
     options.fresh_channel_ids = false;
-    absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                           &txn.computations());
+    absl::Status s = txn.CloneInto(rest, *body, map, options);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
   }
@@ -780,16 +774,11 @@ absl::StatusOr<Instruction*> RewriteBackward(
       return body->AddInstruction(
           NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
     };
-    LoopRewrite inner(module);  // instructions in the new body die with it
+    // Into the new body: its instructions die with it on a rollback.
     absl::Status s =
-        CloneBodySubset(*ls.body, cands, *body, provider, next_map, inner,
-                        "next", nullptr, /*follow_aliases=*/true);
-    txn.computations().insert(txn.computations().end(),
-                              inner.computations().begin(),
-                              inner.computations().end());
-    inner.Release();
+        CloneBodySubset(*ls.body, cands, *body, provider, next_map, txn, "next",
+                        nullptr, /*follow_aliases=*/true);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
     for (int64_t j = 0; j < m; ++j) next[j] = next_map.at(cands[j]);
@@ -853,7 +842,6 @@ absl::StatusOr<Instruction*> RewriteBackward(
         CloneBodySubset(*ls.body, {ls.body->root()}, *ls.parent, provider,
                         peel_map, txn, absl::StrCat("peel", d), ls.while_instr);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
     state = peel_map.at(ls.body->root());
@@ -880,8 +868,7 @@ absl::StatusOr<Computation*> CloneBodyExcept(
   CloneIntoOptions options;
   options.suffix = "";
   options.fresh_channel_ids = false;
-  absl::Status s = CloneInstructionsInto(rest, *body, map, options, nullptr,
-                                         &txn.computations());
+  absl::Status s = txn.CloneInto(rest, *body, map, options);
   if (!s.ok()) return s;
   return body;
 }
@@ -920,8 +907,7 @@ absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
   CloneIntoOptions options;
   options.suffix = "";
   options.fresh_channel_ids = false;
-  absl::Status s = CloneInstructionsInto(rest, *cond, cmap, options, nullptr,
-                                         &txn.computations());
+  absl::Status s = txn.CloneInto(rest, *cond, cmap, options);
   if (!s.ok()) return s;
   cond->set_root(cmap.at(ls.cond->root()));
   return cond;
@@ -1001,7 +987,6 @@ absl::StatusOr<Instruction*> RewriteForward(
   absl::Status s = CloneBodySubset(*ls.body, needed, *ls.parent, init_provider,
                                    peel_map, txn, "peel", ls.while_instr);
   if (!s.ok()) {
-    txn.Rollback();
     return s;
   }
   std::vector<Instruction*> peeled = iteration_outputs(peel_map, init_provider);
@@ -1015,12 +1000,11 @@ absl::StatusOr<Instruction*> RewriteForward(
   auto deferred_store = [&](const ForwardCandidate& c, size_t ci,
                             Computation& comp, Instruction* buffer,
                             const std::function<Instruction*(int64_t)>& slot,
-                            InstrMap& map, std::vector<Instruction*>* created,
+                            InstrMap& map, LoopRewrite* record,
                             const Instruction* before) -> Instruction* {
     auto add = [&](std::unique_ptr<Instruction> inst) {
-      Instruction* a = comp.AddInstruction(std::move(inst), before);
-      if (created) created->push_back(a);
-      return a;
+      return record != nullptr ? record->Add(comp, std::move(inst), before)
+                               : comp.AddInstruction(std::move(inst), before);
     };
     Instruction* raw = slot(raw_slot[ci]);
     auto coll = CloneInstruction(*c.collective,
@@ -1065,7 +1049,6 @@ absl::StatusOr<Instruction*> RewriteForward(
     absl::StatusOr<Computation*> b = CloneBodyWithoutCandidates(
         ls, new_state, ".pipelined", cands, map, txn, &p);
     if (!b.ok()) {
-      txn.Rollback();
       return b.status();
     }
     body = *b;
@@ -1117,7 +1100,6 @@ absl::StatusOr<Instruction*> RewriteForward(
     s = CloneBodySubset(*ls.body, roots, *ls.parent, slot_after, epi_map, txn,
                         "epilogue", ls.while_instr);
     if (!s.ok()) {
-      txn.Rollback();
       return s;
     }
   }
@@ -1126,9 +1108,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const ForwardCandidate& c = cands[ci];
     Instruction* buffer = slot_after(c.buffer_index);
-    final_stores[c.buffer_index] =
-        deferred_store(c, ci, *ls.parent, buffer, slot_after, epi_map,
-                       &txn.instructions(), ls.while_instr);
+    final_stores[c.buffer_index] = deferred_store(
+        c, ci, *ls.parent, buffer, slot_after, epi_map, &txn, ls.while_instr);
   }
   for (int64_t i = 0; i < n; ++i) {
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)
@@ -1310,7 +1291,6 @@ absl::StatusOr<Instruction*> RewriteSink(
     absl::StatusOr<Computation*> b =
         CloneBodyWithoutCandidates(ls, new_state, ".sunk", cands, map, txn, &p);
     if (!b.ok()) {
-      txn.Rollback();
       return b.status();
     }
     body = *b;
@@ -1471,11 +1451,6 @@ class LoopPipeliner {
   static std::string DirectionOf(Opcode op) {
     return op == Opcode::kAllGather ? "backward" : "forward";
   }
-  static int64_t BytesMoved(const Instruction& coll) {
-    return std::max(
-        coll.shape().ByteSize(),
-        coll.operand_count() > 0 ? coll.operand(0)->shape().ByteSize() : 0);
-  }
 
   // Collectives of the kinds we pipeline that sit directly in `body`.
   std::vector<Instruction*> Collectives(const Computation& body) {
@@ -1497,7 +1472,7 @@ class LoopPipeliner {
                             DirectionOf(c->opcode()),
                             absl::StrCat("not pipelined: ", why.text));
       r.suggestion = suggestion;
-      r.Metric("bytes_moved", BytesMoved(*c));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
       context_.remarks.Emit(std::move(r));
     }
   }
@@ -1559,6 +1534,21 @@ class LoopPipeliner {
                               int64_t body_copies,
                               const std::vector<Instruction*>& chains,
                               int64_t chain_copies, int64_t small);
+  // The tail every mode shares: after the size guard's answer `reserved`
+  // (an error stops the pass), the rewrite, its remarks (EmitAll) and, once
+  // it committed, `extra` bytes spent on the ledger. Null: the rewrite
+  // failed and was discarded.
+  absl::StatusOr<Instruction*> Apply(
+      absl::Status reserved,
+      const std::function<absl::StatusOr<Instruction*>()>& rewrite,
+      std::vector<Remark>& remarks, int64_t extra) {
+    if (!reserved.ok()) return reserved;
+    absl::StatusOr<Instruction*> result = rewrite();
+    EmitAll(remarks, result.status());
+    if (!result.ok()) return nullptr;
+    context_.memory.Spend(extra);
+    return *result;
+  }
   // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
   // `ls` describes the new loop.
   absl::StatusOr<bool> SinkPhase(LoopState& ls,
@@ -1654,7 +1644,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                           absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
                                        " not sunk: ", reason.text));
     r.suggestion = suggestion;
-    r.Metric("bytes_moved", BytesMoved(*c));
+    r.Metric("bytes_moved", CollectiveBytesMoved(*c));
     context_.remarks.Emit(std::move(r));
   }
   if (chosen.empty()) return false;
@@ -1667,23 +1657,21 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
                             " out of the loop: one batched collective of "
                             "{trips} iterations after the loop");
     r.Instr("collective", c->name()).Int("trips", trips);
-    r.Metric("bytes_moved", trips * BytesMoved(*c))
-        .Metric("extra_live_bytes", trips * KeptLiveBytes(*c->operand(0)))
+    r.Metric("bytes_moved", trips * CollectiveBytesMoved(*c))
+        .Metric("extra_live_bytes",
+                ExtraLiveBytes(c->operand(0)->shape(), trips))
         .Metric("trip_count", trips);
     AddPlannedMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
   const int64_t m = chosen.size();
-  if (absl::Status s = ReserveRewrite(ls, "sinking collectives out of", 1, {},
-                                      0, 4 * ls.n + 8 * m);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<Instruction*> result = RewriteSink(ls, chosen);
-  EmitAll(remarks, result.status());
-  if (!result.ok()) return false;
-  context_.memory.Spend(extra);
+  absl::StatusOr<Instruction*> result = Apply(
+      ReserveRewrite(ls, "sinking collectives out of", 1, {}, 0,
+                     4 * ls.n + 8 * m),
+      [&] { return RewriteSink(ls, chosen); }, remarks, extra);
+  if (!result.ok()) return result.status();
+  if (*result == nullptr) return false;
   Why why;
   if (!PrepareLoop(*result, ls, &why)) {
     return absl::InternalError(
@@ -1704,7 +1692,7 @@ void LoopPipeliner::MissOverBudget(const Instruction& c,
                               " leaves no room for ", e.extra_live_bytes,
                               " extra live bytes"));
   r.suggestion = std::move(suggestion);
-  r.Metric("bytes_moved", BytesMoved(c));
+  r.Metric("bytes_moved", CollectiveBytesMoved(c));
   AddEstimateMetrics(e, r.metrics);
   context_.remarks.Emit(std::move(r));
 }
@@ -1871,7 +1859,7 @@ std::vector<Instruction*> LoopPipeliner::AnalyzeBackward(
     r.suggestion =
         "only all-gathers of loop-invariant data indexed by the loop "
         "counter can be gathered an iteration ahead";
-    r.Metric("bytes_moved", BytesMoved(*ag));
+    r.Metric("bytes_moved", CollectiveBytesMoved(*ag));
     context_.remarks.Emit(std::move(r));
   }
   return legal;
@@ -1997,7 +1985,7 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         r.suggestion =
             "gather it where its operand is computed, or let the layer loop "
             "prefetch it (it already does when its chain is loop-invariant)";
-        r.Metric("bytes_moved", BytesMoved(*ag));
+        r.Metric("bytes_moved", CollectiveBytesMoved(*ag));
         AddEstimateMetrics(e, r.metrics);
         context_.remarks.Emit(std::move(r));
         legal.erase(std::find(legal.begin(), legal.end(), ag));
@@ -2049,7 +2037,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
     r.format = absl::StrCat("prefetched all-gather {depth} ",
                             d > 1 ? "iterations" : "iteration", " ahead");
     r.Instr("collective", ag->name()).Int("depth", d);
-    r.Metric("bytes_moved", BytesMoved(*ag))
+    r.Metric("bytes_moved", CollectiveBytesMoved(*ag))
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
@@ -2060,16 +2048,13 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   // prologue iteration and once for the next prefetch, state reads
   // per peeled iteration and per prefetched value.
   const int64_t m = chosen.size();
-  if (absl::Status s = ReserveRewrite(
-          ls, absl::StrCat("prefetching all-gathers ", d, " ahead in"), 1 + d,
-          chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<Instruction*> result = RewriteBackward(ls, chosen, d);
-  EmitAll(remarks, result.status());
-  if (!result.ok()) return false;
-  context_.memory.Spend(extra);
+  absl::StatusOr<Instruction*> result = Apply(
+      ReserveRewrite(ls,
+                     absl::StrCat("prefetching all-gathers ", d, " ahead in"),
+                     1 + d, chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m),
+      [&] { return RewriteBackward(ls, chosen, d); }, remarks, extra);
+  if (!result.ok()) return result.status();
+  if (*result == nullptr) return false;
   Why why;
   ls.analyzable = PrepareLoop(*result, ls, &why);  // cannot fail
   return true;
@@ -2132,7 +2117,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                      absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
                                   " not pipelined: ", reason.text));
       r.suggestion = suggestion;
-      r.Metric("bytes_moved", BytesMoved(*c));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
       context_.remarks.Emit(std::move(r));
       continue;
     }
@@ -2144,7 +2129,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                        " not pipelined: the iteration has no compute for it "
                        "to overlap (",
                        DescribeEstimate(e), ")"));
-      r.Metric("bytes_moved", BytesMoved(*c));
+      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
       AddEstimateMetrics(e, r.metrics);
       context_.remarks.Emit(std::move(r));
       continue;
@@ -2171,7 +2156,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.format = absl::StrCat("delayed ", AsAbsl(OpcodeName(c->opcode())),
                             " to the next iteration (overlaps its compute)");
     r.Instr("collective", c->name());
-    r.Metric("bytes_moved", BytesMoved(*c))
+    r.Metric("bytes_moved", CollectiveBytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
     AddPlannedMetrics(c, r);
@@ -2183,16 +2168,12 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
   for (const ForwardCandidate& fc : chosen) {
     small += 8 + 2 * fc.dus->operand_count();
   }
-  if (absl::Status s = ReserveRewrite(
-          ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0, small);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<Instruction*> result = RewriteForward(ls, chosen);
-  EmitAll(remarks, result.status());
-  if (!result.ok()) return false;
-  context_.memory.Spend(extra);
-  return true;
+  absl::StatusOr<Instruction*> result = Apply(
+      ReserveRewrite(ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0,
+                     small),
+      [&] { return RewriteForward(ls, chosen); }, remarks, extra);
+  if (!result.ok()) return result.status();
+  return *result != nullptr;
 }
 
 absl::StatusOr<bool> LoopPipeliner::Run() {

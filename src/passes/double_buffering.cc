@@ -16,6 +16,7 @@
 #include "hlo/ir_util.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/loop_pass_driver.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -238,10 +239,9 @@ DoubleBufferEstimate EstimateDoubleBuffer(const Instruction& w,
     }
     ++out.overlapped;
     hideable_us += hidden;
-    // One more result in flight (saturating, as ExtraLiveBytes).
-    int64_t& live = out.estimate.extra_live_bytes;
-    const int64_t more = ExtraLiveBytes(c->shape());
-    live = more > (int64_t{1} << 62) - live ? int64_t{1} << 62 : live + more;
+    // One more result in flight.
+    out.estimate.extra_live_bytes =
+        AddLiveBytes(out.estimate.extra_live_bytes, ExtraLiveBytes(c->shape()));
   }
   if (oracle != nullptr) {
     const int64_t pairs = info.trip_count.value_or(0) / 2;
@@ -255,7 +255,9 @@ DoubleBufferEstimate EstimateDoubleBuffer(const Instruction& w,
 class DoubleBufferer {
  public:
   DoubleBufferer(Module& module, PassContext& context)
-      : module_(module), context_(context) {}
+      : module_(module),
+        context_(context),
+        driver_(kPassName, module, context) {}
 
   absl::StatusOr<bool> Run();
 
@@ -272,7 +274,7 @@ class DoubleBufferer {
   // Unrolls; returns false (with a remark) when the loop was left alone.
   absl::StatusOr<bool> Process(const LoopNode& node);
   absl::Status Rewrite(Instruction* w, const WhileLoopInfo& info,
-                       LoopRewrite& undo);
+                       LoopRewrite& txn);
 
   Remark MakeRemark(RemarkKind kind, std::string name, const LoopNode& node,
                     std::string message) {
@@ -288,6 +290,7 @@ class DoubleBufferer {
 
   Module& module_;
   PassContext& context_;
+  LoopPassDriver driver_;
 };
 
 DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
@@ -364,7 +367,7 @@ DoubleBufferer::Decision DoubleBufferer::Decide(const LoopNode& node) {
 }
 
 absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
-                                     LoopRewrite& undo) {
+                                     LoopRewrite& txn) {
   Computation* parent = w->parent();
   const int64_t trips = *info.trip_count;
   // With a recognised induction variable (index k, constant step) the body
@@ -376,9 +379,10 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
 
   // New condition (a copy) and body (a copy, then a second copy appended).
   absl::StatusOr<std::pair<Computation*, Computation*>> loops =
-      CloneLoopComputations(*w, "double_buffer", &undo.computations());
+      txn.CloneLoop(*w, "double_buffer");
   if (!loops.ok()) return loops.status();
   auto [cond, body] = *loops;
+  if (absl::Status s = txn.Checkpoint("copying the loop"); !s.ok()) return s;
   Instruction* param = body->parameter(0);
   Instruction* root1 = body->root();
   if (param == nullptr || root1 == nullptr) {
@@ -407,9 +411,7 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   }
   CloneIntoOptions options;
   options.suffix = "double_buffer_clone";
-  if (absl::Status s = CloneInstructionsInto(to_clone, *body, map, options,
-                                             nullptr, &undo.computations());
-      !s.ok()) {
+  if (absl::Status s = txn.CloneInto(to_clone, *body, map, options); !s.ok()) {
     return s;
   }
   auto root2_it = map.find(root1);
@@ -417,6 +419,9 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
     return absl::InternalError("the second copy has no root");
   }
   Instruction* root2 = root2_it->second;
+  if (absl::Status s = txn.Checkpoint("appending the second copy"); !s.ok()) {
+    return s;
+  }
   body->set_root(root2);
   // The second copy read the first copy's outputs directly.
   if (root1 != root2 && root1 != param && root1->user_count() == 0 &&
@@ -426,6 +431,10 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
 
   if (advance_iv) {
     if (absl::Status s = AdvanceBy2(*body, info, iv_gte, root2); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = txn.Checkpoint("advancing the counter by 2");
+        !s.ok()) {
       return s;
     }
   }
@@ -452,15 +461,18 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
     CloneIntoOptions popts;
     popts.suffix = "peeled_double_buffer";
     popts.insert_before = w;
-    absl::Status s =
-        CloneInstructionsInto(peeled, *parent, pmap, popts,
-                              &undo.instructions(), &undo.computations());
-    if (!s.ok()) return s;
+    if (absl::Status s = txn.CloneInto(peeled, *parent, pmap, popts); !s.ok()) {
+      return s;
+    }
     auto peeled_root = pmap.find(old_body->root());
     if (peeled_root == pmap.end()) {
       return absl::InternalError("the peeled iteration has no root");
     }
     init = peeled_root->second;
+    if (absl::Status s = txn.Checkpoint("peeling the first iteration");
+        !s.ok()) {
+      return s;
+    }
   }
 
   auto nw = std::make_unique<Instruction>(
@@ -471,54 +483,23 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   SetWhileTripCount(
       *nw, trips / 2,
       advance_iv ? info.KnownInitStepFrom(peel ? 1 : 0, 2) : std::nullopt);
-  Instruction* new_while = undo.Add(*parent, std::move(nw), w);
+  Instruction* new_while = txn.Add(*parent, std::move(nw), w);
 
-  // Verify, then swap in. A peeled iteration runs first: it inherits the
-  // ordering constraints.
-  std::vector<const Computation*> verify(undo.computations().begin(),
-                                         undo.computations().end());
-  verify.push_back(parent);
+  // At commit (after verifying the new computations and `parent`): the new
+  // loop replaces the old one, a peeled iteration running first inherits
+  // its ordering constraints. The first copy takes back the names of the
+  // instructions it copies (they are gone with the old computations), the
+  // second copy is "NAME.double_buffer_clone": the unrolled loop reads like
+  // the original.
   if (absl::Status s =
-          undo.Commit(w, new_while, peel ? init : new_while, verify,
-                      "the unrolled loop does not verify: ");
+          txn.ReplaceLoopAtCommit(w, new_while, peel ? init : new_while);
       !s.ok()) {
     return s;
   }
-  Computation* old_cond = w->while_condition();
-  Computation* old_body = w->while_body();
-  const std::string name = w->name();
-  if (absl::Status s = parent->RemoveInstruction(w); !s.ok()) return s;
-  new_while->set_name(name);
-  const bool body_gone = module_.RemoveComputation(old_body).ok();
-  const bool cond_gone = module_.RemoveComputation(old_cond).ok();
-  // The first copy takes back the names of the instructions it copies (they
-  // are gone with the old computations), the second copy is "NAME.
-  // double_buffer_clone": the unrolled loop reads like the original.
-  absl::flat_hash_set<std::string> names;
-  for (const auto& comp : module_.computations()) {
-    for (const auto& inst : comp->instructions()) names.insert(inst->name());
-  }
-  auto rename = [&](Computation* comp, std::string_view from,
-                    std::string_view to) {
-    for (const auto& inst : comp->instructions()) {
-      std::string_view n = inst->name();
-      if (n.size() <= from.size() || n.substr(n.size() - from.size()) != from) {
-        continue;
-      }
-      std::string shorter =
-          absl::StrCat(AsAbsl(n.substr(0, n.size() - from.size())), AsAbsl(to));
-      if (names.contains(shorter)) continue;
-      names.erase(inst->name());
-      names.insert(shorter);
-      inst->set_name(std::move(shorter));
-    }
-  };
-  if (body_gone) {
-    rename(body, ".double_buffer.double_buffer_clone", ".double_buffer_clone");
-    rename(body, ".double_buffer", "");
-  }
-  if (cond_gone) rename(cond, ".double_buffer", "");
-  module_.InvalidateNameCache();
+  txn.RenameAtCommit(body, ".double_buffer.double_buffer_clone",
+                     ".double_buffer_clone", w->while_body());
+  txn.RenameAtCommit(body, ".double_buffer", "", w->while_body());
+  txn.RenameAtCommit(cond, ".double_buffer", "", w->while_condition());
   return absl::OkStatus();
 }
 
@@ -632,60 +613,39 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
   passed.Metric("peeled", trips % 2);
   // The prediction (JSON, explain), planned or not.
   if (e.predicted) AddEstimateMetrics(e, passed.metrics);
-  Remark failed =
-      MakeRemark(RemarkKind::kFailure, "RewriteDiscarded", node, "");
   // Module-size guard: Rewrite copies the condition and the body twice
   // (nested loops included), the body once more for a peeled iteration,
   // and adds a few instructions (the counter's update, the new while).
   const int64_t body_cost =
       CloneCost(w->while_body()->MakeInstructionPostOrder());
-  if (absl::Status s = context_.size_guard.Reserve(
-          module_, *w,
-          absl::StrCat("unrolling while loop ", w->name(), " (computation ",
-                       w->parent()->name(), ")"),
-          LoopCloneCost(*w) + body_cost * (1 + trips % 2) + 8,
-          "keep double buffering off this loop "
-          "(--loop=SELECTOR:double-buffer=off)");
-      !s.ok()) {
-    return s;
-  }
-  LoopRewrite undo(module_);
-  absl::Status s = Rewrite(w, info, undo);
-  if (!s.ok()) {
-    undo.Rollback();
-    failed.message = absl::StrCat("double buffering discarded: ", s.message());
-    context_.remarks.Emit(std::move(failed));
-    return false;
-  }
-  context_.memory.Spend(e.extra_live_bytes);
+  LoopRewriteRequest request;
+  request.at = w;
+  request.loop = node.path;
+  request.what = absl::StrCat("unrolling while loop ", w->name(),
+                              " (computation ", w->parent()->name(), ")");
+  request.added_instructions =
+      LoopCloneCost(*w) + body_cost * (1 + trips % 2) + 8;
+  request.avoid =
+      "keep double buffering off this loop "
+      "(--loop=SELECTOR:double-buffer=off)";
+  request.extra_live_bytes = e.extra_live_bytes;
+  request.verify_what = "the unrolled loop does not verify: ";
+  request.failure_prefix = "double buffering discarded: ";
+  absl::StatusOr<bool> done = driver_.Rewrite(
+      request, [&](LoopRewrite& txn) { return Rewrite(w, info, txn); });
+  if (!done.ok() || !*done) return done;
   context_.remarks.Emit(std::move(passed));
   return true;
 }
 
 absl::StatusOr<bool> DoubleBufferer::Run() {
-  context_.memory.StartIfNeeded(context_.options.memory_budget_bytes);
-  LoopNest nest(module_);
-  absl::flat_hash_set<const Instruction*> alive;
-  auto refresh = [&] {
-    alive.clear();
-    for (const auto& c : module_.computations()) {
-      for (const auto& inst : c->instructions()) {
-        if (inst->opcode() == Opcode::kWhile) alive.insert(inst.get());
-      }
-    }
-  };
-  refresh();
-  bool changed = false;
   // Innermost first: an outer loop's copies then hold unrolled inner loops.
-  for (const LoopNode* node : nest.InnermostFirst()) {
-    if (!alive.contains(node->while_instr)) continue;
+  for (const LoopNode* node : driver_.nest().InnermostFirst()) {
+    if (!driver_.Alive(node->while_instr)) continue;
     absl::StatusOr<bool> r = Process(*node);
     if (!r.ok()) return r.status();
-    if (*r) {
-      changed = true;
-      refresh();
-    }
   }
+  const bool changed = driver_.changed();
   if (changed) {
     RemoveUnreachableComputations(module_);
     module_.SortComputationsCalleesFirst();

@@ -1,6 +1,7 @@
 #include "passes/loop_rewrite.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,12 @@
 
 namespace hloverlap {
 namespace {
+
+// The test's fault injection (ScopedLoopRewriteFault); empty outside tests.
+LoopRewriteFault& InjectedFault() {
+  static LoopRewriteFault* fault = new LoopRewriteFault();
+  return *fault;
+}
 
 // A copy of `src` under its own name, with its instruction order, control
 // edges, channel ids and callees, placed before it (its instructions keep
@@ -59,6 +66,27 @@ absl::StatusOr<Computation*> CopyInPlaceOf(
 
 }  // namespace
 
+ScopedLoopRewriteFault::ScopedLoopRewriteFault(LoopRewriteFault fault)
+    : previous_(std::move(InjectedFault())) {
+  InjectedFault() = std::move(fault);
+}
+
+ScopedLoopRewriteFault::~ScopedLoopRewriteFault() {
+  InjectedFault() = std::move(previous_);
+}
+
+absl::Status LoopRewrite::Fault(std::string_view step) {
+  const LoopRewriteFault& fault = InjectedFault();
+  if (!fault) return absl::OkStatus();
+  absl::Status s = fault(step);
+  if (s.ok()) return s;
+  return absl::InternalError(absl::StrCat(AsAbsl(step), ": ", s.message()));
+}
+
+absl::Status LoopRewrite::Checkpoint(std::string_view step) const {
+  return Fault(step);
+}
+
 Instruction* LoopRewrite::Add(Computation& comp,
                               std::unique_ptr<Instruction> inst,
                               const Instruction* before) {
@@ -80,6 +108,20 @@ Computation* LoopRewrite::NewComputation(std::string_view base,
   p->mutable_attrs().parameter_number = 0;
   *param = c->AddInstruction(std::move(p));
   return c;
+}
+
+absl::StatusOr<std::pair<Computation*, Computation*>> LoopRewrite::CloneLoop(
+    const Instruction& while_instr, std::string_view suffix) {
+  return CloneLoopComputations(while_instr, suffix, &computations_);
+}
+
+absl::Status LoopRewrite::CloneInto(
+    absl::Span<Instruction* const> instructions, Computation& comp,
+    absl::flat_hash_map<const Instruction*, Instruction*>& map,
+    const CloneIntoOptions& options) {
+  return CloneInstructionsInto(instructions, comp, map, options,
+                               Created(&comp) ? nullptr : &instructions_,
+                               &computations_);
 }
 
 absl::Status LoopRewrite::Commit(Instruction* old, Instruction* result,
@@ -146,20 +188,29 @@ absl::Status LoopRewrite::CopyLoopComputations(Instruction* loop,
     if (!copy.ok()) return copy.status();
     (c == old_cond ? out.condition : out.body) = *copy;
   }
+  for (const auto& [old, copy] : out.map) moved_.insert_or_assign(old, copy);
   return absl::OkStatus();
 }
 
 absl::Status LoopRewrite::Register(const Replacement& r) {
   maybe_unused_.push_back(r.old_loop->while_condition());
   maybe_unused_.push_back(r.old_loop->while_body());
+  // What named the old loop names the new one (a loop copied with its
+  // parent, then replaced in the copy).
+  for (auto& [old, copy] : moved_) {
+    if (copy == r.old_loop) copy = r.new_loop;
+  }
   if (!Created(r.old_loop->parent())) {
+    moved_.insert_or_assign(r.old_loop, r.new_loop);
     replacements_.push_back(r);
     return absl::OkStatus();
   }
+  moved_.erase(r.old_loop);
   return Replace(r);
 }
 
 absl::StatusOr<AppendedState> LoopRewrite::CopyLoop(Instruction* loop) {
+  if (absl::Status s = Fault("copying a loop"); !s.ok()) return s;
   AppendedState out;
   if (absl::Status s = CopyLoopComputations(loop, "copying loop", out);
       !s.ok()) {
@@ -173,6 +224,9 @@ absl::StatusOr<AppendedState> LoopRewrite::CopyLoop(Instruction* loop) {
 }
 
 absl::Status LoopRewrite::ReplaceAtCommit(Instruction* old, Instruction* with) {
+  if (absl::Status s = Fault("replacing an instruction at commit"); !s.ok()) {
+    return s;
+  }
   if (old == nullptr || with == nullptr) {
     return absl::InternalError("replacing a null instruction at commit");
   }
@@ -187,8 +241,61 @@ absl::Status LoopRewrite::ReplaceAtCommit(Instruction* old, Instruction* with) {
   return absl::OkStatus();
 }
 
+absl::Status LoopRewrite::ReplaceLoopAtCommit(Instruction* old,
+                                              Instruction* with,
+                                              Instruction* preds_to) {
+  if (absl::Status s = Fault("replacing a loop at commit"); !s.ok()) return s;
+  if (old == nullptr || with == nullptr || preds_to == nullptr ||
+      old->opcode() != Opcode::kWhile || with->opcode() != Opcode::kWhile ||
+      old->parent() == nullptr || Created(old->parent()) ||
+      with->parent() != old->parent() ||
+      old->called_computations().size() != 2 ||
+      !old->shape().Compatible(with->shape())) {
+    return absl::InternalError(absl::StrCat(
+        "replacing loop ", old == nullptr ? "(null)" : old->name(),
+        " at commit: not a while of an existing computation replaced by a "
+        "while of the same shape next to it"));
+  }
+  return Register({old, with, nullptr, preds_to});
+}
+
+void LoopRewrite::RenameAtCommit(Computation* comp, std::string from,
+                                 std::string to,
+                                 const Computation* once_removed) {
+  renames_.push_back({comp, std::move(from), std::move(to), once_removed});
+}
+
+void LoopRewrite::ApplyRenames() {
+  if (renames_.empty()) return;
+  absl::flat_hash_set<std::string> names;
+  for (const auto& comp : module_->computations()) {
+    for (const auto& inst : comp->instructions()) names.insert(inst->name());
+  }
+  for (const Rename& r : renames_) {
+    if (r.once_removed != nullptr &&
+        module_->ContainsComputation(r.once_removed)) {
+      continue;
+    }
+    for (const auto& inst : r.comp->instructions()) {
+      std::string_view n = inst->name();
+      if (n.size() <= r.from.size() ||
+          n.substr(n.size() - r.from.size()) != r.from) {
+        continue;
+      }
+      std::string shorter = absl::StrCat(
+          AsAbsl(n.substr(0, n.size() - r.from.size())), AsAbsl(r.to));
+      if (names.contains(shorter)) continue;
+      names.erase(inst->name());
+      names.insert(shorter);
+      inst->set_name(std::move(shorter));
+    }
+  }
+  module_->InvalidateNameCache();
+}
+
 absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
     Instruction* loop, absl::Span<Instruction* const> inits) {
+  if (absl::Status s = Fault("appending loop state"); !s.ok()) return s;
   AppendedState out;
   if (absl::Status s = CopyLoopComputations(loop, "appending loop state", out);
       !s.ok()) {
@@ -278,6 +385,18 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
 absl::Status LoopRewrite::Replace(const Replacement& r) {
   Instruction* old = r.old_loop;
   Computation* parent = old->parent();
+  if (r.preds_to != nullptr) {
+    // ReplaceLoopAtCommit: a loop built from scratch takes the old one's
+    // place and name; the operand stays.
+    MoveControlEdges(old, r.preds_to, r.new_loop);
+    if (absl::Status s = old->ReplaceAllUsesWith(r.new_loop); !s.ok()) {
+      return s;
+    }
+    std::string name = old->name();
+    if (absl::Status s = parent->RemoveInstruction(old); !s.ok()) return s;
+    r.new_loop->set_name(std::move(name));
+    return absl::OkStatus();
+  }
   MoveControlEdges(old, r.new_loop, r.new_loop);
   std::vector<Instruction*> users(old->users().begin(), old->users().end());
   for (Instruction* u : users) {
@@ -302,6 +421,10 @@ absl::Status LoopRewrite::Replace(const Replacement& r) {
 }
 
 absl::Status LoopRewrite::Commit(std::string_view what) {
+  if (absl::Status s = Fault("commit"); !s.ok()) {
+    Rollback();
+    return absl::InternalError(absl::StrCat(AsAbsl(what), s.message()));
+  }
   std::vector<const Computation*> verify(computations_.begin(),
                                          computations_.end());
   absl::flat_hash_set<const Computation*> parents;
@@ -360,6 +483,7 @@ absl::Status LoopRewrite::Commit(std::string_view what) {
       }
     }
   }
+  ApplyRenames();
   Release();
   return absl::OkStatus();
 }
@@ -370,6 +494,7 @@ void LoopRewrite::Release() {
   replacements_.clear();
   use_replacements_.clear();
   maybe_unused_.clear();
+  renames_.clear();
 }
 
 void LoopRewrite::Rollback() {
@@ -395,6 +520,7 @@ void LoopRewrite::Rollback() {
     }
   }
   Release();
+  moved_.clear();
 }
 
 }  // namespace hloverlap

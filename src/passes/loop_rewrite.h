@@ -60,13 +60,34 @@
 //   if (absl::Status s = txn.Commit("the deferred loop does not verify: ");
 //       !s.ok()) return s;                        // rolled back
 //
+// Replacing a loop by one built from scratch (double buffering): the new
+// while is added next to the loop with ReplaceLoopAtCommit; at commit the
+// old loop goes (its control predecessors to `preds_to`), and
+// RenameAtCommit gives the copies the names the old computations held:
+//
+//   Instruction* w2 = txn.Add(*parent, NewWhile(...), w);
+//   txn.ReplaceLoopAtCommit(w, w2, peeled_root);
+//   txn.RenameAtCommit(body, ".double_buffer", "");
+//   if (absl::Status s = txn.Commit("the unrolled loop does not verify: ");
+//       !s.ok()) return s;                        // rolled back
+//
+// Failure injection (tests): every fallible step of a transaction (each
+// AppendLoopState, CopyLoop, ReplaceAtCommit, ReplaceLoopAtCommit, each
+// Checkpoint a pass calls between its own steps, and the commit itself)
+// asks the process-wide FaultInjection first; a test sets one with
+// ScopedLoopRewriteFault to fail the N-th step and checks that the module
+// is left byte-identical. Unset (always, outside tests) it costs a null
+// check.
+//
 // Used by the collective pipeliner, double buffering, the hoist and
-// reduction deferral.
+// reduction deferral, the last three through LoopPassDriver
+// (passes/loop_pass_driver.h).
 #ifndef HLOVERLAP_PASSES_LOOP_REWRITE_H_
 #define HLOVERLAP_PASSES_LOOP_REWRITE_H_
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -75,6 +96,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/clone.h"
 #include "hlo/module.h"
 
 namespace hloverlap {
@@ -83,6 +105,24 @@ namespace hloverlap {
 // loop body just before its commit. An error, or a body left malformed,
 // makes the rewrite fail and roll back.
 using LoopRewriteHook = std::function<absl::Status(Computation& body)>;
+
+// Asked before each fallible step of every transaction (see the header
+// comment): an error fails that step. `step` names it ("append loop state",
+// "commit", or a pass's Checkpoint name).
+using LoopRewriteFault = std::function<absl::Status(std::string_view step)>;
+
+// Sets the process-wide LoopRewriteFault for its lifetime (tests only; not
+// thread-safe, like the tests that use it).
+class ScopedLoopRewriteFault {
+ public:
+  explicit ScopedLoopRewriteFault(LoopRewriteFault fault);
+  ~ScopedLoopRewriteFault();
+  ScopedLoopRewriteFault(const ScopedLoopRewriteFault&) = delete;
+  ScopedLoopRewriteFault& operator=(const ScopedLoopRewriteFault&) = delete;
+
+ private:
+  LoopRewriteFault previous_;
+};
 
 // What AppendLoopState or CopyLoop built.
 struct AppendedState {
@@ -114,10 +154,17 @@ class LoopRewrite {
   Computation* NewComputation(std::string_view base, const Shape& param_shape,
                               const Computation* before, Instruction** param);
 
-  // What was created, for the clone utilities that append to them
-  // (CloneInstructionsInto, CloneLoopComputations).
-  std::vector<Instruction*>& instructions() { return instructions_; }
-  std::vector<Computation*>& computations() { return computations_; }
+  // CloneLoopComputations (hlo/clone.h) of `while_instr`, the copies
+  // recorded.
+  absl::StatusOr<std::pair<Computation*, Computation*>> CloneLoop(
+      const Instruction& while_instr, std::string_view suffix);
+  // CloneInstructionsInto (hlo/clone.h) with what it creates recorded (the
+  // instructions when `comp` is not a computation this transaction created;
+  // those die with it).
+  absl::Status CloneInto(
+      absl::Span<Instruction* const> instructions, Computation& comp,
+      absl::flat_hash_map<const Instruction*, Instruction*>& map,
+      const CloneIntoOptions& options);
 
   // Verifies `verify` (VerifyComputationAll; an error is `what` + the first
   // problem), then moves `old`'s control predecessors to `preds_to`, its
@@ -154,6 +201,31 @@ class LoopRewrite {
   // it called. On any failure everything is rolled back.
   absl::Status Commit(std::string_view what);
 
+  // A step of the caller's own (between the transaction's): fails when a
+  // test's LoopRewriteFault says so. `step` names it in the error.
+  absl::Status Checkpoint(std::string_view step) const;
+
+  // At Commit(what), before the old computations go: `old` (a while of an
+  // existing computation) is replaced by `with` (a while this transaction
+  // added next to it, same shape): `old`'s control predecessors go to
+  // `preds_to`, its control successors and uses to `with`, and `old` is
+  // removed with the computations only it called; its operand stays.
+  absl::Status ReplaceLoopAtCommit(Instruction* old, Instruction* with,
+                                   Instruction* preds_to);
+  // At Commit(what), after the old computations are gone: each instruction
+  // of `comp` (created here) whose name ends with `from` is renamed to end
+  // with `to` unless that name is taken; the while replacing a loop at
+  // commit takes the old loop's name. In order of the calls.
+  // With `once_removed`, only when Commit removed that computation.
+  void RenameAtCommit(Computation* comp, std::string from, std::string to,
+                      const Computation* once_removed = nullptr);
+  // Each old instruction -> its copy, over every AppendLoopState and
+  // CopyLoop so far, and each replaced loop -> its replacement: what a
+  // caller remaps after Commit(what).
+  const absl::flat_hash_map<const Instruction*, Instruction*>& moved() const {
+    return moved_;
+  }
+
   // Keeps what was recorded without a commit (instructions that live in a
   // computation another transaction owns).
   void Release();
@@ -170,7 +242,18 @@ class LoopRewrite {
     Instruction* old_loop;
     Instruction* new_loop;
     Instruction* bridge;  // tuple of get-tuple-elements, or null
+    // ReplaceLoopAtCommit: control predecessors go here, the operand stays
+    // and the new loop takes the old one's name.
+    Instruction* preds_to = nullptr;
   };
+  struct Rename {
+    Computation* comp;
+    std::string from;
+    std::string to;
+    const Computation* once_removed;
+  };
+  std::vector<Rename> renames_;
+  absl::flat_hash_map<const Instruction*, Instruction*> moved_;
   std::vector<Replacement> replacements_;
   std::vector<std::pair<Instruction*, Instruction*>> use_replacements_;
   // Computations that may become unused when the replacements are done.
@@ -191,6 +274,10 @@ class LoopRewrite {
   // Moves `r.old_loop`'s control edges and uses to the new loop and removes
   // it (and its init tuple when unused).
   absl::Status Replace(const Replacement& r);
+  // The test's LoopRewriteFault for `step`, prefixed with it.
+  static absl::Status Fault(std::string_view step);
+  // Commit(what)'s renames, once the old computations are gone.
+  void ApplyRenames();
 };
 
 }  // namespace hloverlap

@@ -62,12 +62,19 @@ std::string DescribeEstimate(const CandidateEstimate& e) {
   return out;
 }
 
+namespace {
+constexpr int64_t kMaxLiveBytes = int64_t{1} << 62;
+}  // namespace
+
 int64_t ExtraLiveBytes(const Shape& value, int64_t copies) {
   // One opinion on what a kept value costs: the buffer analysis' leaves.
   const int64_t bytes = ArrayBytes(value);
   if (copies <= 0 || bytes <= 0) return 0;
-  constexpr int64_t kMax = int64_t{1} << 62;
-  return bytes > kMax / copies ? kMax : bytes * copies;
+  return bytes > kMaxLiveBytes / copies ? kMaxLiveBytes : bytes * copies;
+}
+
+int64_t AddLiveBytes(int64_t a, int64_t b) {
+  return b > kMaxLiveBytes - a ? kMaxLiveBytes : a + b;
 }
 
 }  // namespace hloverlap

@@ -122,9 +122,14 @@ std::string DescribeEstimate(const CandidateEstimate& e);
 
 // The extra live bytes of keeping `copies` more values of `value`'s shape
 // live across a loop iteration (prefetched or delayed collectives, hoisted
-// stacks, a double-buffered iteration's collectives): the one estimate every
-// pass uses, to be replaced by the buffer analysis.
+// stacks, sunk collectives' operands, a double-buffered iteration's
+// collectives): all its array leaves (ArrayBytes, hlo/buffer_semantics.h),
+// each a buffer of its own (XLA's copy insertion gives every loop-state
+// element one), saturating at 2^62. The one estimate every pass and its
+// remarks use, to be replaced by the buffer analysis.
 int64_t ExtraLiveBytes(const Shape& value, int64_t copies = 1);
+// `a` + `b` extra live bytes, saturating as ExtraLiveBytes.
+int64_t AddLiveBytes(int64_t a, int64_t b);
 
 }  // namespace hloverlap
 

@@ -11,10 +11,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/call_graph.h"
+#include "analysis/collective_ops.h"
 #include "analysis/while_loop_analysis.h"
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
 #include "hlo/ir_util.h"
+#include "passes/loop_pass_driver.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -606,100 +608,22 @@ void Remap(Candidate& c, const Moved& moved) {
   }
 }
 
-// What a committed deferral built.
+// What a deferral built.
 struct Deferred {
   Instruction* reduced = nullptr;  // the collective after the loop
   Moved moved;
 };
 
-// Defers `c` out of `w` in one transaction (passes/loop_rewrite.h): new
-// copies of `w`'s condition and body (and of the stacked form's inner
-// loop) carry the local accumulator; after the loop one collective, the
-// chain and the add; the reads of the accumulator go to that add at
-// commit. Every check has passed, so only the verification at commit (or
-// `before_commit`, a test hook) fails; then the module is left as it was.
-absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
-                                 const LoopRewriteHook& before_commit) {
+// Step 4 of BuildDeferral, after the loop `w` (replaced by `nw`, whose
+// state element `n` is the local accumulator of shape `full`): one
+// collective (returned in `reduced`), the chain and the add of the initial
+// value, whose result is returned.
+Instruction* ReduceAfterLoop(LoopRewrite& txn, Instruction* w, Instruction* nw,
+                             const Candidate& c, int64_t n, const Shape& full,
+                             Instruction** reduced) {
   Computation* parent = w->parent();
-  Module& m = *parent->parent();
-  LoopRewrite txn(m);
-  absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
-  if (!o.ok()) return o.status();
-  Deferred d;
-  d.moved = o->map;
-  d.moved[w] = o->loop;
-  if (c.inner != nullptr) {
-    Instruction* inner = CopyOf(d.moved, c.inner);
-    if (inner == nullptr) {
-      return absl::InternalError(absl::StrCat(c.inner->name(), " is not in ",
-                                              w->while_body()->name()));
-    }
-    absl::StatusOr<AppendedState> in = txn.CopyLoop(inner);
-    if (!in.ok()) return in.status();
-    for (const auto& [old, copy] : in->map) d.moved[old] = copy;
-    d.moved[c.inner] = in->loop;
-    if (absl::Status s = RewriteInner(txn, c, *in, d.moved, FullShape(c));
-        !s.ok()) {
-      return s;
-    }
-  }
-  Instruction* nw = o->loop;
-  Computation* body = o->body;
-  Instruction* param = body->parameter(0);
-  Instruction* root = body->root();
-  Instruction* add = CopyOf(d.moved, c.add);
-  Instruction* acc = CopyOf(d.moved, c.acc);
-  // What the iteration adds locally: the collective's operand, or the
-  // stacked form's inner loop result (full-size rows after RewriteInner).
-  Instruction* g =
-      CopyOf(d.moved, c.inner != nullptr
-                          ? c.add->operand(c.add->operand(0) == c.acc ? 1 : 0)
-                          : c.collective->operand(0));
-  if (add == nullptr || acc == nullptr || g == nullptr) {
-    return absl::InternalError(
-        absl::StrCat(c.add->name(), " is not in ", w->while_body()->name()));
-  }
-  const Shape full = FullShape(c);
-  const int64_t n = w->shape().tuple_size();
+  Module& m = txn.module();
   const std::string base = c.collective->name();
-
-  // 1. The local accumulator starts at zero.
-  Instruction* zb = AddZeros(txn, *parent, full, base + ".acc.init", nw);
-  Instruction* init = w->operand(0);
-  std::vector<Instruction*> elems;
-  for (int64_t k = 0; k < n; ++k) {
-    elems.push_back(
-        init->opcode() == Opcode::kTuple
-            ? init->operand(k)
-            : txn.Add(*parent,
-                      NewGetTupleElement(m, init->name() + ".gte", init, k),
-                      nw));
-  }
-  elems.push_back(zb);
-  Instruction* tuple = txn.Add(
-      *parent,
-      NewTuple(m.UniqueInstructionName(init->name() + ".deferred"), elems), nw);
-  nw->ReplaceOperandWith(0, tuple);
-
-  // 2. The state grows by the accumulator.
-  for (Instruction* i : {nw, param, o->condition->parameter(0), root}) {
-    i->mutable_shape().mutable_tuple_shapes().push_back(full);
-  }
-
-  // 3. The body adds the unreduced value (the collective and its chain are
-  // removed at the end).
-  Instruction* accf =
-      body->AddInstruction(NewGetTupleElement(m, base + ".acc", param, n), add);
-  auto sum = std::make_unique<Instruction>(
-      Opcode::kAdd, m.UniqueInstructionName(base + ".acc.next"), full);
-  sum->CopyAttributesFrom(*add);
-  sum->AppendOperand(accf);
-  sum->AppendOperand(g);
-  Instruction* next = body->AddInstruction(std::move(sum), add);
-  root->ReplaceOperandWith(c.index, acc);
-  root->AppendOperand(next);
-
-  // 4. After the loop: reduce once, apply the chain, add the initial value.
   const Instruction* after = NextInOrder(w);
   auto add_after = [&](std::unique_ptr<Instruction> i) {
     return txn.Add(*parent, std::move(i), after);
@@ -720,8 +644,8 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
   if (coll->attrs().channel_id.has_value()) {
     coll->mutable_attrs().channel_id = m.NextChannelId();
   }
-  d.reduced = add_after(std::move(coll));
-  Instruction* cur = d.reduced;
+  *reduced = add_after(std::move(coll));
+  Instruction* cur = *reduced;
   if (c.slice != nullptr) {
     // Each device keeps its part of every row: the same offsets, computed
     // again here, after a 0 for the stack's dimension.
@@ -780,6 +704,108 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
       *c.add, m.UniqueInstructionName(c.add->name() + ".deferred"),
       acc_first ? std::vector<Instruction*>{acc0, cur}
                 : std::vector<Instruction*>{cur, acc0}));
+  return result;
+}
+
+// Builds the deferral of `c` out of `w` in `txn` (the driver commits it,
+// passes/loop_pass_driver.h): new copies of `w`'s condition and body (and
+// of the stacked form's inner loop) carry the local accumulator; after the
+// loop one collective, the chain and the add; the reads of the accumulator
+// go to that add at commit. Every check has passed, so only the
+// verification at commit (or `before_commit`, a test hook) fails; then the
+// module is left as it was.
+absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
+                           const LoopRewriteHook& before_commit, Deferred& d) {
+  Computation* parent = w->parent();
+  Module& m = *parent->parent();
+  absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
+  if (!o.ok()) return o.status();
+  d.moved = o->map;
+  d.moved[w] = o->loop;
+  if (c.inner != nullptr) {
+    Instruction* inner = CopyOf(d.moved, c.inner);
+    if (inner == nullptr) {
+      return absl::InternalError(absl::StrCat(c.inner->name(), " is not in ",
+                                              w->while_body()->name()));
+    }
+    absl::StatusOr<AppendedState> in = txn.CopyLoop(inner);
+    if (!in.ok()) return in.status();
+    for (const auto& [old, copy] : in->map) d.moved[old] = copy;
+    d.moved[c.inner] = in->loop;
+    if (absl::Status s = RewriteInner(txn, c, *in, d.moved, FullShape(c));
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = txn.Checkpoint("widening the inner loop's rows");
+        !s.ok()) {
+      return s;
+    }
+  }
+  Instruction* nw = o->loop;
+  Computation* body = o->body;
+  Instruction* param = body->parameter(0);
+  Instruction* root = body->root();
+  Instruction* add = CopyOf(d.moved, c.add);
+  Instruction* acc = CopyOf(d.moved, c.acc);
+  // What the iteration adds locally: the collective's operand, or the
+  // stacked form's inner loop result (full-size rows after RewriteInner).
+  Instruction* g =
+      CopyOf(d.moved, c.inner != nullptr
+                          ? c.add->operand(c.add->operand(0) == c.acc ? 1 : 0)
+                          : c.collective->operand(0));
+  if (add == nullptr || acc == nullptr || g == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(c.add->name(), " is not in ", w->while_body()->name()));
+  }
+  const Shape full = FullShape(c);
+  const int64_t n = w->shape().tuple_size();
+  const std::string base = c.collective->name();
+
+  // 1. The local accumulator starts at zero.
+  Instruction* zb = AddZeros(txn, *parent, full, base + ".acc.init", nw);
+  Instruction* init = w->operand(0);
+  std::vector<Instruction*> elems;
+  for (int64_t k = 0; k < n; ++k) {
+    elems.push_back(
+        init->opcode() == Opcode::kTuple
+            ? init->operand(k)
+            : txn.Add(*parent,
+                      NewGetTupleElement(m, init->name() + ".gte", init, k),
+                      nw));
+  }
+  elems.push_back(zb);
+  Instruction* tuple = txn.Add(
+      *parent,
+      NewTuple(m.UniqueInstructionName(init->name() + ".deferred"), elems), nw);
+  nw->ReplaceOperandWith(0, tuple);
+  if (absl::Status s = txn.Checkpoint("starting the local accumulator");
+      !s.ok()) {
+    return s;
+  }
+
+  // 2. The state grows by the accumulator.
+  for (Instruction* i : {nw, param, o->condition->parameter(0), root}) {
+    i->mutable_shape().mutable_tuple_shapes().push_back(full);
+  }
+
+  // 3. The body adds the unreduced value (the collective and its chain are
+  // removed at the end).
+  Instruction* accf =
+      body->AddInstruction(NewGetTupleElement(m, base + ".acc", param, n), add);
+  auto sum = std::make_unique<Instruction>(
+      Opcode::kAdd, m.UniqueInstructionName(base + ".acc.next"), full);
+  sum->CopyAttributesFrom(*add);
+  sum->AppendOperand(accf);
+  sum->AppendOperand(g);
+  Instruction* next = body->AddInstruction(std::move(sum), add);
+  root->ReplaceOperandWith(c.index, acc);
+  root->AppendOperand(next);
+  if (absl::Status s = txn.Checkpoint("accumulating locally"); !s.ok()) {
+    return s;
+  }
+
+  // 4. After the loop: reduce once, apply the chain, add the initial value.
+  Instruction* result = ReduceAfterLoop(txn, w, nw, c, n, full, &d.reduced);
   // The loop's reads of the accumulator read the result instead.
   for (Instruction* u : w->users()) {
     if (!IsGteOf(u, w, c.index)) continue;
@@ -801,26 +827,106 @@ absl::StatusOr<Deferred> Rewrite(Instruction* w, const Candidate& c,
       return s;
     }
   }
-  if (before_commit) {
-    if (absl::Status s = before_commit(*body); !s.ok()) return s;
-  }
-  if (absl::Status s = txn.Commit("the deferred loop does not verify: ");
+  if (absl::Status s = txn.Checkpoint("removing the old accumulation");
       !s.ok()) {
     return s;
   }
-  return d;
+  if (before_commit) return before_commit(*body);
+  return absl::OkStatus();
+}
+
+// What deferring a candidate saves and costs, for its remark.
+struct Saving {
+  CandidateEstimate e;
+  std::string saves;  // the communication saved, in words
+  std::string costs;  // the memory it costs, in words
+};
+
+// Why a candidate is left alone: its remark's name, reason and suggestion.
+struct Refusal {
+  std::string name;
+  std::string why;
+  std::string suggestion;
+};
+
+// The legality checks of candidate `c` of loop `w` (`info`, and the
+// problem of its state, LoopStateProblem) that need the trip counts, and
+// what deferring it would save and cost (in `out`); the trip count goes to
+// `r`'s metrics once known.
+std::optional<Refusal> SizeUp(const Candidate& c, Instruction* w,
+                              const WhileLoopInfo& info,
+                              const std::string& state_problem,
+                              const CallGraph& callers,
+                              const CostOracle* oracle, Remark& r,
+                              Saving& out) {
+  const std::string kind = KindName(*c.collective);
+  if (!info.trip_count.has_value()) {
+    return Refusal{
+        "UnknownTripCount",
+        absl::StrCat(
+            "the loop's trip count is unknown (",
+            info.missing.empty() ? "no induction variable" : info.missing, ")"),
+        "write the loop as a fori_loop/scan with static bounds"};
+  }
+  const int64_t trips = *info.trip_count;
+  r.Metric("trip_count", trips);
+  if (trips < 2) {
+    return Refusal{
+        trips == 0 ? "LoopNeverRuns" : "SingleIteration",
+        absl::StrCat("the loop runs ", trips, " time(s): there is no second ",
+                     kind, " to save"),
+        ""};
+  }
+  if (!state_problem.empty()) {
+    return Refusal{"OpaqueLoopState", state_problem, ""};
+  }
+  if (Why why = CheckCandidate(c, w, callers); !why.name.empty()) {
+    return Refusal{why.name, why.text, ""};
+  }
+  int64_t inner_trips = 1;
+  if (c.inner != nullptr) {
+    const WhileLoopInfo inner_info = AnalyzeWhileLoop(*c.inner);
+    if (!inner_info.trip_count.has_value()) {
+      return Refusal{
+          "UnknownTripCount",
+          absl::StrCat("the trip count of ", c.inner->name(),
+                       ", which stores the ", kind, "'s rows, is unknown"),
+          ""};
+    }
+    inner_trips = std::max<int64_t>(1, *inner_info.trip_count);
+  }
+  const int64_t runs = trips * inner_trips;
+  const std::string counts =
+      c.inner == nullptr
+          ? absl::StrCat(trips - 1, " of its ", trips, " ", kind, "s")
+          : absl::StrCat("its ", runs, " ", kind, "s, one per row of ",
+                         c.inner->name(),
+                         " and iteration, become one of the whole stack");
+  out.e = Estimate(c, trips, inner_trips, oracle);
+  const CandidateEstimate& e = out.e;
+  const int64_t saved_ns =
+      e.predicted ? std::llround(std::clamp(e.hidden_us, 0.0, 1e12) * 1e3) : 0;
+  out.saves =
+      e.predicted
+          ? absl::StrCat(
+                RenderRemarkArg({"", RemarkArg::Type::kTimeNs, "", saved_ns}),
+                " of communication per run of the loop (", counts, ")")
+          : counts;
+  out.costs = absl::StrCat(
+      c.inner == nullptr ? "a full-size accumulator of "
+                         : "a full-size accumulator and full-size stored "
+                           "rows of ",
+      RenderRemarkArg({"", RemarkArg::Type::kBytes, "", e.extra_live_bytes}),
+      " per device, live for the whole loop");
+  return std::nullopt;
 }
 
 }  // namespace
 
 absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
                                                 PassContext& context) {
-  LoopNest nest(module);
-  // Rebuilt after each deferral (the loops it copied have new computations).
-  auto callers = std::make_unique<CallGraph>(module);
-  context.memory.StartIfNeeded(context.options.memory_budget_bytes);
-  bool changed = false;
-  for (const LoopNode* node : nest.InnermostFirst()) {
+  LoopPassDriver driver(kPassName, module, context);
+  for (const LoopNode* node : driver.nest().InnermostFirst()) {
     Instruction* w = node->while_instr;
     if (w->called_computations().size() != 2) continue;
     Computation* body = w->while_body();
@@ -842,7 +948,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         ResolveLoopPolicy(*node, context.options.loop_rules);
     const bool enabled =
         policy.defer_reduce.value_or(context.options.defer_reduction);
-    const std::string state_problem = LoopStateProblem(w, *callers);
+    const std::string state_problem = LoopStateProblem(w, driver.callers());
     for (size_t ci = 0; ci < cands.size(); ++ci) {
       const Candidate& c = cands[ci];
       const Instruction& coll = *c.collective;
@@ -851,10 +957,10 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       r.pass = std::string(kPassName);
       r.direction = "defer";
       DescribeInstruction(coll, module, r);
-      const LoopNode* home = c.inner != nullptr ? nest.Find(c.inner) : nullptr;
+      const LoopNode* home =
+          c.inner != nullptr ? driver.nest().Find(c.inner) : nullptr;
       r.loop = home != nullptr ? home->path : node->path;
-      r.Metric("bytes_moved", std::max(coll.shape().ByteSize(),
-                                       coll.operand(0)->shape().ByteSize()));
+      r.Metric("bytes_moved", CollectiveBytesMoved(coll));
       auto missed = [&](std::string name, std::string why,
                         std::string suggestion = "") {
         r.kind = RemarkKind::kMissed;
@@ -863,69 +969,17 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
         r.suggestion = std::move(suggestion);
         context.remarks.Emit(r);
       };
-      if (!info.trip_count.has_value()) {
-        missed("UnknownTripCount",
-               absl::StrCat("the loop's trip count is unknown (",
-                            info.missing.empty() ? "no induction variable"
-                                                 : info.missing,
-                            ")"),
-               "write the loop as a fori_loop/scan with static bounds");
+      Saving saving;
+      if (std::optional<Refusal> no =
+              SizeUp(c, w, info, state_problem, driver.callers(),
+                     context.cost_oracle, r, saving);
+          no.has_value()) {
+        missed(no->name, no->why, no->suggestion);
         continue;
       }
-      const int64_t trips = *info.trip_count;
-      r.Metric("trip_count", trips);
-      if (trips < 2) {
-        missed(trips == 0 ? "LoopNeverRuns" : "SingleIteration",
-               absl::StrCat("the loop runs ", trips,
-                            " time(s): there is no second ", kind, " to save"));
-        continue;
-      }
-      if (!state_problem.empty()) {
-        missed("OpaqueLoopState", state_problem);
-        continue;
-      }
-      if (Why why = CheckCandidate(c, w, *callers); !why.name.empty()) {
-        missed(why.name, why.text);
-        continue;
-      }
-      int64_t inner_trips = 1;
-      if (c.inner != nullptr) {
-        const WhileLoopInfo inner_info = AnalyzeWhileLoop(*c.inner);
-        if (!inner_info.trip_count.has_value()) {
-          missed(
-              "UnknownTripCount",
-              absl::StrCat("the trip count of ", c.inner->name(),
-                           ", which stores the ", kind, "'s rows, is unknown"));
-          continue;
-        }
-        inner_trips = std::max<int64_t>(1, *inner_info.trip_count);
-      }
-      const int64_t runs = trips * inner_trips;
-      const std::string counts =
-          c.inner == nullptr
-              ? absl::StrCat(trips - 1, " of its ", trips, " ", kind, "s")
-              : absl::StrCat("its ", runs, " ", kind, "s, one per row of ",
-                             c.inner->name(),
-                             " and iteration, become one of the whole stack");
-      const CandidateEstimate e =
-          Estimate(c, trips, inner_trips, context.cost_oracle);
-      const int64_t saved_ns =
-          e.predicted ? std::llround(std::clamp(e.hidden_us, 0.0, 1e12) * 1e3)
-                      : 0;
-      const std::string saves =
-          e.predicted
-              ? absl::StrCat(RenderRemarkArg(
-                                 {"", RemarkArg::Type::kTimeNs, "", saved_ns}),
-                             " of communication per run of the loop (", counts,
-                             ")")
-              : counts;
-      const std::string costs = absl::StrCat(
-          c.inner == nullptr ? "a full-size accumulator of "
-                             : "a full-size accumulator and full-size stored "
-                               "rows of ",
-          RenderRemarkArg(
-              {"", RemarkArg::Type::kBytes, "", e.extra_live_bytes}),
-          " per device, live for the whole loop");
+      const CandidateEstimate& e = saving.e;
+      const std::string& saves = saving.saves;
+      const std::string& costs = saving.costs;
       if (e.predicted && e.gain_us() <= 0) {
         AddEstimateMetrics(e, r.metrics);
         missed(
@@ -962,32 +1016,35 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
                "raise --memory-budget, or leave the reduction in the loop");
         continue;
       }
-      if (absl::Status s = context.size_guard.Reserve(
-              module, *w,
-              absl::StrCat("deferring ", kind, " ", coll.name(), " out of ",
-                           w->name()),
-              12 + 3 * static_cast<int64_t>(c.chain.size()),
-              absl::StrCat("leave the reduction in the loop (--loop=",
-                           w->name(), ":defer-reduce=off)"));
-          !s.ok()) {
-        return s;
-      }
-      absl::StatusOr<Deferred> deferred = Rewrite(w, c, before_commit_);
-      if (!deferred.ok()) {
-        return absl::InternalError(absl::StrCat(
-            AsAbsl(kPassName), ": deferring ", coll.name(), " out of ",
-            node->path, ": ", deferred.status().message()));
-      }
+      LoopRewriteRequest request;
+      request.at = w;
+      request.candidate = &coll;
+      request.loop = r.loop;
+      request.what = absl::StrCat("deferring ", kind, " ", coll.name(),
+                                  " out of ", w->name());
+      request.added_instructions =
+          12 + 3 * static_cast<int64_t>(c.chain.size());
+      request.avoid =
+          absl::StrCat("leave the reduction in the loop (--loop=", w->name(),
+                       ":defer-reduce=off)");
+      request.extra_live_bytes = e.extra_live_bytes;
+      request.verify_what = "the deferred loop does not verify: ";
+      request.failure_prefix =
+          absl::StrCat(AsAbsl(kPassName), ": deferring ", coll.name(),
+                       " out of ", node->path, ": ");
+      Deferred deferred;
+      absl::StatusOr<bool> done =
+          driver.Rewrite(request, [&](LoopRewrite& txn) {
+            return BuildDeferral(txn, w, c, before_commit_, deferred);
+          });
+      if (!done.ok()) return done.status();
+      if (!*done) continue;
       // The old loops are gone: what pointed into them points to the copies.
-      const std::string reduced = deferred->reduced->name();
-      nest.Remap(deferred->moved);
+      const std::string reduced = deferred.reduced->name();
       for (size_t k = ci + 1; k < cands.size(); ++k) {
-        Remap(cands[k], deferred->moved);
+        Remap(cands[k], deferred.moved);
       }
       w = node->while_instr;
-      callers = std::make_unique<CallGraph>(module);
-      context.memory.Spend(e.extra_live_bytes);
-      changed = true;
       AddEstimateMetrics(e, r.metrics);
       r.kind = RemarkKind::kPassed;
       r.name = "DeferredReduction";
@@ -1003,7 +1060,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       context.remarks.Emit(r);
     }
   }
-  return changed;
+  return driver.changed();
 }
 
 // Registration (passes/pass_registry.h).

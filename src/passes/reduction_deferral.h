@@ -78,7 +78,9 @@
 // loop) carry the local accumulator, the reads of the old accumulator go to
 // the add after the loop; the commit verifies the copies and swaps them in.
 // An internal failure rolls back, leaving the module as it was, and is
-// returned as an error naming the pass, the loop and the collective.
+// reported (LoopPassDriver, passes/loop_pass_driver.h) as a RewriteDiscarded
+// failure remark naming the pass, the loop and the collective; the pass goes
+// on with its other loops.
 //
 // Requirements (otherwise a `missed` remark on the collective): the loop's
 // trip count is known and at least 2; the collective is a one-operand array

@@ -11,6 +11,7 @@
 #include "hlo/absl_compat.h"
 #include "hlo/clone.h"
 #include "passes/pass_registry.h"
+#include "support/byte_size.h"
 
 namespace hloverlap {
 namespace {

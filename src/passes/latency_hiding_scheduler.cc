@@ -17,6 +17,7 @@
 #include "hlo/absl_compat.h"
 #include "hlo/opcode_traits.h"
 #include "passes/pass_registry.h"
+#include "support/byte_size.h"
 
 namespace hloverlap {
 namespace {

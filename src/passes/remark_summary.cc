@@ -12,6 +12,7 @@
 #include "analysis/call_graph.h"
 #include "analysis/module_summary.h"
 #include "hlo/absl_compat.h"
+#include "support/byte_size.h"
 
 namespace hloverlap {
 namespace {

@@ -15,7 +15,6 @@ collective pipelining off); see `hloverlap.xla`.
 """
 
 import dataclasses
-import os
 import re
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 

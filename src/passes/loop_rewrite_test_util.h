@@ -30,7 +30,9 @@ inline std::string DiscardedRewrite(const RemarkSink& remarks,
     if (r.kind != RemarkKind::kFailure) continue;
     EXPECT_EQ(r.name, "RewriteDiscarded");
     EXPECT_EQ(r.pass, pass);
-    if (!instruction.empty()) EXPECT_EQ(r.instruction, instruction);
+    if (!instruction.empty()) {
+      EXPECT_EQ(r.instruction, instruction);
+    }
     EXPECT_FALSE(r.loop.empty());
     message = r.message;
   }

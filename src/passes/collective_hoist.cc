@@ -411,7 +411,7 @@ std::optional<Refusal> CheckPlan(const CandidateEstimate& e,
                    absl::StrCat("the gathered stack needs ", e.extra_live_bytes,
                                 " bytes, over ", memory.Describe())};
   }
-  if (e.predicted && e.gain_us() <= 0) {
+  if (e.predicted && e.net_us() <= 0) {
     return Refusal{
         std::string(kNotProfitable),
         absl::StrCat(

@@ -1971,7 +1971,7 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
             AsAbsl(OpcodeName(costly->opcode())),
             "), which the rest of the iteration also uses: prefetching would "
             "compute it again every iteration");
-      } else if (e.predicted && e.gain_us() <= 0) {
+      } else if (e.predicted && e.net_us() <= 0) {
         reason = absl::StrCat(
             "the predicted net saving is not positive (",
             std::llround(e.hidden_us), " us of communication hidden, ",
@@ -2122,7 +2122,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
       continue;
     }
     CandidateEstimate e = EstimateDelay(*c, ls);
-    if (e.predicted && e.gain_us() <= 0) {
+    if (e.predicted && e.net_us() <= 0) {
       Remark r = MakeRemark(
           RemarkKind::kMissed, std::string(kNotProfitable), *c, path, "forward",
           absl::StrCat(AsAbsl(OpcodeName(c->opcode())),

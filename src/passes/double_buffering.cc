@@ -556,7 +556,7 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
     context_.remarks.Emit(std::move(r));
     return false;
   };
-  if (plan && !d.forced && e.predicted && e.gain_us() <= 0) {
+  if (plan && !d.forced && e.predicted && e.net_us() <= 0) {
     Remark r =
         MakeRemark(RemarkKind::kMissed, std::string(kNotProfitable), node, "");
     if (de.blocked != nullptr) {

@@ -39,7 +39,7 @@ void AddPredictedMetrics(
     metrics.emplace_back("added_communication_us",
                          RoundUs(e.added_communication_us));
   }
-  metrics.emplace_back("net_us", RoundUs(e.gain_us()));
+  metrics.emplace_back("net_us", RoundUs(e.net_us()));
 }
 
 void AddEstimateMetrics(const CandidateEstimate& e,
@@ -51,7 +51,7 @@ void AddEstimateMetrics(const CandidateEstimate& e,
 std::string DescribeEstimate(const CandidateEstimate& e) {
   if (!e.predicted) return "no cost model: times not predicted";
   std::string out =
-      absl::StrCat("predicted ", Ms(e.gain_us()),
+      absl::StrCat("predicted ", Ms(e.net_us()),
                    " of communication off the critical path (", Ms(e.hidden_us),
                    " hidden, ", Ms(e.added_compute_us), " of compute added");
   if (e.added_communication_us != 0) {

@@ -93,7 +93,7 @@ struct CandidateEstimate {
   // Communication hidden less what the rewrite adds: the candidate's own
   // estimate, taken alone; not a change of the step (only a simulation of
   // the whole module says that, `hloverlap sim`).
-  double gain_us() const {
+  double net_us() const {
     return hidden_us - added_compute_us - added_communication_us;
   }
 };

@@ -980,7 +980,7 @@ absl::StatusOr<bool> ReductionDeferralPass::Run(Module& module,
       const CandidateEstimate& e = saving.e;
       const std::string& saves = saving.saves;
       const std::string& costs = saving.costs;
-      if (e.predicted && e.gain_us() <= 0) {
+      if (e.predicted && e.net_us() <= 0) {
         AddEstimateMetrics(e, r.metrics);
         missed(
             std::string(kNotProfitable),

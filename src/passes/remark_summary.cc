@@ -505,6 +505,41 @@ std::vector<SummaryLoop> SummaryLoops(const Module& module) {
   return out;
 }
 
+namespace {
+
+// The summary's count line: passed, missed, failures (and warnings), and
+// where all remarks are.
+void AppendRemarkCounts(const std::vector<Remark>& remarks,
+                        const std::string& remarks_file, std::string& out) {
+  int64_t passed = 0, missed = 0, failed = 0, warnings = 0;
+  for (const Remark& r : remarks) {
+    switch (r.kind) {
+      case RemarkKind::kPassed:
+        ++passed;
+        break;
+      case RemarkKind::kMissed:
+        ++missed;
+        break;
+      case RemarkKind::kFailure:
+        ++failed;
+        break;
+      case RemarkKind::kWarning:
+        ++warnings;
+        break;
+      case RemarkKind::kAnalysis:
+        break;
+    }
+  }
+  absl::StrAppend(&out, "remarks: ", passed, " passed, ", missed, " missed, ",
+                  failed, " failures");
+  if (warnings > 0) absl::StrAppend(&out, ", ", warnings, " warnings");
+  if (!remarks_file.empty()) {
+    absl::StrAppend(&out, "; all remarks in ", remarks_file);
+  }
+}
+
+}  // namespace
+
 std::string RemarksSummary(const std::vector<Remark>& remarks,
                            const std::vector<SummaryLoop>& loops,
                            const std::string& remarks_file) {
@@ -628,31 +663,7 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
                     ", the first: ", failures[0]->pass, ": ",
                     failures[0]->message, "\n");
   }
-  int64_t passed = 0, missed = 0, failed = 0, warnings = 0;
-  for (const Remark& r : remarks) {
-    switch (r.kind) {
-      case RemarkKind::kPassed:
-        ++passed;
-        break;
-      case RemarkKind::kMissed:
-        ++missed;
-        break;
-      case RemarkKind::kFailure:
-        ++failed;
-        break;
-      case RemarkKind::kWarning:
-        ++warnings;
-        break;
-      case RemarkKind::kAnalysis:
-        break;
-    }
-  }
-  absl::StrAppend(&out, "remarks: ", passed, " passed, ", missed, " missed, ",
-                  failed, " failures");
-  if (warnings > 0) absl::StrAppend(&out, ", ", warnings, " warnings");
-  if (!remarks_file.empty()) {
-    absl::StrAppend(&out, "; all remarks in ", remarks_file);
-  }
+  AppendRemarkCounts(remarks, remarks_file, out);
   out += "\n";
   return out;
 }

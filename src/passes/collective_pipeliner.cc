@@ -1242,6 +1242,47 @@ Shape Batched(const Shape& shape, int64_t n) {
   return out;
 }
 
+// After a sunk loop: candidate `c`'s batched collective over its stacked
+// `rows`, its formatting with a leading dimension, reshaped into the output
+// buffer.
+Instruction* SinkAfterLoop(LoopState& ls, const ForwardCandidate& c,
+                           Instruction* rows, int64_t trips, LoopRewrite& txn) {
+  Module& module = *ls.module;
+  auto add = [&](std::unique_ptr<Instruction> inst) {
+    return txn.Add(*ls.parent, std::move(inst), ls.while_instr);
+  };
+  auto coll = CloneInstruction(
+      *c.collective,
+      module.UniqueInstructionName(absl::StrCat(c.collective->name(), ".sunk")),
+      {rows});
+  coll->set_shape(Batched(c.collective->shape(), trips));
+  if (c.collective->opcode() == Opcode::kReduceScatter) {
+    coll->mutable_attrs().dimensions[0] += 1;
+  }
+  if (c.collective->attrs().channel_id.has_value()) {
+    coll->mutable_attrs().channel_id = module.NextChannelId();
+  }
+  Instruction* cur = add(std::move(coll));
+  for (const Instruction* f : c.formatting) {
+    auto g = CloneInstruction(
+        *f, module.UniqueInstructionName(absl::StrCat(f->name(), ".sunk")),
+        {cur});
+    g->set_shape(Batched(f->shape(), trips));
+    if (f->opcode() == Opcode::kTranspose) {
+      auto& dims = g->mutable_attrs().dimensions;
+      for (auto& d : dims) d += 1;
+      dims.insert(dims.begin(), 0);
+    }
+    cur = add(std::move(g));
+  }
+  const Shape& out = ls.while_instr->shape().tuple_shapes(c.buffer_index);
+  auto reshape = std::make_unique<Instruction>(
+      Opcode::kReshape,
+      module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".sunk")), out);
+  reshape->AppendOperand(cur);
+  return add(std::move(reshape));
+}
+
 absl::StatusOr<Instruction*> RewriteSink(
     LoopState& ls, const std::vector<ForwardCandidate>& cands) {
   LoopRewrite txn(*ls.module);
@@ -1338,47 +1379,13 @@ absl::StatusOr<Instruction*> RewriteSink(
   if (!built.ok()) return built.status();
   Instruction* w = *built;
 
-  // 5. After the loop: one batched collective per candidate, its formatting
-  // with a leading dimension, reshaped into the output buffer.
-  auto add = [&](std::unique_ptr<Instruction> inst) {
-    return txn.Add(*ls.parent, std::move(inst), ls.while_instr);
-  };
+  // 5. After the loop: one batched collective per candidate.
   absl::flat_hash_map<int64_t, Instruction*> finals;
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const ForwardCandidate& c = cands[ci];
     Instruction* rows =
         TupleElement(w, raw_slot[ci], *ls.parent, txn, ls.while_instr);
-    auto coll = CloneInstruction(*c.collective,
-                                 module.UniqueInstructionName(absl::StrCat(
-                                     c.collective->name(), ".sunk")),
-                                 {rows});
-    coll->set_shape(Batched(c.collective->shape(), trips));
-    if (c.collective->opcode() == Opcode::kReduceScatter) {
-      coll->mutable_attrs().dimensions[0] += 1;
-    }
-    if (c.collective->attrs().channel_id.has_value()) {
-      coll->mutable_attrs().channel_id = module.NextChannelId();
-    }
-    Instruction* cur = add(std::move(coll));
-    for (const Instruction* f : c.formatting) {
-      auto g = CloneInstruction(
-          *f, module.UniqueInstructionName(absl::StrCat(f->name(), ".sunk")),
-          {cur});
-      g->set_shape(Batched(f->shape(), trips));
-      if (f->opcode() == Opcode::kTranspose) {
-        auto& dims = g->mutable_attrs().dimensions;
-        for (auto& d : dims) d += 1;
-        dims.insert(dims.begin(), 0);
-      }
-      cur = add(std::move(g));
-    }
-    const Shape& out = ls.while_instr->shape().tuple_shapes(c.buffer_index);
-    auto reshape = std::make_unique<Instruction>(
-        Opcode::kReshape,
-        module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".sunk")),
-        out);
-    reshape->AppendOperand(cur);
-    finals[c.buffer_index] = add(std::move(reshape));
+    finals[c.buffer_index] = SinkAfterLoop(ls, c, rows, trips, txn);
   }
   std::vector<Instruction*> final_elems;
   for (int64_t i = 0; i < n; ++i) {

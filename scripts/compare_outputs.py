@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Compares two record_outputs.sh directories, file by file, byte for byte
 (the record directory's own path, which the remarks summary prints, is
-replaced by OLD/NEW first). Prints the files that differ or exist on one
+replaced by OLD/NEW first; the checkout's own folder name, which leads the
+names of files recorded from tests/ and examples/, is ignored, so records made
+in two worktrees compare). Prints the files that differ or exist on one
 side only; exit status 1 if any.
 
   bash scripts/record_outputs.sh /tmp/before build-old/hloverlap
@@ -12,11 +14,23 @@ import os
 import sys
 
 
+def _by_key(folder):
+  """Maps each recorded file's name, less the checkout folder that leads it
+  (inputs from ../shared keep their 'shared_' lead), to its path."""
+  keyed = {}
+  for name in os.listdir(folder):
+    lead, _, rest = name.partition("_")
+    key = name if lead == "shared" or not rest else "CHECKOUT_" + rest
+    keyed[key] = os.path.join(folder, name)
+  return keyed
+
+
 def main(old, new):
-  names = sorted(set(os.listdir(old)) | set(os.listdir(new)))
+  olds, news = _by_key(old), _by_key(new)
+  names = sorted(set(olds) | set(news))
   bad = 0
   for name in names:
-    a, b = os.path.join(old, name), os.path.join(new, name)
+    a, b = olds.get(name, ""), news.get(name, "")
     if not (os.path.exists(a) and os.path.exists(b)):
       print("only in {}: {}".format(old if os.path.exists(a) else new, name))
       bad += 1

@@ -294,7 +294,8 @@ void LoopRewrite::ApplyRenames() {
 }
 
 absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
-    Instruction* loop, absl::Span<Instruction* const> inits) {
+    Instruction* loop, absl::Span<Instruction* const> inits,
+    const AppendLoopStateOptions& options) {
   if (absl::Status s = Fault("appending loop state"); !s.ok()) return s;
   AppendedState out;
   if (absl::Status s = CopyLoopComputations(loop, "appending loop state", out);
@@ -313,16 +314,29 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
       p->mutable_shape().mutable_tuple_shapes().push_back(init->shape());
     }
   }
-  // Reads of the new elements in the body, right after its parameter, and
-  // passed on by the root.
+  // Reads of the new elements in the body, right after its parameter (or
+  // before options.reads_before's copy), and passed on by the root.
   Instruction* param = out.body->parameter(0);
-  const Instruction* after_param = NextInOrder(param);
+  const Instruction* reads_at = NextInOrder(param);
+  if (options.reads_before != nullptr) {
+    auto it = out.map.find(options.reads_before);
+    if (it == out.map.end() || it->second->parent() != out.body) {
+      return absl::InternalError(
+          absl::StrCat("appending loop state to ", loop->name(), ": ",
+                       options.reads_before->name(), " is not in its body"));
+    }
+    reads_at = it->second;
+  }
   Instruction* root = out.body->root();
   for (size_t k = 0; k < inits.size(); ++k) {
+    const std::string read_name =
+        k < options.read_names.size() && !options.read_names[k].empty()
+            ? options.read_names[k]
+            : absl::StrCat(inits[k]->name(), ".carried");
     Instruction* read = out.body->AddInstruction(
-        NewGetTupleElement(*module_, absl::StrCat(inits[k]->name(), ".carried"),
-                           param, old_size + static_cast<int64_t>(k)),
-        after_param);
+        NewGetTupleElement(*module_, read_name, param,
+                           old_size + static_cast<int64_t>(k)),
+        reads_at);
     root->AppendOperand(read);
     root->mutable_shape().mutable_tuple_shapes().push_back(read->shape());
     out.reads.push_back(read);
@@ -334,10 +348,13 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
   std::vector<Instruction*> elements;
   const Instruction* tuple_before = loop;
   std::string tuple_name;
+  const bool fresh = !options.init_name.empty();
   if (old_init->opcode() == Opcode::kTuple) {
     elements.assign(old_init->operands().begin(), old_init->operands().end());
-    tuple_before = old_init;
-    tuple_name = old_init->name();
+    if (!fresh) {
+      tuple_before = old_init;
+      tuple_name = old_init->name();
+    }
   } else {
     for (int64_t k = 0; k < old_size; ++k) {
       elements.push_back(Add(
@@ -346,13 +363,17 @@ absl::StatusOr<AppendedState> LoopRewrite::AppendLoopState(
                              old_init, k),
           loop));
     }
+  }
+  if (fresh) {
+    tuple_name = module_->UniqueInstructionName(options.init_name);
+  } else if (tuple_name.empty()) {
     tuple_name =
         module_->UniqueInstructionName(absl::StrCat(loop->name(), ".init"));
   }
   elements.insert(elements.end(), inits.begin(), inits.end());
   // A copy of the old tuple keeps its metadata and other attributes.
   std::unique_ptr<Instruction> tuple =
-      old_init->opcode() == Opcode::kTuple
+      old_init->opcode() == Opcode::kTuple && !fresh
           ? CloneInstruction(*old_init, std::move(tuple_name), elements)
           : NewTuple(std::move(tuple_name), elements);
   tuple->mutable_shape() = shape;

@@ -48,11 +48,16 @@
 //   if (absl::Status s = txn.Commit("hoisted loops do not verify: ");
 //       !s.ok()) return s;                        // rolled back
 //
-// Editing a loop's copy (reduction deferral): CopyLoop builds the same
-// while next to the loop, calling copies of its condition and body that the
-// caller edits freely (state elements may change or be appended when every
-// user of the loop is a get-tuple-element); ReplaceAtCommit redirects an
-// existing instruction (a read of the old loop's result) at commit:
+// AppendLoopStateOptions name and place the new init tuple and reads
+// otherwise (the reduction deferral: a fresh `%t.deferred` right before the
+// loop, the read `%ar.acc` right before the accumulating add).
+//
+// Editing a loop's copy (the deferral's inner loop of stacked rows, whose
+// state element widens): CopyLoop builds the same while next to the loop,
+// calling copies of its condition and body that the caller edits freely
+// (state elements may change when every user of the loop is a
+// get-tuple-element); ReplaceAtCommit redirects an existing instruction (a
+// read of the old loop's result) at commit:
 //
 //   absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
 //   ... edit o->body, o->condition, o->loop (o->map: old -> copy) ...
@@ -124,6 +129,21 @@ class ScopedLoopRewriteFault {
   LoopRewriteFault previous_;
 };
 
+// How AppendLoopState names and places what it builds; the defaults keep
+// the old loop's text (see the header comment).
+struct AppendLoopStateOptions {
+  // Not empty: the new init is a fresh tuple of this name (made unique)
+  // right before the loop, instead of a copy of the old init tuple in its
+  // place under its name.
+  std::string init_name;
+  // Per new element, the name of its read in the body (made unique); a
+  // missing or empty one is `<init>.carried`.
+  std::vector<std::string> read_names;
+  // Not null: an instruction of the old body; the reads go right before its
+  // copy instead of right after the body's parameter.
+  const Instruction* reads_before = nullptr;
+};
+
 // What AppendLoopState or CopyLoop built.
 struct AppendedState {
   Instruction* loop = nullptr;  // the new while
@@ -182,7 +202,8 @@ class LoopRewrite {
   // once when `loop` lives in a computation this transaction created. On an
   // error nothing is left half-built (the caller rolls back).
   absl::StatusOr<AppendedState> AppendLoopState(
-      Instruction* loop, absl::Span<Instruction* const> inits);
+      Instruction* loop, absl::Span<Instruction* const> inits,
+      const AppendLoopStateOptions& options = {});
   // A while like `loop` (same name, operand, shape and attributes) next to
   // it, calling copies of its condition and body (as AppendLoopState's,
   // nothing appended), to edit. It replaces `loop` like AppendLoopState's

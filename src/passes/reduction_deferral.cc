@@ -717,8 +717,18 @@ Instruction* ReduceAfterLoop(LoopRewrite& txn, Instruction* w, Instruction* nw,
 absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
                            const LoopRewriteHook& before_commit, Deferred& d) {
   Computation* parent = w->parent();
-  Module& m = *parent->parent();
-  absl::StatusOr<AppendedState> o = txn.CopyLoop(w);
+  const Shape full = FullShape(c);
+  const int64_t n = w->shape().tuple_size();
+  const std::string base = c.collective->name();
+
+  // 1. The loop state grows by the local accumulator, which starts at zero;
+  // the body reads it right before the accumulating add.
+  Instruction* zb = AddZeros(txn, *parent, full, base + ".acc.init", w);
+  AppendLoopStateOptions grow;
+  grow.init_name = w->operand(0)->name() + ".deferred";
+  grow.read_names = {base + ".acc"};
+  grow.reads_before = c.add;
+  absl::StatusOr<AppendedState> o = txn.AppendLoopState(w, {zb}, grow);
   if (!o.ok()) return o.status();
   d.moved = o->map;
   d.moved[w] = o->loop;
@@ -732,8 +742,7 @@ absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
     if (!in.ok()) return in.status();
     for (const auto& [old, copy] : in->map) d.moved[old] = copy;
     d.moved[c.inner] = in->loop;
-    if (absl::Status s = RewriteInner(txn, c, *in, d.moved, FullShape(c));
-        !s.ok()) {
+    if (absl::Status s = RewriteInner(txn, c, *in, d.moved, full); !s.ok()) {
       return s;
     }
     if (absl::Status s = txn.Checkpoint("widening the inner loop's rows");
@@ -743,7 +752,6 @@ absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
   }
   Instruction* nw = o->loop;
   Computation* body = o->body;
-  Instruction* param = body->parameter(0);
   Instruction* root = body->root();
   Instruction* add = CopyOf(d.moved, c.add);
   Instruction* acc = CopyOf(d.moved, c.acc);
@@ -757,54 +765,24 @@ absl::Status BuildDeferral(LoopRewrite& txn, Instruction* w, const Candidate& c,
     return absl::InternalError(
         absl::StrCat(c.add->name(), " is not in ", w->while_body()->name()));
   }
-  const Shape full = FullShape(c);
-  const int64_t n = w->shape().tuple_size();
-  const std::string base = c.collective->name();
 
-  // 1. The local accumulator starts at zero.
-  Instruction* zb = AddZeros(txn, *parent, full, base + ".acc.init", nw);
-  Instruction* init = w->operand(0);
-  std::vector<Instruction*> elems;
-  for (int64_t k = 0; k < n; ++k) {
-    elems.push_back(
-        init->opcode() == Opcode::kTuple
-            ? init->operand(k)
-            : txn.Add(*parent,
-                      NewGetTupleElement(m, init->name() + ".gte", init, k),
-                      nw));
-  }
-  elems.push_back(zb);
-  Instruction* tuple = txn.Add(
-      *parent,
-      NewTuple(m.UniqueInstructionName(init->name() + ".deferred"), elems), nw);
-  nw->ReplaceOperandWith(0, tuple);
-  if (absl::Status s = txn.Checkpoint("starting the local accumulator");
-      !s.ok()) {
-    return s;
-  }
-
-  // 2. The state grows by the accumulator.
-  for (Instruction* i : {nw, param, o->condition->parameter(0), root}) {
-    i->mutable_shape().mutable_tuple_shapes().push_back(full);
-  }
-
-  // 3. The body adds the unreduced value (the collective and its chain are
-  // removed at the end).
-  Instruction* accf =
-      body->AddInstruction(NewGetTupleElement(m, base + ".acc", param, n), add);
+  // 2. The body adds the unreduced value to the accumulator and passes the
+  // old one on unchanged (the collective and its chain are removed at the
+  // end).
+  Module& m = txn.module();
   auto sum = std::make_unique<Instruction>(
       Opcode::kAdd, m.UniqueInstructionName(base + ".acc.next"), full);
   sum->CopyAttributesFrom(*add);
-  sum->AppendOperand(accf);
+  sum->AppendOperand(o->reads[0]);
   sum->AppendOperand(g);
   Instruction* next = body->AddInstruction(std::move(sum), add);
   root->ReplaceOperandWith(c.index, acc);
-  root->AppendOperand(next);
+  root->ReplaceOperandWith(n, next);
   if (absl::Status s = txn.Checkpoint("accumulating locally"); !s.ok()) {
     return s;
   }
 
-  // 4. After the loop: reduce once, apply the chain, add the initial value.
+  // 3. After the loop: reduce once, apply the chain, add the initial value.
   Instruction* result = ReduceAfterLoop(txn, w, nw, c, n, full, &d.reduced);
   // The loop's reads of the accumulator read the result instead.
   for (Instruction* u : w->users()) {

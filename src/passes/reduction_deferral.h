@@ -74,9 +74,11 @@
 // `ReductionDeferralNotEnabled` with what it would save and cost.
 //
 // Each deferral is one LoopRewrite transaction (passes/loop_rewrite.h):
-// copies of the loop's condition and body (and of the stacked form's inner
-// loop) carry the local accumulator, the reads of the old accumulator go to
+// AppendLoopState grows the loop's state by the local accumulator (copies
+// of its condition and body; the stacked form's inner loop is copied with
+// CopyLoop and its rows widened), the reads of the old accumulator go to
 // the add after the loop; the commit verifies the copies and swaps them in.
+// Nothing is edited outside the transaction.
 // An internal failure rolls back, leaving the module as it was, and is
 // reported (LoopPassDriver, passes/loop_pass_driver.h) as a RewriteDiscarded
 // failure remark naming the pass, the loop and the collective; the pass goes

@@ -85,8 +85,9 @@ void ExpectRolledBack(const std::string& name,
 }
 
 // A failure injected at each step of the deferral's transaction in turn
-// (CopyLoop, its checkpoints, ReplaceAtCommit, the commit) leaves the
-// module byte-identical; with none injected, it commits.
+// (AppendLoopState, its checkpoints, ReplaceAtCommit, the commit) leaves
+// the module byte-identical; with none injected, it commits. The loop
+// state grows through AppendLoopState first.
 void ExpectEveryStepOfCaseRollsBack(const std::string& name) {
   std::vector<std::string> steps =
       ExpectEveryStepRollsBack([&] { return Case(name); },
@@ -94,6 +95,9 @@ void ExpectEveryStepOfCaseRollsBack(const std::string& name) {
                                  return Defer(m, nullptr, failure);
                                });
   EXPECT_GE(steps.size(), 5u);
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps.front(), "appending loop state");
+  EXPECT_EQ(steps.back(), "commit");
 }
 
 TEST(ReductionDeferral, FailureAtEveryStepLeavesTheModuleUnchanged) {

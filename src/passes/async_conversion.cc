@@ -60,18 +60,20 @@ class Converter {
   // Start and done replacing `coll` (both inserted before it).
   Instruction* MakeNativeStart(Instruction* coll, Opcode start_op);
   absl::StatusOr<Instruction*> MakeAsyncStart(Instruction* coll);
+  // The remark on `coll`: in its loop, with the bytes it moves.
+  Remark Describe(RemarkKind kind, std::string name, const Instruction& coll,
+                  std::string message) const {
+    auto it = loop_of_.find(coll.parent());
+    Remark r = InstructionRemark(
+        kPassName, kind, std::move(name), coll, module_,
+        it != loop_of_.end() ? it->second : std::string(), std::move(message));
+    r.Metric("bytes_moved", CollectiveBytesMoved(coll));
+    return r;
+  }
   void Emit(RemarkKind kind, std::string name, const Instruction& coll,
             std::string message) {
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = kind;
-    r.name = std::move(name);
-    DescribeInstruction(coll, module_, r);
-    auto it = loop_of_.find(coll.parent());
-    if (it != loop_of_.end()) r.loop = it->second;
-    r.message = std::move(message);
-    r.Metric("bytes_moved", CollectiveBytesMoved(coll));
-    context_.remarks.Emit(std::move(r));
+    context_.remarks.Emit(
+        Describe(kind, std::move(name), coll, std::move(message)));
   }
 
   // The flag that keeps collectives of `op` synchronous, if any.
@@ -229,18 +231,12 @@ absl::StatusOr<bool> Converter::Run() {
       const bool generic =
           op == Opcode::kReduceScatter || op == Opcode::kAllToAll;
       // The remark describes the collective before it is replaced.
-      Remark r;
-      r.pass = std::string(kPassName);
-      r.kind = RemarkKind::kPassed;
-      r.name = "ConvertedToAsync";
-      DescribeInstruction(*coll, module_, r);
-      auto it = loop_of_.find(c);
-      if (it != loop_of_.end()) r.loop = it->second;
-      r.message = absl::StrCat(
-          "converted ", AsAbsl(OpcodeName(op)), " to ",
-          generic ? "async-start/async-done"
-                  : absl::StrCat(StartName(op), "/", DoneName(op)));
-      r.Metric("bytes_moved", CollectiveBytesMoved(*coll));
+      Remark r = Describe(
+          RemarkKind::kPassed, "ConvertedToAsync", *coll,
+          absl::StrCat("converted ", AsAbsl(OpcodeName(op)), " to ",
+                       generic
+                           ? "async-start/async-done"
+                           : absl::StrCat(StartName(op), "/", DoneName(op))));
       // Module-size guard: start and done, and for async-start a wrapped
       // computation (a parameter per operand and the collective).
       if (absl::Status s = context_.size_guard.Reserve(

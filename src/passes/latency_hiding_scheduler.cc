@@ -904,12 +904,10 @@ void ReportComputation(const Computation& computation,
     double hidden = pair.latency_us - pair.exposed_us;
     bool passed = pair.latency_us <= 0 || hidden >= 0.5 * pair.latency_us;
     if (passed) ++hidden_pairs;
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = passed ? RemarkKind::kPassed : RemarkKind::kMissed;
-    r.name = passed ? "OverlappedCollective" : "ExposedCollective";
-    DescribeInstruction(*pair.start, module, r);
-    r.loop = loop_path;
+    Remark r = InstructionRemark(
+        kPassName, passed ? RemarkKind::kPassed : RemarkKind::kMissed,
+        passed ? "OverlappedCollective" : "ExposedCollective", *pair.start,
+        module, loop_path, "");
     std::optional<CollectiveInfo> info =
         GpuCostModel::GetCollectiveInfo(*pair.start);
     std::string what = info.has_value()

@@ -261,6 +261,20 @@ void DescribeInstruction(const Instruction& instr, const Module& module,
   remark.op_name = instr.metadata().op_name;
 }
 
+Remark InstructionRemark(std::string_view pass, RemarkKind kind,
+                         std::string name, const Instruction& instr,
+                         const Module& module, std::string loop,
+                         std::string message) {
+  Remark r;
+  r.pass = std::string(pass);
+  r.kind = kind;
+  r.name = std::move(name);
+  DescribeInstruction(instr, module, r);
+  r.loop = std::move(loop);
+  r.message = std::move(message);
+  return r;
+}
+
 void EmitTripCountWarning(const WhileLoopInfo& info, std::string_view pass,
                           std::string loop_path, RemarkSink& sink) {
   const Instruction* w = info.while_instr;
@@ -268,13 +282,9 @@ void EmitTripCountWarning(const WhileLoopInfo& info, std::string_view pass,
       w->parent()->parent() == nullptr) {
     return;
   }
-  Remark r;
-  r.pass = std::string(pass);
-  r.kind = RemarkKind::kWarning;
-  r.name = "KnownTripCountContradicted";
-  DescribeInstruction(*w, *w->parent()->parent(), r);
-  r.loop = std::move(loop_path);
-  r.message = info.contradiction;
+  Remark r = InstructionRemark(
+      pass, RemarkKind::kWarning, "KnownTripCountContradicted", *w,
+      *w->parent()->parent(), std::move(loop_path), info.contradiction);
   if (info.known_trip_count.has_value()) {
     r.Metric("known_trip_count", *info.known_trip_count);
   }

@@ -109,8 +109,9 @@ struct Remark {
 };
 
 // Every remark name a pass may emit (passes/remark_names.inc), in the
-// table's order; docs/REMARKS.md is RemarkNamesMarkdown() (RemarkNames.DocsTableIsGenerated
-// checks it; the corpus test checks that emitted names are in it).
+// table's order; docs/REMARKS.md is RemarkNamesMarkdown()
+// (RemarkNames.DocsTableIsGenerated checks it; the corpus test checks that
+// emitted names are in it).
 struct RemarkNameInfo {
   std::string_view name;
   std::string_view kinds;   // "passed", "missed", ...
@@ -146,6 +147,13 @@ class RemarkSink {
 // Fills location/op_name/instruction/opcode of a remark from an instruction.
 void DescribeInstruction(const Instruction& instr, const Module& module,
                          Remark& remark);
+
+// A remark of `pass` about `instr` (DescribeInstruction) in the loop at
+// `loop` (empty: none), with its kind, name and message.
+Remark InstructionRemark(std::string_view pass, RemarkKind kind,
+                         std::string name, const Instruction& instr,
+                         const Module& module, std::string loop,
+                         std::string message);
 
 // The KnownTripCountContradicted warning of a loop whose known_trip_count
 // its condition contradicts (WhileLoopInfo::contradiction), emitted by

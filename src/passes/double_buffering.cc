@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -271,21 +272,36 @@ class DoubleBufferer {
     std::string suggestion;
   };
   Decision Decide(const LoopNode& node);
-  // Unrolls; returns false (with a remark) when the loop was left alone.
-  absl::StatusOr<bool> Process(const LoopNode& node);
+  // What PlanLoop decided for a loop, as a value that Apply carries out.
+  struct Plan {
+    Instruction* loop = nullptr;
+    WhileLoopInfo info;
+    Remark passed;  // emitted once the rewrite commits
+    LoopRewriteRequest request;
+  };
+  // Decide, the loop's analysis and the plan's checks (profit, memory): the
+  // plan, or none (with a missed remark) when the loop is left alone.
+  std::optional<Plan> PlanLoop(const LoopNode& node);
+  // The missed remark of a loop whose trip count or state (`info`) cannot
+  // be unrolled; none when it can.
+  std::optional<Remark> CannotUnroll(const LoopNode& node,
+                                     const WhileLoopInfo& info);
+  // The remark of an unrolling decided by `d`, predicted by `e`.
+  Remark PassedRemark(const LoopNode& node, const Decision& d,
+                      const WhileLoopInfo& info, const CandidateEstimate& e);
+  // The driver's request for unrolling `node`'s loop of `trips` iterations.
+  static LoopRewriteRequest RewriteRequest(const LoopNode& node, int64_t trips,
+                                           const CandidateEstimate& e);
+  // Unrolls as planned; false when the driver discarded the rewrite.
+  absl::StatusOr<bool> Apply(const Plan& plan);
   absl::Status Rewrite(Instruction* w, const WhileLoopInfo& info,
                        LoopRewrite& txn);
 
   Remark MakeRemark(RemarkKind kind, std::string name, const LoopNode& node,
                     std::string message) {
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = kind;
-    r.name = std::move(name);
-    DescribeInstruction(*node.while_instr, module_, r);
-    r.loop = node.path;
-    r.message = std::move(message);
-    return r;
+    return InstructionRemark(kPassName, kind, std::move(name),
+                             *node.while_instr, module_, node.path,
+                             std::move(message));
   }
 
   Module& module_;
@@ -503,18 +519,9 @@ absl::Status DoubleBufferer::Rewrite(Instruction* w, const WhileLoopInfo& info,
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
-  Decision d = Decide(node);
-  if (!d.unroll) {
-    Remark r = MakeRemark(RemarkKind::kMissed, d.name, node,
-                          absl::StrCat("not double-buffered: ", d.reason));
-    r.suggestion = d.suggestion;
-    context_.remarks.Emit(std::move(r));
-    return false;
-  }
-  Instruction* w = node.while_instr;
-  const WhileLoopInfo info = AnalyzeWhileLoop(*w);
-  EmitTripCountWarning(info, kPassName, node.path, context_.remarks);
+std::optional<Remark> DoubleBufferer::CannotUnroll(const LoopNode& node,
+                                                   const WhileLoopInfo& info) {
+  const Instruction* w = node.while_instr;
   std::string why, why_name = "UnknownTripCount";
   if (!info.trip_count.has_value()) {
     why = absl::StrCat(
@@ -533,14 +540,86 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
     why_name = "OpaqueLoopState";
     why = "the loop has no body parameter or root";
   }
-  if (!why.empty()) {
-    Remark r = MakeRemark(RemarkKind::kMissed, why_name, node,
-                          absl::StrCat("not double-buffered: ", why));
-    r.suggestion =
-        "write the loop as a fori_loop/scan with static bounds (the "
-        "induction variable pattern of while_loop_analysis.h)";
+  if (why.empty()) return std::nullopt;
+  Remark r = MakeRemark(RemarkKind::kMissed, why_name, node,
+                        absl::StrCat("not double-buffered: ", why));
+  r.suggestion =
+      "write the loop as a fori_loop/scan with static bounds (the "
+      "induction variable pattern of while_loop_analysis.h)";
+  return r;
+}
+
+Remark DoubleBufferer::PassedRemark(const LoopNode& node, const Decision& d,
+                                    const WhileLoopInfo& info,
+                                    const CandidateEstimate& e) {
+  const int64_t trips = *info.trip_count;
+  // A planned run says what the plan predicted (forced: also when it
+  // predicts no gain).
+  std::string planned;
+  if (context_.options.double_buffer_plan) {
+    planned = absl::StrCat(d.forced ? "; forced, " : "; ", DescribeEstimate(e));
+  }
+  Remark passed = MakeRemark(RemarkKind::kPassed, "DoubleBuffered", node, "");
+  passed.format = absl::StrCat(
+      "double-buffered ({reason}): unrolled by 2, trip count {trip_count}",
+      info.trip_count_source == TripCountSource::kKnownTripCount
+          ? absl::StrCat(" (", info.TripCountOrigin(), ")")
+          : "",
+      " -> {new_trip_count}",
+      trips % 2 ? ", first iteration peeled before the loop" : "", planned);
+  passed.Text("reason", d.reason)
+      .Loop("loop", node.path)
+      .Int("trip_count", trips)
+      .Int("new_trip_count", trips / 2);
+  passed.Metric("trip_count", trips);
+  passed.Metric("new_trip_count", trips / 2);
+  passed.Metric("peeled", trips % 2);
+  // The prediction (JSON, explain), planned or not.
+  if (e.predicted) AddEstimateMetrics(e, passed.metrics);
+  return passed;
+}
+
+LoopRewriteRequest DoubleBufferer::RewriteRequest(const LoopNode& node,
+                                                  int64_t trips,
+                                                  const CandidateEstimate& e) {
+  const Instruction* w = node.while_instr;
+  // Module-size guard: Rewrite copies the condition and the body twice
+  // (nested loops included), the body once more for a peeled iteration,
+  // and adds a few instructions (the counter's update, the new while).
+  const int64_t body_cost =
+      CloneCost(w->while_body()->MakeInstructionPostOrder());
+  LoopRewriteRequest request;
+  request.at = w;
+  request.loop = node.path;
+  request.what = absl::StrCat("unrolling while loop ", w->name(),
+                              " (computation ", w->parent()->name(), ")");
+  request.added_instructions =
+      LoopCloneCost(*w) + body_cost * (1 + trips % 2) + 8;
+  request.avoid =
+      "keep double buffering off this loop "
+      "(--loop=SELECTOR:double-buffer=off)";
+  request.extra_live_bytes = e.extra_live_bytes;
+  request.verify_what = "the unrolled loop does not verify: ";
+  request.failure_prefix = "double buffering discarded: ";
+  return request;
+}
+
+std::optional<DoubleBufferer::Plan> DoubleBufferer::PlanLoop(
+    const LoopNode& node) {
+  Decision d = Decide(node);
+  if (!d.unroll) {
+    Remark r = MakeRemark(RemarkKind::kMissed, d.name, node,
+                          absl::StrCat("not double-buffered: ", d.reason));
+    r.suggestion = d.suggestion;
     context_.remarks.Emit(std::move(r));
-    return false;
+    return std::nullopt;
+  }
+  Instruction* w = node.while_instr;
+  const WhileLoopInfo info = AnalyzeWhileLoop(*w);
+  EmitTripCountWarning(info, kPassName, node.path, context_.remarks);
+  if (std::optional<Remark> no = CannotUnroll(node, info); no.has_value()) {
+    context_.remarks.Emit(std::move(*no));
+    return std::nullopt;
   }
   const int64_t trips = *info.trip_count;
   // Plan: the predicted gain (when planning and not forced) and the ledger.
@@ -554,7 +633,7 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
     AddEstimateMetrics(e, r.metrics);
     r.Metric("trip_count", trips);
     context_.remarks.Emit(std::move(r));
-    return false;
+    return std::nullopt;
   };
   if (plan && !d.forced && e.predicted && e.net_us() <= 0) {
     Remark r =
@@ -590,51 +669,17 @@ absl::StatusOr<bool> DoubleBufferer::Process(const LoopNode& node) {
                   "raise --memory-budget, or keep double buffering off this "
                   "loop (--loop=SELECTOR:double-buffer=off)");
   }
-  // Remarks describe the loop before the rewrite deletes it. A planned run
-  // says what the plan predicted (forced: also when it predicts no gain).
-  std::string planned;
-  if (plan) {
-    planned = absl::StrCat(d.forced ? "; forced, " : "; ", DescribeEstimate(e));
-  }
-  Remark passed = MakeRemark(RemarkKind::kPassed, "DoubleBuffered", node, "");
-  passed.format = absl::StrCat(
-      "double-buffered ({reason}): unrolled by 2, trip count {trip_count}",
-      info.trip_count_source == TripCountSource::kKnownTripCount
-          ? absl::StrCat(" (", info.TripCountOrigin(), ")")
-          : "",
-      " -> {new_trip_count}",
-      trips % 2 ? ", first iteration peeled before the loop" : "", planned);
-  passed.Text("reason", d.reason)
-      .Loop("loop", node.path)
-      .Int("trip_count", trips)
-      .Int("new_trip_count", trips / 2);
-  passed.Metric("trip_count", trips);
-  passed.Metric("new_trip_count", trips / 2);
-  passed.Metric("peeled", trips % 2);
-  // The prediction (JSON, explain), planned or not.
-  if (e.predicted) AddEstimateMetrics(e, passed.metrics);
-  // Module-size guard: Rewrite copies the condition and the body twice
-  // (nested loops included), the body once more for a peeled iteration,
-  // and adds a few instructions (the counter's update, the new while).
-  const int64_t body_cost =
-      CloneCost(w->while_body()->MakeInstructionPostOrder());
-  LoopRewriteRequest request;
-  request.at = w;
-  request.loop = node.path;
-  request.what = absl::StrCat("unrolling while loop ", w->name(),
-                              " (computation ", w->parent()->name(), ")");
-  request.added_instructions =
-      LoopCloneCost(*w) + body_cost * (1 + trips % 2) + 8;
-  request.avoid =
-      "keep double buffering off this loop "
-      "(--loop=SELECTOR:double-buffer=off)";
-  request.extra_live_bytes = e.extra_live_bytes;
-  request.verify_what = "the unrolled loop does not verify: ";
-  request.failure_prefix = "double buffering discarded: ";
+  // Remarks describe the loop before the rewrite deletes it.
+  return Plan{w, info, PassedRemark(node, d, info, e),
+              RewriteRequest(node, trips, e)};
+}
+
+absl::StatusOr<bool> DoubleBufferer::Apply(const Plan& plan) {
   absl::StatusOr<bool> done = driver_.Rewrite(
-      request, [&](LoopRewrite& txn) { return Rewrite(w, info, txn); });
+      plan.request,
+      [&](LoopRewrite& txn) { return Rewrite(plan.loop, plan.info, txn); });
   if (!done.ok() || !*done) return done;
-  context_.remarks.Emit(std::move(passed));
+  context_.remarks.Emit(plan.passed);
   return true;
 }
 
@@ -642,7 +687,9 @@ absl::StatusOr<bool> DoubleBufferer::Run() {
   // Innermost first: an outer loop's copies then hold unrolled inner loops.
   for (const LoopNode* node : driver_.nest().InnermostFirst()) {
     if (!driver_.Alive(node->while_instr)) continue;
-    absl::StatusOr<bool> r = Process(*node);
+    std::optional<Plan> plan = PlanLoop(*node);
+    if (!plan.has_value()) continue;
+    absl::StatusOr<bool> r = Apply(*plan);
     if (!r.ok()) return r.status();
   }
   const bool changed = driver_.changed();

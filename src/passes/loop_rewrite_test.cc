@@ -121,6 +121,53 @@ TEST(LoopRewrite, AppendLoopStateBridgesARootLoop) {
   EXPECT_EQ(m->computations().size(), 3u);
 }
 
+// AppendLoopStateOptions: a fresh init tuple right before the loop (the
+// old one goes at commit), the read named and placed before an instruction
+// of the body.
+TEST(LoopRewrite, AppendLoopStateOptionsNameAndPlace) {
+  std::unique_ptr<Module> m = Parse(kLoop);
+  ASSERT_NE(m, nullptr);
+  Computation* entry = m->entry();
+  Instruction* w = Find(*entry, "w");
+  AppendLoopStateOptions options;
+  options.init_name = "s.grown";
+  options.read_names = {"acc"};
+  options.reads_before = Find(*w->while_body(), "y");
+  LoopRewrite txn(*m);
+  absl::StatusOr<AppendedState> st =
+      txn.AppendLoopState(w, {Find(*entry, "e")}, options);
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_TRUE(txn.Commit("does not verify: ").ok());
+  EXPECT_TRUE(VerifyModule(*m).ok()) << VerifyModule(*m);
+  const std::string text = PrintModule(*m);
+  EXPECT_NE(text.find("  %acc = f32[4] get-tuple-element(%p.1), index=2\n"
+                      "  %y = f32[2] add(%x, %x)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  %s.grown = (s32[], f32[2], f32[4]) "
+                      "tuple(%z, %x.1, %e)\n"
+                      "  %w = (s32[], f32[2], f32[4]) while(%s.grown)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("%s ="), std::string::npos) << text;
+}
+
+TEST(LoopRewrite, AppendLoopStateReadsBeforeOutsideTheBodyFails) {
+  std::unique_ptr<Module> m = Parse(kLoop);
+  ASSERT_NE(m, nullptr);
+  const std::string before = PrintModule(*m);
+  Computation* entry = m->entry();
+  AppendLoopStateOptions options;
+  options.reads_before = Find(*entry, "r");
+  {
+    LoopRewrite txn(*m);
+    absl::StatusOr<AppendedState> st =
+        txn.AppendLoopState(Find(*entry, "w"), {Find(*entry, "e")}, options);
+    EXPECT_FALSE(st.ok());
+  }
+  EXPECT_EQ(PrintModule(*m), before);
+}
+
 TEST(LoopRewrite, AppendLoopStateCommitThatDoesNotVerifyRollsBack) {
   std::unique_ptr<Module> m = Parse(kLoop);
   ASSERT_NE(m, nullptr);

@@ -13,8 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/strip.h"
+#include "hlo/absl_compat.h"
 #include "hlo/parser.h"
 #include "hlo/raw_attribute_check.h"
 #include "passes/pass_registry.h"
@@ -44,6 +43,25 @@ RawAttribute* HeaderAttribute(Module& module, std::string_view name) {
   return nullptr;
 }
 
+// Takes `prefix` off the front (`suffix` off the back) of `s` if it is
+// there.
+bool ConsumePrefix(std::string_view& s, std::string_view prefix) {
+  if (!s.starts_with(prefix)) return false;
+  s.remove_prefix(prefix.size());
+  return true;
+}
+bool ConsumeSuffix(std::string_view& s, std::string_view suffix) {
+  if (!s.ends_with(suffix)) return false;
+  s.remove_suffix(suffix.size());
+  return true;
+}
+
+std::string WithoutSpaces(std::string_view s) {
+  std::string out(s);
+  std::erase(out, ' ');
+  return out;
+}
+
 // entry_computation_layout={(P0, P1, ...)->R}: the parameters' shapes and
 // the outputs' (R's elements when R is a tuple, else R alone).
 struct EntryLayout {
@@ -53,7 +71,7 @@ struct EntryLayout {
 };
 
 std::optional<EntryLayout> ReadEntryLayout(std::string_view text) {
-  if (!absl::ConsumePrefix(&text, "{") || !absl::ConsumeSuffix(&text, "}")) {
+  if (!ConsumePrefix(text, "{") || !ConsumeSuffix(text, "}")) {
     return std::nullopt;
   }
   // The arrow outside every bracket (a shape holds none).
@@ -80,19 +98,19 @@ std::optional<EntryLayout> ReadEntryLayout(std::string_view text) {
 // `<@mesh, [{"x"}, {}]>` of a Shardy sharding, spaces dropped and the
 // `#sdy.sharding` prefix taken off, so that equal shardings compare equal.
 std::string ShardyKey(std::string_view sharding) {
-  std::string key = absl::StrReplaceAll(sharding, {{" ", ""}});
+  std::string key = WithoutSpaces(sharding);
   std::string_view view = key;
-  absl::ConsumePrefix(&view, "#sdy.sharding");
+  ConsumePrefix(view, "#sdy.sharding");
   return std::string(view);
 }
 
 // The entries of `#sdy.sharding_per_value<[A, B, ...]>`, each a ShardyKey;
 // empty when the text is not that.
 std::vector<std::string> ShardyPerValue(std::string_view text) {
-  std::string compact = absl::StrReplaceAll(text, {{" ", ""}});
+  std::string compact = WithoutSpaces(text);
   std::string_view view = compact;
-  if (!absl::ConsumePrefix(&view, "#sdy.sharding_per_value<[") ||
-      !absl::ConsumeSuffix(&view, "]>")) {
+  if (!ConsumePrefix(view, "#sdy.sharding_per_value<[") ||
+      !ConsumeSuffix(view, "]>")) {
     return {};
   }
   std::vector<std::string> out;
@@ -284,11 +302,11 @@ absl::StatusOr<bool> DonorsToAliasesPass::Run(Module& module,
   std::string entries;
   if (alias_attr != nullptr) {
     std::string_view inner = alias_attr->value;
-    absl::ConsumePrefix(&inner, "{");
-    absl::ConsumeSuffix(&inner, "}");
-    inner = absl::StripAsciiWhitespace(inner);
-    absl::ConsumeSuffix(&inner, ",");
-    entries = std::string(absl::StripAsciiWhitespace(inner));
+    ConsumePrefix(inner, "{");
+    ConsumeSuffix(inner, "}");
+    inner = AsStd(absl::StripAsciiWhitespace(AsAbsl(inner)));
+    ConsumeSuffix(inner, ",");
+    entries = std::string(absl::StripAsciiWhitespace(AsAbsl(inner)));
   }
   for (const std::string& a : added) {
     absl::StrAppend(&entries, entries.empty() ? "" : ", ", a);

@@ -28,8 +28,10 @@ Two routes; the bridge picks one from JAX's lowering
   shard_map (ANCHORS §4): the collectives are explicit in JAX's lowering.
     1. `lowered.as_text(dialect="hlo")`;
     2. `hloverlap opt --preset=... --no-xla-flags-env` (binary.run_opt);
-    3. `hloverlap opt --passes=copy-to-reshape` (the tool's route fixups,
-       src/passes/route_fixups.h), donors -> aliases;
+    3. `hloverlap opt --passes=copy-to-reshape,donors-to-aliases{...}`
+       (the tool's route fixups, src/passes/route_fixups.h: copies ->
+       reshapes, buffer donors -> aliases; or strip-buffer-donor without
+       donation);
     4. `jaxlib._hlo.hlo_module_from_text` -> HloModuleProto ->
        `mlir.hlo_to_stablehlo` -> `backend.compile_and_load` with
        num_partitions = #devices, SPMD partitioning on, and
@@ -807,20 +809,22 @@ def _build(job: _Job, route: _Route, opts: Options, work: str) -> _Built:
   t = time.perf_counter()
   fixes: List[str] = []
   aliases: List[Tuple[int, int]] = []
-  passes = (["copy-to-reshape"] if opts.route_fixups else []) + (
-      [] if job.donate else ["strip-buffer-donor"])
+  passes = ["copy-to-reshape"] if opts.route_fixups else []
+  if not job.donate:
+    passes.append("strip-buffer-donor")
+  elif route.decision.route == "gspmd":  # XLA's per-device module
+    passes.append("donors-to-aliases")
+  else:  # before partitioning: shapes are global, shardings must agree too
+    passes.append("donors-to-aliases{match=shardy}")
   with _stage("route-fixups", after, out_path, route):
-    if passes:
-      fixed = _run_route_passes(job, after, passes,
-                                os.path.join(work, "route-fixups"))
-      after = fixed.text
-      fixes = [str(r.get("message", "")) for r in fixed.remarks
-               if r.get("name") == "CopyAsReshape"]
-    if job.donate and route.decision.route == "gspmd":
-      after, aliases = hlo.donors_to_aliases(after)
-    elif job.donate:
-      after, aliases = hlo.donors_to_aliases(
-          after, *hlo.shard_map_sharding_keys(after))
+    fixed = _run_route_passes(job, after, passes,
+                              os.path.join(work, "route-fixups"))
+    after = fixed.text
+    fixes = [str(r.get("message", "")) for r in fixed.remarks
+             if r.get("name") == "CopyAsReshape"]
+    aliases = [(int(m.get("output", -1)), int(m.get("parameter", -1)))
+               for m in (r.get("metrics") or {} for r in fixed.remarks
+                         if r.get("name") == "DonorAliased")]
   route_path = os.path.join(work, "after_route.hlo")
   _write(route_path, after)
   timings["prepare_s"] = round(time.perf_counter() - t, 3)

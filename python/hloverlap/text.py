@@ -7,16 +7,20 @@
                                num_replicas, else the Shardy mesh, else the
                                largest `devices=[..]<=[N]` sharding)
   detect_route(text, n)     -> which route a JAX lowering takes
-  donors_to_aliases(text)   -> buffer donors as input/output aliases
+  referenced_lines/_names, instruction_source -> the user's line an error
+                               names (hloverlap.errors)
 
-The module edits the StableHLO route needs (copy -> reshape, no shardings,
-no donors) are passes of the tool (src/passes/route_fixups.h), which the
-bridge runs (hloverlap.jax).
+Read-only: this module never edits a module. Every edit the StableHLO route
+needs (copy -> reshape, no shardings, no donors, donors -> aliases) is a
+pass of the tool (src/passes/route_fixups.h), which the bridge runs
+(hloverlap.jax). What stays here reads a JAX lowering before the tool has
+seen it (the route is picked before the first `hloverlap opt`) or reads
+the text an error points into, where a failing module may not even parse.
 """
 
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional
 
 
 class Instruction(NamedTuple):
@@ -206,33 +210,6 @@ def split_top_level(s: str, sep: str = ",") -> List[str]:
   return parts
 
 
-def entry_layout(text: str) -> Optional[Tuple[List[str], List[str], bool]]:
-  """(parameter shapes, result shapes, result_is_tuple) of the header's
-  entry_computation_layout, or None."""
-  layout = header_attribute(text, "entry_computation_layout")
-  if not layout or not layout.startswith("{") or "->" not in layout:
-    return None
-  inner = layout[1:-1]
-  depth, arrow = 0, -1
-  for i, c in enumerate(inner):
-    if c in "([{":
-      depth += 1
-    elif c in ")]}":
-      depth -= 1
-    elif c == "-" and depth == 0 and inner.startswith("->", i):
-      arrow = i
-      break
-  if arrow < 0:
-    return None
-  params_s, result_s = inner[:arrow].strip(), inner[arrow + 2:].strip()
-  if not (params_s.startswith("(") and params_s.endswith(")")):
-    return None
-  params = split_top_level(params_s[1:-1])
-  if result_s.startswith("(") and result_s.endswith(")"):
-    return params, split_top_level(result_s[1:-1]), True
-  return params, [result_s], False
-
-
 def entry_instructions(text: str) -> List[Instruction]:
   """The instructions of the ENTRY computation, in order."""
   out, inside = [], False
@@ -361,135 +338,6 @@ def detect_route(text: str, num_devices: int) -> RouteDecision:
   return RouteDecision("shard_map", "every ENTRY instruction is shard_map "
                        "glue ({} manual bod{})".format(
                            bodies, "y" if bodies == 1 else "ies"))
-
-
-# --- donation: buffer donors -> input/output aliases -----------------------
-def _header_entries(value: Optional[str], pattern: str) -> List[Tuple]:
-  return [tuple(m) for m in re.findall(pattern, value or "")]
-
-
-def _set_header_attribute(text: str, key: str, value: Optional[str]) -> str:
-  """Sets (value) or drops (None) `key=` in the HloModule line."""
-  h = _header(text)
-  if not h:
-    return text
-  old = header_attribute(h, key)
-  new = h
-  if old is not None:
-    new = new.replace(", {}={}".format(key, old), "", 1)
-  if value is not None:
-    m = re.match(r"HloModule\s+[^\s,]+", new)
-    new = new[:m.end()] + ", {}={}".format(key, value) + new[m.end():]
-  return text.replace(h, new, 1)
-
-
-def donors_to_aliases(text: str, out_key=None,
-                      param_key=None) -> Tuple[str, List[Tuple[int, int]]]:
-  """Turns top-level `buffer_donor` parameters into `input_output_alias`
-  entries (may-alias) with an output of the same shape and layout, each
-  output at most once, in order; returns (text, [(output, parameter)]).
-
-  This is what XLA itself does with donors of a per-device module before
-  buffer assignment; the bridge does it in the text because the StableHLO
-  import keeps aliases but not donors. For a module before partitioning,
-  `out_key(j)` / `param_key(p)` must also agree (the shardings: an alias
-  needs the same per-device shape); None there means "unknown, do not
-  alias".
-  """
-  donors = _header_entries(header_attribute(text, "buffer_donor"),
-                           r"\(\s*(\d+)\s*,\s*\{([^}]*)\}\s*\)")
-  layout = entry_layout(text)
-  if not donors or layout is None:
-    return text, []
-  params, results, is_tuple = layout
-  existing = header_attribute(text, "input_output_alias")
-  used_out = {int(m[0]) if m[0] else -1 for m in _header_entries(
-      existing, r"\{(\d*)\}\s*:\s*\(\s*(\d+)")}
-  added, kept = [], []
-  for p_s, idx in donors:
-    p = int(p_s)
-    match = None
-    if not idx.strip() and p < len(params):
-      for j, r in enumerate(results):
-        key = j if is_tuple else -1
-        if key in used_out or r != params[p]:
-          continue
-        if out_key is not None or param_key is not None:
-          a = out_key(j) if out_key else None
-          b = param_key(p) if param_key else None
-          if a is None or a != b:
-            continue
-        match = key
-        break
-    if match is None:
-      kept.append((p_s, idx))
-      continue
-    used_out.add(match)
-    added.append((match, p))
-  if not added:
-    return text, []
-  entries = [] if not existing else [
-      e for e in split_top_level(existing.strip()[1:-1]) if e]
-  entries += ["{{{}}}: ({}, {{}}, may-alias)".format(
-      "" if j < 0 else j, p) for j, p in added]
-  text = _set_header_attribute(
-      text, "buffer_donor", "{ " + ", ".join(
-          "({}, {{{}}})".format(p, i) for p, i in kept) + " }"
-      if kept else None)
-  text = _set_header_attribute(text, "input_output_alias",
-                               "{ " + ", ".join(entries) + " }")
-  return text, added
-
-
-def _sdy_value(s: Optional[str]) -> Optional[str]:
-  """`<@mesh, [...]>` of a Shardy sharding attribute, whitespace-free."""
-  if not s:
-    return None
-  s = s.replace("\\\"", "\"").replace(" ", "")
-  if s.startswith("#sdy.sharding<"):
-    s = s[len("#sdy.sharding"):]
-  return s
-
-
-def _sdy_per_value(s: Optional[str]) -> List[Optional[str]]:
-  s = (s or "").replace("\\\"", "\"")
-  m = re.match(r"\s*#sdy\.sharding_per_value<\[(.*)\]>\s*$", s, re.S)
-  if not m:
-    return []
-  return [_sdy_value(p) for p in split_top_level(m.group(1))]
-
-
-def shard_map_sharding_keys(text: str):
-  """(out_key, param_key) for donors_to_aliases on a shard_map lowering:
-  the Shardy sharding of each ENTRY parameter and of each result that comes
-  straight from a LocalToGlobalShape custom-call."""
-  entry = entry_instructions(text)
-  by_name = {i.name: i for i in entry}
-  params = {}
-  for inst in entry:
-    if inst.opcode == "parameter":
-      m = re.match(r"\(\s*(\d+)\s*\)", inst.rest)
-      if m:
-        params[int(m.group(1))] = _sdy_value(
-            attribute(inst.rest, "xla.sdy.sharding"))
-  root = next((i for i in entry if i.is_root), None)
-  outs: Dict[int, Optional[str]] = {}
-  if root is not None and root.opcode == "tuple":
-    for j, name in enumerate(_operands(root)):
-      g = by_name.get(name)
-      if g is None or g.opcode != "get-tuple-element":
-        continue
-      src = _operands(g)
-      idx = attribute(g.rest, "index")
-      c = by_name.get(src[0]) if src else None
-      if c is None or idx is None or c.opcode != "custom-call" or \
-          attribute(c.rest, "custom_call_target") != \
-          "xla.sdy.LocalToGlobalShape":
-        continue
-      per = _sdy_per_value(attribute(c.rest, "xla.sdy.out_shardings"))
-      if int(idx) < len(per):
-        outs[j] = per[int(idx)]
-  return outs.get, params.get
 
 
 # --- pointing at the user's code -------------------------------------------

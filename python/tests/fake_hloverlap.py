@@ -7,8 +7,12 @@ FAKE_HLOVERLAP_EXIT=N exits with N and a diagnostic instead.
 FAKE_HLOVERLAP_FAIL_AT=NAME exits with 2 and `IN:LINE:3: ...` pointing at
 the line that defines NAME. FAKE_HLOVERLAP_COPY=1 inserts a copy of ENTRY's
 first parameter (to exercise the route fixups). The route's own passes
-(`--passes=` of copy-to-reshape, strip-buffer-donor, strip-shardings) are
-mimicked on the text, copy-to-reshape with its CopyAsReshape remarks.
+(`--passes=` of copy-to-reshape, strip-buffer-donor, strip-shardings,
+donors-to-aliases) are mimicked on the text, copy-to-reshape with its
+CopyAsReshape remarks. donors-to-aliases is a plumbing stand-in, not the
+pass (tests/passes/donors_to_aliases*.hlo test that): every whole-parameter
+donor P becomes a may-alias of output {P}, with a DonorAliased remark whose
+message says the `match=` the bridge asked for.
 `sim IN --format=json` prints a step (see `sim`). `--version` a version.
 `opt --list-presets --json` / `opt --list-passes --json` print the real
 binary's shape of catalog with a preset of its own ("fake-preset") and the
@@ -20,7 +24,8 @@ import os
 import re
 import sys
 
-ROUTE_PASSES = ("copy-to-reshape", "strip-buffer-donor", "strip-shardings")
+ROUTE_PASSES = ("copy-to-reshape", "strip-buffer-donor", "strip-shardings",
+                "donors-to-aliases")
 
 
 def _drop_braced(text, prefix):
@@ -57,6 +62,26 @@ def route_passes(text, passes):
     for key in ("input_output_alias", "buffer_donor"):
       head = _drop_braced(head, ", {}={{".format(key))
     text = head + "\n" + rest
+  donate = next((p for p in passes if p.startswith("donors-to-aliases")), None)
+  if donate is not None:
+    match = re.search(r"match=(\w+)", donate)
+    head, _, rest = text.partition("\n")
+    donors = re.search(r", buffer_donor=\{([^}]*\{\}[^}]*)\}", head)
+    params = [int(p) for p in re.findall(r"\((\d+), \{\}\)",
+                                         donors.group(1))] if donors else []
+    if params:
+      head = _drop_braced(head, ", buffer_donor={")
+      name = re.match(r"HloModule [^\s,]+", head).end()
+      head = head[:name] + ", input_output_alias={{ {} }}".format(", ".join(
+          "{{{0}}}: ({0}, {{}}, may-alias)".format(p) for p in params)) + \
+          head[name:]
+      text = head + "\n" + rest
+    for p in params:
+      remarks.append({"kind": "passed", "pass": "donors-to-aliases",
+                      "name": "DonorAliased", "metrics": {
+                          "output": p, "parameter": p},
+                      "message": "match={}".format(
+                          match.group(1) if match else "layout")})
   return text, remarks
 
 
@@ -120,7 +145,7 @@ def main(argv):
   passes = next((a.split("=", 1)[1] for a in rest
                  if a.startswith("--passes=")), "").split(",")
   fixup_remarks = None
-  if set(passes) & set(ROUTE_PASSES):
+  if {p.split("{")[0] for p in passes} & set(ROUTE_PASSES):
     text, fixup_remarks = route_passes(text, passes)
   elif os.environ.get("FAKE_HLOVERLAP_COPY"):
     lines = text.split("\n")

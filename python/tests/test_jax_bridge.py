@@ -426,6 +426,8 @@ class CompileTest(_TmpCase):
         "entry_computation_layout"), text[:200])
     self.assertNotIn("buffer_donor", text.split("\n")[0])
     self.assertEqual(c.aliases, [(0, 0)])
+    # Before partitioning the tool compares Shardy shardings too.
+    self.assertIn("donors-to-aliases{match=shardy}", text)
 
   def test_call_maps_arguments_and_results(self):
     env = FakeJaxEnv()
@@ -611,6 +613,9 @@ class GspmdRouteTest(_TmpCase):
         "HloModule jit_g, input_output_alias={ {0}: (0, {}, may-alias) }"),
         text[:120])
     self.assertEqual(c.aliases, [(0, 0)])
+    # XLA's per-device module: shapes and layouts alone decide.
+    self.assertIn("donors-to-aliases", text)
+    self.assertNotIn("match=shardy", text)
     eb = options.executable_build_options
     self.assertEqual((eb.num_replicas, eb.num_partitions,
                       eb.use_spmd_partitioning), (1, 2, True))

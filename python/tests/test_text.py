@@ -142,62 +142,6 @@ class DetectRouteTest(unittest.TestCase):
         self.assertEqual(text.detect_route(s, 2).route, route)
 
 
-class DonationTest(unittest.TestCase):
-
-  def test_per_device_donor_becomes_alias(self):
-    out, added = text.donors_to_aliases(fixtures.PARTITIONED)
-    self.assertEqual(added, [(0, 0)])
-    head = out.split("\n")[0]
-    self.assertIn("input_output_alias={ {0}: (0, {}, may-alias) }", head)
-    self.assertNotIn("buffer_donor", head)
-    self.assertEqual(out.split("\n")[1:], fixtures.PARTITIONED.split("\n")[1:])
-
-  def test_no_matching_output_keeps_the_donor(self):
-    # Parameter 1 is donated too, but the only f32[2] output is taken.
-    t = fixtures.PARTITIONED.replace("buffer_donor={ (0, {}) }",
-                                     "buffer_donor={ (0, {}), (1, {}) }")
-    out, added = text.donors_to_aliases(t)
-    self.assertEqual(added, [(0, 0)])
-    self.assertIn("buffer_donor={ (1, {}) }", out.split("\n")[0])
-
-  def test_existing_aliases_are_kept_and_not_reused(self):
-    t = fixtures.PARTITIONED.replace(
-        "buffer_donor={ (0, {}) }",
-        "input_output_alias={ {0}: (1, {}, may-alias) }, "
-        "buffer_donor={ (0, {}) }")
-    out, added = text.donors_to_aliases(t)
-    self.assertEqual(added, [])  # output 0 is aliased already
-    self.assertEqual(out, t)
-
-  def test_non_tuple_result(self):
-    t = ("HloModule m, buffer_donor={ (0, {}) }, entry_computation_layout="
-         "{(f32[4]{0})->f32[4]{0}}\n")
-    out, added = text.donors_to_aliases(t)
-    self.assertEqual(added, [(-1, 0)])
-    self.assertIn("input_output_alias={ {}: (0, {}, may-alias) }", out)
-
-  def test_shard_map_needs_equal_shardings(self):
-    keys = text.shard_map_sharding_keys(fixtures.SHARD_MAP)
-    out, added = text.donors_to_aliases(fixtures.SHARD_MAP, *keys)
-    self.assertEqual(added, [(0, 0)])
-    # Output 0 replicated instead: same global shape, other sharding.
-    t = fixtures.SHARD_MAP.replace(
-        "sharding_per_value<[<@mesh, [{\\\"x\\\"}]>, <@mesh, []>]>",
-        "sharding_per_value<[<@mesh, [{}]>, <@mesh, []>]>")
-    self.assertNotEqual(t, fixtures.SHARD_MAP)
-    out, added = text.donors_to_aliases(t, *text.shard_map_sharding_keys(t))
-    self.assertEqual((added, out), ([], t))
-    # Without sharding facts a pre-partitioning module gets no alias.
-    self.assertEqual(text.donors_to_aliases(
-        fixtures.SHARD_MAP, lambda j: None, lambda p: None)[1], [])
-
-  def test_entry_layout(self):
-    params, results, is_tuple = text.entry_layout(fixtures.PARTITIONED)
-    self.assertEqual(params, ["f32[2]{0}", "f32[2]{0}"])
-    self.assertEqual((results, is_tuple), (["f32[2]{0}", "f32[]"], True))
-    self.assertIsNone(text.entry_layout("HloModule m\n"))
-
-
 class SourceTest(unittest.TestCase):
 
   def test_instruction_source(self):

@@ -83,6 +83,10 @@ struct PassOptions {
   // (--xla_gpu_memory_limit_slop_factor).
   std::optional<int> scheduler_memory_slop_percent;
   std::string gpu = "h200";
+  // donors-to-aliases: what an output must share with a donated parameter
+  // ("layout": shape and layout; "shardy": also the Shardy sharding, for a
+  // module before partitioning).
+  std::string donor_match = "layout";
   // Module-size guard: the most instructions the module may have after a
   // rewrite; unset: ModuleSizeGuard's default (relative to the input).
   std::optional<int64_t> max_module_instructions;

@@ -30,6 +30,29 @@
 //       buffer_donor={ (1, {}) }, entry_computation_layout={...}
 //     ->
 //   HloModule m, entry_computation_layout={...}
+//
+// donors-to-aliases: what XLA does with the donors of a per-device module
+// before buffer assignment, done here because the StableHLO import keeps
+// input/output aliases but not donors. Each whole-parameter donor becomes a
+// may-alias of the first output, in order, of the same shape and layout (in
+// entry_computation_layout) that no alias uses yet; a donor no output
+// matches stays a donor:
+//
+//   HloModule m, buffer_donor={ (0, {}), (1, {}) },
+//       entry_computation_layout={(f32[8]{0}, s32[]{:T(128)})->(f32[8]{0})}
+//     ->
+//   HloModule m, buffer_donor={ (1, {}) },
+//       entry_computation_layout={...},
+//       input_output_alias={ {0}: (0, {}, may-alias) }
+//
+// Before partitioning (the shard_map route, match=shardy), shapes are
+// global: an output and a parameter must also have the same Shardy
+// sharding, the parameter's `xla.sdy.sharding` frontend attribute against
+// the output's entry in the `xla.sdy.out_shardings` of the
+// xla.sdy.LocalToGlobalShape custom-call it comes from; an output from
+// anything else is never aliased. Each alias is a `passed` remark
+// DonorAliased whose metrics give the output (-1: the whole, non-tuple
+// result) and the parameter.
 #ifndef HLOVERLAP_PASSES_ROUTE_FIXUPS_H_
 #define HLOVERLAP_PASSES_ROUTE_FIXUPS_H_
 
@@ -52,6 +75,12 @@ class StripShardingsPass : public Pass {
 class StripBufferDonorPass : public Pass {
  public:
   std::string_view name() const override { return "strip-buffer-donor"; }
+  absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
+};
+
+class DonorsToAliasesPass : public Pass {
+ public:
+  std::string_view name() const override { return "donors-to-aliases"; }
   absl::StatusOr<bool> Run(Module& module, PassContext& context) override;
 };
 

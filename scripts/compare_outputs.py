@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two record_outputs.sh directories, file by file, byte for byte
 (the record directory's own path, which the remarks summary prints, is
-replaced by OLD/NEW first; the checkout's own folder name, which leads the
+replaced by DIR first; the checkout's own folder name, which leads the
 names of files recorded from tests/ and examples/, is ignored, so records made
 in two worktrees compare). Prints the files that differ or exist on one
 side only; exit status 1 if any.
@@ -25,6 +25,18 @@ def _by_key(folder):
   return keyed
 
 
+def _normalized(path, folder):
+  """The file's bytes with the record folder's path, and the checkout name
+  that leads the names in it, replaced (the summary names its remarks
+  file)."""
+  text = open(path, "rb").read()
+  lead = os.path.basename(path).partition("_")[0]
+  if lead != "shared":
+    text = text.replace(os.fsencode(os.path.join(folder, lead + "_")),
+                        b"DIR/CHECKOUT_")
+  return text.replace(os.fsencode(folder), b"DIR")
+
+
 def main(old, new):
   olds, news = _by_key(old), _by_key(new)
   names = sorted(set(olds) | set(news))
@@ -35,8 +47,8 @@ def main(old, new):
       print("only in {}: {}".format(old if os.path.exists(a) else new, name))
       bad += 1
       continue
-    ta = open(a, "rb").read().replace(os.fsencode(old), b"DIR")
-    tb = open(b, "rb").read().replace(os.fsencode(new), b"DIR")
+    ta = _normalized(a, old)
+    tb = _normalized(b, new)
     if ta != tb:
       print("differs: " + name)
       bad += 1

@@ -209,6 +209,38 @@ TEST(LiteralTest, F16Conversions) {
   }
 }
 
+TEST(LiteralTest, F16EncodesEdgeCases) {
+  EXPECT_EQ(FloatToF16(-1e6f), 0xfc00);  // past the range: -inf
+  EXPECT_EQ(FloatToF16(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_EQ(FloatToF16(NAN), 0x7e00);
+  EXPECT_EQ(FloatToF16(-NAN), 0xfe00);
+  EXPECT_EQ(FloatToF16(-0.0f), 0x8000);
+  EXPECT_EQ(FloatToF16(65519.0f), 0x7bff);  // just below the tie to inf
+  // Ties to even: 1 + 2^-11 rounds down, 1 + 3*2^-11 up.
+  EXPECT_EQ(FloatToF16(1.00048828125f), 0x3c00);
+  EXPECT_EQ(FloatToF16(1.00146484375f), 0x3c02);
+  // Half the smallest subnormal ties to zero; a little more rounds up.
+  EXPECT_EQ(FloatToF16(2.98023223876953125e-08f), 0x0000);
+  EXPECT_EQ(FloatToF16(3.0e-08f), 0x0001);
+}
+
+TEST(LiteralTest, IntegralElementsAsDoubleAndInt64) {
+  Literal u(Shape::Scalar(PrimitiveType::kU64));
+  u.Set<uint64_t>(0, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(u.GetAsDouble(0), 18446744073709551615.0);
+  EXPECT_EQ(u.GetAsInt64(0), -1);  // wraps
+  Literal s(Shape::Scalar(PrimitiveType::kS4));
+  s.Set<int8_t>(0, -8);
+  EXPECT_EQ(s.GetAsDouble(0), -8.0);
+  EXPECT_EQ(s.GetAsInt64(0), -8);
+  Literal f(Shape::Scalar(PrimitiveType::kF32));
+  f.Set<float>(0, -2.75f);
+  EXPECT_EQ(f.GetAsDouble(0), -2.75);
+  EXPECT_EQ(f.GetAsInt64(0), -2);
+  f.Set<float>(0, 1e30f);
+  EXPECT_EQ(f.GetAsInt64(0), std::numeric_limits<int64_t>::max());
+}
+
 TEST(LiteralTest, TypedAccessAndEquality) {
   Literal a(Shape(PrimitiveType::kS32, {3}));
   a.Set<int32_t>(0, -5);

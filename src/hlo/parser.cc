@@ -359,6 +359,10 @@ class Parser {
     Advance();
     return true;
   }
+  // At the ',' before an attribute: takes `, name=` (or `, name =`) and
+  // sets *name and *offset; "expected <what>" when no name follows.
+  bool ParseAttributeName(std::string_view what, std::string_view* name,
+                          size_t* offset);
   bool ParseInt(int64_t* v, std::string_view what);
   bool ParseBool(bool* v);
   bool ParseString(std::string* out);
@@ -1375,17 +1379,9 @@ bool Parser::ParseHeader() {
   if (tok_.kind == TK::kColon) Advance();
   SvSet seen;
   while (tok_.kind == TK::kComma) {
-    Advance();
-    std::string_view name = tok_.text;
-    const size_t offset = tok_.offset;
-    if (tok_.kind == TK::kAttrName) {
-      Advance();
-    } else if (tok_.kind == TK::kIdent) {
-      Advance();
-      if (!Expect(TK::kEqual, "'=' after attribute name")) return false;
-    } else {
-      return Unexpected("module attribute");
-    }
+    std::string_view name;
+    size_t offset;
+    if (!ParseAttributeName("module attribute", &name, &offset)) return false;
     if (!seen.insert(name).second) {
       return Error(offset, StrCatSv("duplicate module attribute '", name, "'"));
     }
@@ -2776,6 +2772,20 @@ bool Parser::ParseElement(PrimitiveType type, Literal* lit, int64_t index) {
 // ---------------------------------------------------------------------------
 // Attributes.
 
+bool Parser::ParseAttributeName(std::string_view what, std::string_view* name,
+                                size_t* offset) {
+  Advance();  // ','
+  *name = tok_.text;
+  *offset = tok_.offset;
+  if (tok_.kind == TK::kAttrName) {
+    Advance();
+    return true;
+  }
+  if (tok_.kind != TK::kIdent) return Unexpected(what);
+  Advance();
+  return Expect(TK::kEqual, "'=' after attribute name");
+}
+
 bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
   const std::string_view in = lex_.input();
   const char* const d = in.data();
@@ -2809,18 +2819,12 @@ bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
         continue;
       }
     }
-    Advance();
-    std::string_view name = tok_.text;
-    const size_t offset = tok_.offset;
-    if (tok_.kind == TK::kAttrName) {
-      Advance();
-    } else if (tok_.kind == TK::kIdent) {
-      Advance();
-      if (!Expect(TK::kEqual, "'=' after attribute name")) return false;
-    } else {
-      return Unexpected("attribute name");
+    std::string_view name;
+    size_t offset;
+    if (!ParseAttributeName("attribute name", &name, &offset) ||
+        !ParseAttribute(inst, op, name, offset, st)) {
+      return false;
     }
-    if (!ParseAttribute(inst, op, name, offset, st)) return false;
   }
   return true;
 }

@@ -53,6 +53,33 @@ TEST(ShapeTest, SizesSaturateInsteadOfOverflowing) {
   EXPECT_EQ(Shape::Tuple({bf, F32({1})}).ByteSize(), 12);
 }
 
+TEST(ShapeTest, MinorToMajorPermutation) {
+  EXPECT_TRUE(IsMinorToMajorPermutation({1, 0}, 2));
+  EXPECT_TRUE(IsMinorToMajorPermutation({}, 0));
+  EXPECT_FALSE(IsMinorToMajorPermutation({0, 0}, 2));     // repeated
+  EXPECT_FALSE(IsMinorToMajorPermutation({2, 0}, 2));     // out of range
+  EXPECT_FALSE(IsMinorToMajorPermutation({-1, 0}, 2));    // negative
+  EXPECT_FALSE(IsMinorToMajorPermutation({0}, 2));        // too short
+  EXPECT_FALSE(IsMinorToMajorPermutation({1, 0, 2}, 2));  // too long
+}
+
+TEST(ShapeTest, ArrayShapeSizeError) {
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {1024, 1024}), "");
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {}), "");
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {-1, 8}), "");  // dynamic
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32,
+                                {int64_t{1} << 40, int64_t{1} << 40}),
+            "shape has too many elements");
+  // 2^60 f32 elements: 2^62 bytes, twice that overflows.
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {int64_t{1} << 60}),
+            "shape is too large");
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kS8, {int64_t{1} << 61}), "");
+  // A zero-sized dimension does not rescue an overflowing product.
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kS8,
+                                {0, int64_t{1} << 40, int64_t{1} << 40}),
+            "shape has too many elements");
+}
+
 TEST(ShapeTest, CompatibleIgnoresLayoutEqualityDoesNot) {
   Shape a = F32({2, 3});
   Shape b(PrimitiveType::kF32, {2, 3});

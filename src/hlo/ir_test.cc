@@ -53,6 +53,33 @@ TEST(ShapeTest, SizesSaturateInsteadOfOverflowing) {
   EXPECT_EQ(Shape::Tuple({bf, F32({1})}).ByteSize(), 12);
 }
 
+TEST(ShapeTest, MinorToMajorPermutation) {
+  EXPECT_TRUE(IsMinorToMajorPermutation({1, 0}, 2));
+  EXPECT_TRUE(IsMinorToMajorPermutation({}, 0));
+  EXPECT_FALSE(IsMinorToMajorPermutation({0, 0}, 2));     // repeated
+  EXPECT_FALSE(IsMinorToMajorPermutation({2, 0}, 2));     // out of range
+  EXPECT_FALSE(IsMinorToMajorPermutation({-1, 0}, 2));    // negative
+  EXPECT_FALSE(IsMinorToMajorPermutation({0}, 2));        // too short
+  EXPECT_FALSE(IsMinorToMajorPermutation({1, 0, 2}, 2));  // too long
+}
+
+TEST(ShapeTest, ArrayShapeSizeError) {
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {1024, 1024}), "");
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {}), "");
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {-1, 8}), "");  // dynamic
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32,
+                                {int64_t{1} << 40, int64_t{1} << 40}),
+            "shape has too many elements");
+  // 2^60 f32 elements: 2^62 bytes, twice that overflows.
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kF32, {int64_t{1} << 60}),
+            "shape is too large");
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kS8, {int64_t{1} << 61}), "");
+  // A zero-sized dimension does not rescue an overflowing product.
+  EXPECT_EQ(ArrayShapeSizeError(PrimitiveType::kS8,
+                                {0, int64_t{1} << 40, int64_t{1} << 40}),
+            "shape has too many elements");
+}
+
 TEST(ShapeTest, CompatibleIgnoresLayoutEqualityDoesNot) {
   Shape a = F32({2, 3});
   Shape b(PrimitiveType::kF32, {2, 3});
@@ -207,6 +234,38 @@ TEST(LiteralTest, F16Conversions) {
   for (uint32_t bits = 0; bits < 0x7c00; bits += 37) {
     EXPECT_EQ(FloatToF16(F16ToFloat(bits)), bits) << bits;
   }
+}
+
+TEST(LiteralTest, F16EncodesEdgeCases) {
+  EXPECT_EQ(FloatToF16(-1e6f), 0xfc00);  // past the range: -inf
+  EXPECT_EQ(FloatToF16(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_EQ(FloatToF16(NAN), 0x7e00);
+  EXPECT_EQ(FloatToF16(-NAN), 0xfe00);
+  EXPECT_EQ(FloatToF16(-0.0f), 0x8000);
+  EXPECT_EQ(FloatToF16(65519.0f), 0x7bff);  // just below the tie to inf
+  // Ties to even: 1 + 2^-11 rounds down, 1 + 3*2^-11 up.
+  EXPECT_EQ(FloatToF16(1.00048828125f), 0x3c00);
+  EXPECT_EQ(FloatToF16(1.00146484375f), 0x3c02);
+  // Half the smallest subnormal ties to zero; a little more rounds up.
+  EXPECT_EQ(FloatToF16(2.98023223876953125e-08f), 0x0000);
+  EXPECT_EQ(FloatToF16(3.0e-08f), 0x0001);
+}
+
+TEST(LiteralTest, IntegralElementsAsDoubleAndInt64) {
+  Literal u(Shape::Scalar(PrimitiveType::kU64));
+  u.Set<uint64_t>(0, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(u.GetAsDouble(0), 18446744073709551615.0);
+  EXPECT_EQ(u.GetAsInt64(0), -1);  // wraps
+  Literal s(Shape::Scalar(PrimitiveType::kS4));
+  s.Set<int8_t>(0, -8);
+  EXPECT_EQ(s.GetAsDouble(0), -8.0);
+  EXPECT_EQ(s.GetAsInt64(0), -8);
+  Literal f(Shape::Scalar(PrimitiveType::kF32));
+  f.Set<float>(0, -2.75f);
+  EXPECT_EQ(f.GetAsDouble(0), -2.75);
+  EXPECT_EQ(f.GetAsInt64(0), -2);
+  f.Set<float>(0, 1e30f);
+  EXPECT_EQ(f.GetAsInt64(0), std::numeric_limits<int64_t>::max());
 }
 
 TEST(LiteralTest, TypedAccessAndEquality) {

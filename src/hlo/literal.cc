@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "hlo/small_float.h"
 
@@ -35,28 +36,18 @@ float F16ToFloat(uint16_t bits) {
 }
 
 uint16_t FloatToF16(float value) {
-  uint32_t u;
-  std::memcpy(&u, &value, sizeof(u));
-  const uint32_t sign = (u >> 16) & 0x8000;
-  const uint32_t abs = u & 0x7fffffff;
-  if (abs > 0x7f800000) return static_cast<uint16_t>(sign | 0x7e00);  // NaN
-  if (abs >= 0x477ff000) {
-    // >= 65520 rounds to infinity (incl. inf itself).
-    return static_cast<uint16_t>(sign | 0x7c00);
+  FloatValue v;
+  v.value = value;
+  v.is_nan = std::isnan(value);
+  v.negative = std::signbit(value);
+  uint32_t bits;
+  std::string error;
+  if (!EncodeSmallFloat(*SmallFloatFormatOf(PrimitiveType::kF16), v, &bits,
+                        &error)) {
+    // Only magnitudes that round past 65504 fail: they become infinity.
+    bits = v.negative ? 0xfc00 : 0x7c00;
   }
-  if (abs < 0x38800000) {
-    // Subnormal in f16 (or zero): value / 2^-24, rounded to nearest even.
-    float f;
-    uint32_t a = abs;
-    std::memcpy(&f, &a, sizeof(f));
-    float scaled = f * 16777216.0f;    // 2^24, exact
-    float r = std::nearbyint(scaled);  // default rounding mode: nearest even
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(r));
-  }
-  // Normal: rebias exponent (127 -> 15) and round 23 -> 10 mantissa bits.
-  uint32_t mant_round = abs + 0xfff + ((abs >> 13) & 1);
-  uint32_t h = (mant_round - (112u << 23)) >> 13;
-  return static_cast<uint16_t>(sign | h);
+  return static_cast<uint16_t>(bits);
 }
 
 Literal::Literal(const Shape& shape) : shape_(shape) {
@@ -78,31 +69,45 @@ Literal Literal::Elided(const Shape& shape) {
   return l;
 }
 
-double Literal::GetAsDouble(int64_t i) const {
-  switch (shape_.element_type()) {
+namespace {
+
+// Element i of an integral or pred literal as R; nullopt for other types.
+template <typename R>
+std::optional<R> IntegralElement(const Literal& literal, int64_t i) {
+  switch (literal.shape().element_type()) {
     case PrimitiveType::kPred:
     case PrimitiveType::kU8:
     case PrimitiveType::kU4:
     case PrimitiveType::kU2:
     case PrimitiveType::kU1:
-      return Get<uint8_t>(i);
+      return static_cast<R>(literal.Get<uint8_t>(i));
     case PrimitiveType::kS8:
     case PrimitiveType::kS4:
     case PrimitiveType::kS2:
     case PrimitiveType::kS1:
-      return Get<int8_t>(i);
+      return static_cast<R>(literal.Get<int8_t>(i));
     case PrimitiveType::kS16:
-      return Get<int16_t>(i);
+      return static_cast<R>(literal.Get<int16_t>(i));
     case PrimitiveType::kS32:
-      return Get<int32_t>(i);
+      return static_cast<R>(literal.Get<int32_t>(i));
     case PrimitiveType::kS64:
-      return static_cast<double>(Get<int64_t>(i));
+      return static_cast<R>(literal.Get<int64_t>(i));
     case PrimitiveType::kU16:
-      return Get<uint16_t>(i);
+      return static_cast<R>(literal.Get<uint16_t>(i));
     case PrimitiveType::kU32:
-      return Get<uint32_t>(i);
+      return static_cast<R>(literal.Get<uint32_t>(i));
     case PrimitiveType::kU64:
-      return static_cast<double>(Get<uint64_t>(i));
+      return static_cast<R>(literal.Get<uint64_t>(i));
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+double Literal::GetAsDouble(int64_t i) const {
+  if (std::optional<double> v = IntegralElement<double>(*this, i)) return *v;
+  switch (shape_.element_type()) {
     case PrimitiveType::kF16:
       return F16ToFloat(Get<uint16_t>(i));
     case PrimitiveType::kBF16:
@@ -121,38 +126,14 @@ double Literal::GetAsDouble(int64_t i) const {
 }
 
 int64_t Literal::GetAsInt64(int64_t i) const {
-  switch (shape_.element_type()) {
-    case PrimitiveType::kPred:
-    case PrimitiveType::kU8:
-    case PrimitiveType::kU4:
-    case PrimitiveType::kU2:
-    case PrimitiveType::kU1:
-      return Get<uint8_t>(i);
-    case PrimitiveType::kS8:
-    case PrimitiveType::kS4:
-    case PrimitiveType::kS2:
-    case PrimitiveType::kS1:
-      return Get<int8_t>(i);
-    case PrimitiveType::kS16:
-      return Get<int16_t>(i);
-    case PrimitiveType::kS32:
-      return Get<int32_t>(i);
-    case PrimitiveType::kS64:
-      return Get<int64_t>(i);
-    case PrimitiveType::kU16:
-      return Get<uint16_t>(i);
-    case PrimitiveType::kU32:
-      return Get<uint32_t>(i);
-    case PrimitiveType::kU64:
-      return static_cast<int64_t>(Get<uint64_t>(i));
-    default: {
-      double d = GetAsDouble(i);
-      if (!(d == d)) return 0;
-      if (d >= 9.2e18) return std::numeric_limits<int64_t>::max();
-      if (d <= -9.2e18) return std::numeric_limits<int64_t>::min();
-      return static_cast<int64_t>(d);
-    }
+  if (std::optional<int64_t> v = IntegralElement<int64_t>(*this, i)) {
+    return *v;
   }
+  double d = GetAsDouble(i);
+  if (!(d == d)) return 0;
+  if (d >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  if (d <= -9.2e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
 }
 
 bool Literal::BitwiseEqual(const Literal& other) const {

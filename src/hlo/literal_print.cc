@@ -14,12 +14,15 @@
 // Formatting works on the raw element bits, so NaN payloads and -0 survive.
 // std::to_chars/from_chars keep it fast and locale independent.
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "hlo/literal.h"
 #include "hlo/shape.h"
@@ -28,22 +31,22 @@
 namespace hloverlap {
 namespace {
 
-void AppendInt(int64_t v, std::string& out) {
+// The decimal (or `base`) digits of an integer.
+template <typename T>
+void AppendInteger(T v, std::string& out, int base = 10) {
   char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, base);
   out.append(buf, r.ptr - buf);
 }
 
-void AppendUint(uint64_t v, std::string& out) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, r.ptr - buf);
-}
+void AppendInt(int64_t v, std::string& out) { AppendInteger(v, out); }
 
-void AppendHex(uint64_t v, std::string& out) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
-  out.append(buf, r.ptr - buf);
+// The element of type T stored (unaligned) at `p`.
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
 }
 
 // "%.{precision}g" of a finite value.
@@ -56,23 +59,42 @@ void AppendG(T v, int precision, std::string& out) {
 }
 
 // Appends "nan"/"-nan" plus "(0x<payload>)" when payload differs from the
-// default quiet NaN payload (and the type has payloads at all).
+// default quiet NaN payload.
 void AppendNan(bool negative, uint64_t payload, uint64_t quiet_payload,
-               bool has_payload, std::string& out) {
+               std::string& out) {
   out.append(negative ? "-nan" : "nan");
-  if (has_payload && payload != quiet_payload) {
+  if (payload != quiet_payload) {
     out.append("(0x");
-    AppendHex(payload, out);
+    AppendInteger(payload, out, 16);
     out.push_back(')');
   }
 }
 
-void AppendF32Bits(uint32_t bits, std::string& out) {
-  float v;
+// A NaN held in a double (its 52 mantissa bits `dmant`), printed as a type
+// with `mantissa_bits` keeps it: the payload's top bits.
+void AppendNarrowedNan(bool negative, uint64_t dmant, int mantissa_bits,
+                       std::string& out) {
+  AppendNan(negative, dmant >> (52 - mantissa_bits),
+            uint64_t{1} << (mantissa_bits - 1), out);
+}
+
+// The bit pattern type of f32 (uint32_t) and f64 (uint64_t).
+template <typename Float>
+using IeeeBits = std::conditional_t<sizeof(Float) == 4, uint32_t, uint64_t>;
+
+// f32 or f64 given its bits: RoundTripFpToString's short precision (6 or 15
+// digits) unless that does not read back, then the long one (9 or 17).
+template <typename Float>
+void AppendIeeeBits(IeeeBits<Float> bits, std::string& out) {
+  using Bits = IeeeBits<Float>;
+  using Limits = std::numeric_limits<Float>;
+  constexpr int kMantissaBits = Limits::digits - 1;
+  Float v;
   std::memcpy(&v, &bits, sizeof(v));
-  const bool neg = (bits >> 31) != 0;
+  const bool neg = (bits >> (sizeof(Bits) * 8 - 1)) != 0;
   if (std::isnan(v)) {
-    AppendNan(neg, bits & 0x7fffffu, 0x400000u, true, out);
+    AppendNan(neg, bits & ((Bits{1} << kMantissaBits) - 1),
+              Bits{1} << (kMantissaBits - 1), out);
     return;
   }
   if (std::isinf(v)) {
@@ -80,38 +102,26 @@ void AppendF32Bits(uint32_t bits, std::string& out) {
     return;
   }
   char buf[64];
-  auto r =
-      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 6);
-  float back = 0;
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general,
+                         Limits::digits10);
+  Float back = 0;
   auto p = std::from_chars(buf, r.ptr, back);
   if (p.ec != std::errc() || back != v) {
-    r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 9);
+    r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general,
+                      Limits::max_digits10);
   }
   out.append(buf, r.ptr - buf);
 }
 
-void AppendF64Bits(uint64_t bits, std::string& out) {
-  double v;
-  std::memcpy(&v, &bits, sizeof(v));
-  const bool neg = (bits >> 63) != 0;
-  if (std::isnan(v)) {
-    AppendNan(neg, bits & 0xfffffffffffffull, 0x8000000000000ull, true, out);
-    return;
-  }
-  if (std::isinf(v)) {
-    out.append(neg ? "-inf" : "inf");
-    return;
-  }
-  char buf[64];
-  auto r =
-      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 15);
-  double back = 0;
-  auto p = std::from_chars(buf, r.ptr, back);
-  if (p.ec != std::errc() || back != v) {
-    r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general,
-                      17);
-  }
-  out.append(buf, r.ptr - buf);
+// c64 or c128 at `p`: `(re, im)`.
+template <typename Float>
+void AppendComplex(const uint8_t* p, std::string& out) {
+  using Bits = IeeeBits<Float>;
+  out.push_back('(');
+  AppendIeeeBits<Float>(Load<Bits>(p), out);
+  out.append(", ");
+  AppendIeeeBits<Float>(Load<Bits>(p + sizeof(Bits)), out);
+  out.push_back(')');
 }
 
 // Prints a narrow float given its bit pattern (low bits of `bits`).
@@ -136,7 +146,7 @@ void AppendSmallFloatBits(const SmallFloatFormat& f, uint32_t bits,
   const bool neg = ((bits >> (eb + mb)) & 1) != 0;
   const uint32_t m = bits & mant_mask;
   if (f.kind == SmallFloatKind::kIeee && ((bits >> mb) & exp_max) == exp_max) {
-    AppendNan(neg, m, mb > 0 ? (1u << (mb - 1)) : 0, true, out);
+    AppendNan(neg, m, mb > 0 ? (1u << (mb - 1)) : 0, out);
   } else {
     out.append(neg ? "-nan" : "nan");
   }
@@ -174,98 +184,52 @@ void AppendElement(PrimitiveType type, const uint8_t* p, bool pred_as_word,
     case PrimitiveType::kS8:
       AppendInt(static_cast<int8_t>(*p), out);
       return;
-    case PrimitiveType::kS16: {
-      int16_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendInt(v, out);
+    case PrimitiveType::kS16:
+      AppendInt(Load<int16_t>(p), out);
       return;
-    }
-    case PrimitiveType::kS32: {
-      int32_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendInt(v, out);
+    case PrimitiveType::kS32:
+      AppendInt(Load<int32_t>(p), out);
       return;
-    }
-    case PrimitiveType::kS64: {
-      int64_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendInt(v, out);
+    case PrimitiveType::kS64:
+      AppendInt(Load<int64_t>(p), out);
       return;
-    }
     case PrimitiveType::kU1:
-      AppendUint(*p & 0x1, out);
+      AppendInteger(*p & 0x1, out);
       return;
     case PrimitiveType::kU2:
-      AppendUint(*p & 0x3, out);
+      AppendInteger(*p & 0x3, out);
       return;
     case PrimitiveType::kU4:
-      AppendUint(*p & 0xf, out);
+      AppendInteger(*p & 0xf, out);
       return;
     case PrimitiveType::kU8:
-      AppendUint(*p, out);
+      AppendInteger(*p, out);
       return;
-    case PrimitiveType::kU16: {
-      uint16_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendUint(v, out);
+    case PrimitiveType::kU16:
+      AppendInteger(Load<uint16_t>(p), out);
       return;
-    }
-    case PrimitiveType::kU32: {
-      uint32_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendUint(v, out);
+    case PrimitiveType::kU32:
+      AppendInteger(Load<uint32_t>(p), out);
       return;
-    }
-    case PrimitiveType::kU64: {
-      uint64_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendUint(v, out);
+    case PrimitiveType::kU64:
+      AppendInteger(Load<uint64_t>(p), out);
       return;
-    }
-    case PrimitiveType::kF32: {
-      uint32_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendF32Bits(v, out);
+    case PrimitiveType::kF32:
+      AppendIeeeBits<float>(Load<uint32_t>(p), out);
       return;
-    }
-    case PrimitiveType::kF64: {
-      uint64_t v;
-      std::memcpy(&v, p, sizeof(v));
-      AppendF64Bits(v, out);
+    case PrimitiveType::kF64:
+      AppendIeeeBits<double>(Load<uint64_t>(p), out);
       return;
-    }
-    case PrimitiveType::kC64: {
-      uint32_t re, im;
-      std::memcpy(&re, p, sizeof(re));
-      std::memcpy(&im, p + 4, sizeof(im));
-      out.push_back('(');
-      AppendF32Bits(re, out);
-      out.append(", ");
-      AppendF32Bits(im, out);
-      out.push_back(')');
+    case PrimitiveType::kC64:
+      AppendComplex<float>(p, out);
       return;
-    }
-    case PrimitiveType::kC128: {
-      uint64_t re, im;
-      std::memcpy(&re, p, sizeof(re));
-      std::memcpy(&im, p + 8, sizeof(im));
-      out.push_back('(');
-      AppendF64Bits(re, out);
-      out.append(", ");
-      AppendF64Bits(im, out);
-      out.push_back(')');
+    case PrimitiveType::kC128:
+      AppendComplex<double>(p, out);
       return;
-    }
     default: {
       if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(type)) {
-        uint32_t bits = 0;
-        if (PrimitiveTypeByteSize(type) >= 2) {
-          uint16_t v;
-          std::memcpy(&v, p, sizeof(v));
-          bits = v;
-        } else {
-          bits = *p;
-        }
+        const uint32_t bits =
+            PrimitiveTypeByteSize(type) >= 2 ? Load<uint16_t>(p) : *p;
         AppendSmallFloatBits(*f, bits, out);
         return;
       }
@@ -339,18 +303,17 @@ void AppendFloatLiteral(PrimitiveType type, double value, std::string& out) {
   switch (type) {
     case PrimitiveType::kF64:
     case PrimitiveType::kC128:
-      AppendF64Bits(dbits, out);
+      AppendIeeeBits<double>(dbits, out);
       return;
     case PrimitiveType::kF32:
     case PrimitiveType::kC64: {
       if (std::isnan(value)) {
-        AppendNan(neg, dmant >> 29, 0x400000u, true, out);
+        AppendNarrowedNan(neg, dmant, std::numeric_limits<float>::digits - 1,
+                          out);
         return;
       }
       const float f = static_cast<float>(value);
-      uint32_t fbits;
-      std::memcpy(&fbits, &f, sizeof(fbits));
-      AppendF32Bits(fbits, out);
+      AppendIeeeBits<float>(std::bit_cast<uint32_t>(f), out);
       return;
     }
     default:
@@ -359,13 +322,12 @@ void AppendFloatLiteral(PrimitiveType type, double value, std::string& out) {
   const std::optional<SmallFloatFormat> format = SmallFloatFormatOf(type);
   if (!format.has_value()) {
     // Not a float type: print the value as a double would.
-    AppendF64Bits(dbits, out);
+    AppendIeeeBits<double>(dbits, out);
     return;
   }
   if (std::isnan(value)) {
     if (format->kind == SmallFloatKind::kIeee) {
-      AppendNan(neg, dmant >> (52 - format->mantissa_bits),
-                uint64_t{1} << (format->mantissa_bits - 1), true, out);
+      AppendNarrowedNan(neg, dmant, format->mantissa_bits, out);
     } else {
       out.append(neg ? "-nan" : "nan");
     }

@@ -33,6 +33,7 @@
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "hlo/lexer.h"
 #include "hlo/opcode_traits.h"
 #include "hlo/raw_attribute_check.h"
@@ -359,6 +360,10 @@ class Parser {
     Advance();
     return true;
   }
+  // At the ',' before an attribute: takes `, name=` (or `, name =`) and
+  // sets *name and *offset; "expected <what>" when no name follows.
+  bool ParseAttributeName(std::string_view what, std::string_view* name,
+                          size_t* offset);
   bool ParseInt(int64_t* v, std::string_view what);
   bool ParseBool(bool* v);
   bool ParseString(std::string* out);
@@ -409,11 +414,12 @@ class Parser {
   [[gnu::noinline, gnu::cold]] bool NestingError(std::string_view what,
                                                  size_t offset);
   bool ParseLayout(int64_t rank, Layout* layout);
-  // The common `type[d,...]{l,...}` spelling straight from the characters;
-  // false (nothing consumed) when the token path must handle it.
   // The common `type[d,...]{l,...}` spelling scanned straight from the
-  // characters (no tokens); false when the token path must handle it.
-  // ApplyFastShape fills a default Shape and moves past the shape.
+  // characters (no tokens); false (nothing consumed) when the token path
+  // must handle it. Sizes and layouts are checked by the token path's
+  // rules (ArrayShapeSizeError, IsMinorToMajorPermutation), so the two
+  // paths accept the same shapes. ApplyFastShape fills a default Shape and
+  // moves past the shape.
   bool ScanShapeFast(PrimitiveType type, FastShape* fs) const;
   // Checks the syntax of a shape without building it (ignored shapes).
   bool SkipShape(int depth);
@@ -994,16 +1000,8 @@ bool Parser::ParseArrayShape(Shape* out) {
                                           : Shape(PrimitiveType::kOpaque, {});
     return true;
   }
-  // Element count and byte size must fit in int64.
-  int64_t count = 1;
-  for (int64_t d : dims) {
-    if (d > 0 && __builtin_mul_overflow(count, d, &count)) {
-      return Error(shape_offset, "shape has too many elements");
-    }
-  }
-  int64_t bytes;
-  if (__builtin_mul_overflow(count, PrimitiveTypeByteSize(*type) * 2, &bytes)) {
-    return Error(shape_offset, "shape is too large");
+  if (std::string_view e = ArrayShapeSizeError(*type, dims); !e.empty()) {
+    return Error(shape_offset, e);
   }
   Shape s(*type, std::move(dims));
   if (dynamic) s.mutable_dim_kinds() = std::move(kinds);
@@ -1166,13 +1164,8 @@ bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
       return false;
     }
   }
-  int64_t count = 1, bytes;
-  for (int i = 0; i < fs->rank; ++i) {
-    if (fs->dims[i] > 0 && __builtin_mul_overflow(count, fs->dims[i], &count)) {
-      return false;
-    }
-  }
-  if (__builtin_mul_overflow(count, PrimitiveTypeByteSize(type) * 2, &bytes)) {
+  if (!ArrayShapeSizeError(type, absl::MakeConstSpan(fs->dims, fs->rank))
+           .empty()) {
     return false;
   }
   if (p < n && d[p] == '{') {
@@ -1181,16 +1174,11 @@ bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
       return false;
     }
     ++p;
-    uint64_t seen = 0;
     int count_m2m = 0;
     while (true) {
-      int64_t dim;
-      if (count_m2m == fs->rank || !number(&dim) || dim >= fs->rank ||
-          (seen >> dim) & 1) {
+      if (count_m2m == fs->rank || !number(&fs->minor_to_major[count_m2m++])) {
         return false;
       }
-      seen |= uint64_t{1} << dim;
-      fs->minor_to_major[count_m2m++] = dim;
       if (p < n && d[p] == ',') {
         ++p;
         continue;
@@ -1201,7 +1189,10 @@ bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
       }
       return false;
     }
-    if (count_m2m != fs->rank) return false;
+    if (!IsMinorToMajorPermutation(
+            absl::MakeConstSpan(fs->minor_to_major, count_m2m), fs->rank)) {
+      return false;
+    }
     fs->has_layout = true;
   } else {
     // A layout separated by whitespace or comments is unusual: let the
@@ -1321,13 +1312,9 @@ bool Parser::ParseLayout(int64_t rank, Layout* layout) {
                  StrCatSv("layout has ", m2m.size(),
                           " dimensions but the shape has rank ", rank));
   }
-  absl::InlinedVector<bool, 8> seen(m2m.size(), false);
-  for (int64_t d : m2m) {
-    if (d < 0 || d >= rank || seen[d]) {
-      return Error(layout_offset,
-                   "layout is not a permutation of the dimensions");
-    }
-    seen[d] = true;
+  if (!IsMinorToMajorPermutation(m2m, rank)) {
+    return Error(layout_offset,
+                 "layout is not a permutation of the dimensions");
   }
   return true;
 }
@@ -1375,17 +1362,9 @@ bool Parser::ParseHeader() {
   if (tok_.kind == TK::kColon) Advance();
   SvSet seen;
   while (tok_.kind == TK::kComma) {
-    Advance();
-    std::string_view name = tok_.text;
-    const size_t offset = tok_.offset;
-    if (tok_.kind == TK::kAttrName) {
-      Advance();
-    } else if (tok_.kind == TK::kIdent) {
-      Advance();
-      if (!Expect(TK::kEqual, "'=' after attribute name")) return false;
-    } else {
-      return Unexpected("module attribute");
-    }
+    std::string_view name;
+    size_t offset;
+    if (!ParseAttributeName("module attribute", &name, &offset)) return false;
     if (!seen.insert(name).second) {
       return Error(offset, StrCatSv("duplicate module attribute '", name, "'"));
     }
@@ -2776,6 +2755,20 @@ bool Parser::ParseElement(PrimitiveType type, Literal* lit, int64_t index) {
 // ---------------------------------------------------------------------------
 // Attributes.
 
+bool Parser::ParseAttributeName(std::string_view what, std::string_view* name,
+                                size_t* offset) {
+  Advance();  // ','
+  *name = tok_.text;
+  *offset = tok_.offset;
+  if (tok_.kind == TK::kAttrName) {
+    Advance();
+    return true;
+  }
+  if (tok_.kind != TK::kIdent) return Unexpected(what);
+  Advance();
+  return Expect(TK::kEqual, "'=' after attribute name");
+}
+
 bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
   const std::string_view in = lex_.input();
   const char* const d = in.data();
@@ -2809,18 +2802,12 @@ bool Parser::ParseAttributes(Instruction* inst, Opcode op, AttrState* st) {
         continue;
       }
     }
-    Advance();
-    std::string_view name = tok_.text;
-    const size_t offset = tok_.offset;
-    if (tok_.kind == TK::kAttrName) {
-      Advance();
-    } else if (tok_.kind == TK::kIdent) {
-      Advance();
-      if (!Expect(TK::kEqual, "'=' after attribute name")) return false;
-    } else {
-      return Unexpected("attribute name");
+    std::string_view name;
+    size_t offset;
+    if (!ParseAttributeName("attribute name", &name, &offset) ||
+        !ParseAttribute(inst, op, name, offset, st)) {
+      return false;
     }
-    if (!ParseAttribute(inst, op, name, offset, st)) return false;
   }
   return true;
 }

@@ -904,6 +904,25 @@ TEST(LiteralPrintTest, AppendFloatLiteralFromDouble) {
   EXPECT_EQ(out, "nan");
 }
 
+TEST(LiteralPrintTest, AppendFloatLiteralNarrowsNanPayloads) {
+  // A double NaN keeps the top mantissa bits of its payload in the type.
+  auto nan_as = [](PrimitiveType type, uint64_t bits) {
+    double d;
+    std::memcpy(&d, &bits, sizeof(d));
+    std::string out;
+    AppendFloatLiteral(type, d, out);
+    return out;
+  };
+  EXPECT_EQ(nan_as(PrimitiveType::kF32, 0x7ff4000000000000ull),
+            "nan(0x200000)");
+  EXPECT_EQ(nan_as(PrimitiveType::kC64, 0xfff8000020000000ull),
+            "-nan(0x400001)");
+  EXPECT_EQ(nan_as(PrimitiveType::kBF16, 0xfff4000000000000ull), "-nan(0x20)");
+  EXPECT_EQ(nan_as(PrimitiveType::kF16, 0x7ff8000000000000ull), "nan");
+  EXPECT_EQ(nan_as(PrimitiveType::kF8E4M3FN, 0x7ff4000000000000ull), "nan");
+  EXPECT_EQ(nan_as(PrimitiveType::kF64, 0x7ff0000000000123ull), "nan(0x123)");
+}
+
 TEST(LiteralPrintTest, Integers) {
   EXPECT_EQ(Lit(Scalar<uint64_t>(PrimitiveType::kU64,
                                  std::numeric_limits<uint64_t>::max())),
@@ -935,6 +954,17 @@ TEST(LiteralPrintTest, Complex) {
   Literal v(Arr(PrimitiveType::kC128, {2}));
   for (int i = 0; i < 4; ++i) v.Set<double>(i, i * 0.5);
   EXPECT_EQ(Lit(v), "{(0, 0.5), (1, 1.5)}");
+}
+
+TEST(LiteralPrintTest, ComplexPartsPrintAsTheirFloatType) {
+  Literal c(Shape::Scalar(PrimitiveType::kC64));
+  c.Set<uint32_t>(0, 0x7f800001u);  // nan(0x1)
+  c.Set<float>(1, 0.1f);
+  EXPECT_EQ(Lit(c), "(nan(0x1), 0.1)");
+  Literal z(Shape::Scalar(PrimitiveType::kC128));
+  z.Set<double>(0, 1.0 / 3);
+  z.Set<double>(1, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Lit(z), "(0.33333333333333331, -inf)");
 }
 
 TEST(LiteralPrintTest, ArraysOfEveryRank) {
@@ -981,7 +1011,6 @@ TEST_F(AttributeTest, ConstantsAndElision) {
   Instruction* e = b().Const("e", Literal::Elided(F32({4, 4})));
   EXPECT_EQ(Line(*e), "%e = f32[4,4]{1,0} constant({...})");
 }
-
 
 // A backend_config the parser scanned as one brace blob is printed raw
 // without a second scan (ConfigText::checked_blob); writing the same text

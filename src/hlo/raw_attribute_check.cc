@@ -120,6 +120,27 @@ std::optional<RawAttributeError> BracedList(std::string_view value,
   return std::nullopt;
 }
 
+// A BracedList of AliasEntry: `read` takes an entry up to its closing ')',
+// which this eats; the entries go to *entries when it is not null.
+//   {{0}: (1, {}, may-alias)}  ->  read sees `{0}: (1, {}, may-alias`
+template <typename Read>
+std::optional<RawAttributeError> AliasEntryList(
+    std::string_view value, const char* list_name, const char* entry_name,
+    std::vector<AliasEntry>* entries, const Read& read) {
+  return BracedList(
+      value, list_name, [&](Scan& s) -> std::optional<RawAttributeError> {
+        AliasEntry entry;
+        entry.offset = s.pos();
+        if (std::optional<RawAttributeError> e = read(s, &entry)) return e;
+        if (!s.Eat(')')) {
+          return s.Fail(std::string("expected ')' to close the ") + entry_name +
+                        " entry");
+        }
+        if (entries != nullptr) entries->push_back(std::move(entry));
+        return std::nullopt;
+      });
+}
+
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -135,18 +156,16 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
 
 std::optional<RawAttributeError> CheckInputOutputAlias(
     std::string_view value, std::vector<AliasEntry>* entries) {
-  return BracedList(
-      value, "alias list",
-      [entries](Scan& s) -> std::optional<RawAttributeError> {
-        AliasEntry entry;
-        entry.offset = s.pos();
-        if (!ShapeIndex(s, &entry.output_index)) {
+  return AliasEntryList(
+      value, "alias list", "alias", entries,
+      [](Scan& s, AliasEntry* entry) -> std::optional<RawAttributeError> {
+        if (!ShapeIndex(s, &entry->output_index)) {
           return s.Fail(
               "expected an output shape index '{...}' (entries are "
               "<output index>: (<parameter>, <parameter index>[, kind]))");
         }
         if (!s.Eat(':')) return s.Fail("expected ':' after the output index");
-        if (auto e = ParameterAndIndex(s, "aliased parameter", &entry)) {
+        if (auto e = ParameterAndIndex(s, "aliased parameter", entry)) {
           return e;
         }
         if (s.Eat(',')) {
@@ -158,24 +177,16 @@ std::optional<RawAttributeError> CheckInputOutputAlias(
                                              "' (may-alias or must-alias)"};
           }
         }
-        if (!s.Eat(')')) return s.Fail("expected ')' to close the alias entry");
-        if (entries != nullptr) entries->push_back(std::move(entry));
         return std::nullopt;
       });
 }
 
 std::optional<RawAttributeError> CheckBufferDonor(
     std::string_view value, std::vector<AliasEntry>* entries) {
-  return BracedList(
-      value, "buffer donor list",
-      [entries](Scan& s) -> std::optional<RawAttributeError> {
-        AliasEntry entry;
-        entry.offset = s.pos();
-        if (auto e = ParameterAndIndex(s, "donor parameter", &entry)) return e;
-        if (!s.Eat(')')) return s.Fail("expected ')' to close the donor entry");
-        if (entries != nullptr) entries->push_back(std::move(entry));
-        return std::nullopt;
-      });
+  return AliasEntryList(value, "buffer donor list", "donor", entries,
+                        [](Scan& s, AliasEntry* entry) {
+                          return ParameterAndIndex(s, "donor parameter", entry);
+                        });
 }
 
 std::optional<RawAttributeError> CheckCustomCallApiVersion(

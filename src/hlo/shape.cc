@@ -104,6 +104,32 @@ int64_t PrimitiveTypeByteSize(PrimitiveType type) {
   return bits < 8 ? 1 : bits / 8;
 }
 
+bool IsMinorToMajorPermutation(absl::Span<const int64_t> minor_to_major,
+                               int64_t rank) {
+  if (static_cast<int64_t>(minor_to_major.size()) != rank) return false;
+  absl::InlinedVector<bool, 12> seen(minor_to_major.size(), false);
+  for (int64_t d : minor_to_major) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
+std::string_view ArrayShapeSizeError(PrimitiveType type,
+                                     absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d > 0 && __builtin_mul_overflow(count, d, &count)) {
+      return "shape has too many elements";
+    }
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(count, PrimitiveTypeByteSize(type) * 2, &bytes)) {
+    return "shape is too large";
+  }
+  return "";
+}
+
 bool IsFloatingPointType(PrimitiveType t) {
   return t >= PrimitiveType::kF16 && t <= PrimitiveType::kF4E2M1FN;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 
 namespace hloverlap {
 
@@ -99,6 +100,20 @@ struct Layout {
   std::string other_tail;
   bool operator==(const Layout&) const = default;
 };
+
+// Whether `minor_to_major` names each of the dimensions 0..rank-1 once: the
+// one rule for a layout's dimension list, which the parser's character scan
+// and its token path both apply.
+//   {1,0} of rank 2: yes    {0,0} or {2,0} or {0} of rank 2: no
+bool IsMinorToMajorPermutation(absl::Span<const int64_t> minor_to_major,
+                               int64_t rank);
+
+// Why an array of `type` with `dims` is too big to read, or "" when it is
+// not: its element count, and twice its byte size (headroom for a value
+// and its copy), must fit in int64. Negative (dynamic) sizes count as 0.
+//   f32[1024,1024]: ""    f32[4611686018427387904]: "shape is too large"
+std::string_view ArrayShapeSizeError(PrimitiveType type,
+                                     absl::Span<const int64_t> dims);
 
 // How a dimension's size is known.
 enum class DimKind : uint8_t {

@@ -15,6 +15,7 @@
 #include "hlo/ir_util.h"
 #include "hlo/verifier.h"
 #include "passes/dce.h"
+#include "passes/loop_pass_driver.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -210,9 +211,6 @@ struct LoopState {
   Instruction* body_param = nullptr;
   Instruction* init = nullptr;
   int64_t n = 0;  // state tuple size
-  // While instructions that Commit removed (the driver skips loop-nest
-  // nodes that name them). Not owned; may be null.
-  std::vector<const Instruction*>* removed_whiles = nullptr;
   // False when PrepareLoop failed on a rewritten loop.
   bool analyzable = true;
 };
@@ -290,23 +288,14 @@ Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
   return txn.Add(*ls.parent, std::move(w), ls.while_instr);
 }
 
-// Replaces the old while by `result` (LoopRewrite::Commit: the new loop's
-// computations verified, control edges and uses moved) and removes the old
-// loop; everything is rolled back on failure.
-absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
-                    Computation* new_body, LoopRewrite& txn) {
-  Instruction* old = ls.while_instr;
-  if (absl::Status s = txn.Commit(old, result, result, {new_cond, new_body},
-                                  "rewritten loop does not verify: ");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ls.parent->RemoveInstruction(old); !s.ok()) return s;
-  if (ls.removed_whiles != nullptr) ls.removed_whiles->push_back(old);
-  // The old condition and body (and the loops nested in them) are now
-  // unreachable unless shared; the driver removes unreachable computations
-  // once at the end (per loop it would cost O(module) each time).
-  return absl::OkStatus();
+// At commit (LoopRewrite::ReplaceAtCommit) the old while's uses and control
+// edges go to `result`, and the old while is removed. Its condition and body
+// (and the loops nested in them) are then unreachable unless shared; the pass
+// removes unreachable computations once at the end (per loop it would cost
+// O(module) each time).
+absl::Status ReplaceLoopBy(LoopState& ls, Instruction* result,
+                           LoopRewrite& txn) {
+  return txn.ReplaceAtCommit(ls.while_instr, result);
 }
 
 // Ends a new body: a root tuple of `elems` (shape `state`, named after the
@@ -322,14 +311,14 @@ absl::Status SetBodyRoot(LoopState& ls, Computation* body, const Shape& state,
 }
 
 // The new loop's result, a tuple of `elems` after it, replaces the old
-// loop (Commit).
-absl::Status CommitResult(LoopState& ls, absl::Span<Instruction* const> elems,
-                          Computation* cond, Computation* body,
-                          LoopRewrite& txn) {
+// loop at commit (ReplaceLoopBy).
+absl::Status ReplaceLoopByResult(LoopState& ls,
+                                 absl::Span<Instruction* const> elems,
+                                 LoopRewrite& txn) {
   Instruction* result = MakeTuple(
       *ls.parent, std::vector<Instruction*>(elems.begin(), elems.end()),
       absl::StrCat(ls.while_instr->name(), ".result"), txn, ls.while_instr);
-  return Commit(ls, result, cond, body, txn);
+  return ReplaceLoopBy(ls, result, txn);
 }
 
 // ---------------------------------------------------------------------------
@@ -677,12 +666,13 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
 }
 
 // ---------------------------------------------------------------------------
-// The rewrites.
+// The rewrites. Each builds the new loop in `txn` next to the old one and
+// returns it; the old loop is replaced when LoopPassDriver commits `txn`.
 
 // Backward (prefetch) of `cands` (post-order) by `depth` iterations.
 absl::StatusOr<Instruction*> RewriteBackward(
-    LoopState& ls, const std::vector<Instruction*>& cands, int depth) {
-  LoopRewrite txn(*ls.module);
+    LoopState& ls, const std::vector<Instruction*>& cands, int depth,
+    LoopRewrite& txn) {
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t m = cands.size();
@@ -846,8 +836,7 @@ absl::StatusOr<Instruction*> RewriteBackward(
     }
     state = peel_map.at(ls.body->root());
   }
-  absl::Status s = Commit(ls, state, cond, body, txn);
-  if (!s.ok()) return s;
+  if (absl::Status s = ReplaceLoopBy(ls, state, txn); !s.ok()) return s;
   return w;
 }
 
@@ -928,8 +917,8 @@ absl::StatusOr<Instruction*> BuildLoopWithOldCondition(
 
 // Forward: the collectives of iteration i run in iteration i+1.
 absl::StatusOr<Instruction*> RewriteForward(
-    LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  LoopRewrite txn(*ls.module);
+    LoopState& ls, const std::vector<ForwardCandidate>& cands,
+    LoopRewrite& txn) {
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;
@@ -1115,7 +1104,7 @@ absl::StatusOr<Instruction*> RewriteForward(
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)
                                              : slot_after(i));
   }
-  s = CommitResult(ls, final_elems, cond, body, txn);
+  s = ReplaceLoopByResult(ls, final_elems, txn);
   if (!s.ok()) return s;
   return w;
 }
@@ -1284,8 +1273,8 @@ Instruction* SinkAfterLoop(LoopState& ls, const ForwardCandidate& c,
 }
 
 absl::StatusOr<Instruction*> RewriteSink(
-    LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  LoopRewrite txn(*ls.module);
+    LoopState& ls, const std::vector<ForwardCandidate>& cands,
+    LoopRewrite& txn) {
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;
@@ -1394,8 +1383,7 @@ absl::StatusOr<Instruction*> RewriteSink(
             ? finals.at(i)
             : TupleElement(w, i, *ls.parent, txn, ls.while_instr));
   }
-  if (absl::Status s = CommitResult(ls, final_elems, cond, body, txn);
-      !s.ok()) {
+  if (absl::Status s = ReplaceLoopByResult(ls, final_elems, txn); !s.ok()) {
     return s;
   }
   return w;
@@ -1407,7 +1395,9 @@ absl::StatusOr<Instruction*> RewriteSink(
 class LoopPipeliner {
  public:
   LoopPipeliner(Module& module, PassContext& context)
-      : module_(module), context_(context) {}
+      : module_(module),
+        context_(context),
+        driver_(kPassName, module, context) {}
 
   absl::StatusOr<bool> Run();
 
@@ -1438,22 +1428,6 @@ class LoopPipeliner {
   static std::string DelayedName(Opcode op) {
     return op == Opcode::kReduceScatter ? "DelayedReduceScatter"
                                         : "DelayedAllReduce";
-  }
-  // The remarks of a rewrite, made before it; a rewrite that failed turns
-  // them into RewriteDiscarded failures.
-  void EmitAll(std::vector<Remark>& remarks, const absl::Status& rewrite) {
-    for (Remark& r : remarks) {
-      if (!rewrite.ok()) {
-        r.kind = RemarkKind::kFailure;
-        r.name = "RewriteDiscarded";
-        r.format.clear();
-        r.args.clear();
-        r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
-                                 rewrite.message());
-        r.metrics.clear();
-      }
-      context_.remarks.Emit(std::move(r));
-    }
   }
   static std::string DirectionOf(Opcode op) {
     return op == Opcode::kAllGather ? "backward" : "forward";
@@ -1533,28 +1507,40 @@ class LoopPipeliner {
                       std::string direction, std::string what,
                       const CandidateEstimate& e, int64_t pending,
                       std::string suggestion);
-  // Module-size guard (pass.h) for a rewrite of `ls` that clones the body
-  // `body_copies` times (nested loops included) and `chain_copies` times the
-  // chains of `chains` (their ancestors in the body), plus a new condition
-  // and `small` bookkeeping instructions (state reads, tuples, constants).
-  absl::Status ReserveRewrite(const LoopState& ls, std::string_view what,
-                              int64_t body_copies,
-                              const std::vector<Instruction*>& chains,
-                              int64_t chain_copies, int64_t small);
-  // The tail every mode shares: after the size guard's answer `reserved`
-  // (an error stops the pass), the rewrite, its remarks (EmitAll) and, once
-  // it committed, `extra` bytes spent on the ledger. Null: the rewrite
-  // failed and was discarded.
+  // The driver's request for a rewrite of `ls` (loop `path`) whose module-
+  // size guard (pass.h) counts the body cloned `body_copies` times (nested
+  // loops included) and `chain_copies` times the chains of `chains` (their
+  // ancestors in the body), plus a new condition and `small` bookkeeping
+  // instructions (state reads, tuples, constants); `extra` bytes go on the
+  // ledger once it commits. A failure names `candidate`.
+  LoopRewriteRequest Request(const LoopState& ls, const std::string& path,
+                             std::string_view what,
+                             const Instruction* candidate, int64_t extra,
+                             int64_t body_copies,
+                             const std::vector<Instruction*>& chains,
+                             int64_t chain_copies, int64_t small) const;
+  // The tail every mode shares: `rewrite` built and committed through the
+  // driver (size guard, commit, failure policy, ledger), then, once it
+  // committed, its passed remarks. Null: the rewrite failed and was
+  // discarded (the driver reported it); an error stops the pass.
   absl::StatusOr<Instruction*> Apply(
-      absl::Status reserved,
-      const std::function<absl::StatusOr<Instruction*>()>& rewrite,
-      std::vector<Remark>& remarks, int64_t extra) {
-    if (!reserved.ok()) return reserved;
-    absl::StatusOr<Instruction*> result = rewrite();
-    EmitAll(remarks, result.status());
-    if (!result.ok()) return nullptr;
-    context_.memory.Spend(extra);
-    return *result;
+      const LoopState& ls, const LoopRewriteRequest& request,
+      const std::function<absl::StatusOr<Instruction*>(LoopRewrite&)>& rewrite,
+      std::vector<Remark>& remarks) {
+    Instruction* old = ls.while_instr;
+    Instruction* result = nullptr;
+    absl::StatusOr<bool> done =
+        driver_.Rewrite(request, [&](LoopRewrite& txn) -> absl::Status {
+          absl::StatusOr<Instruction*> w = rewrite(txn);
+          if (!w.ok()) return w.status();
+          result = *w;
+          return absl::OkStatus();
+        });
+    if (!done.ok()) return done.status();
+    if (!*done) return nullptr;
+    for (Remark& r : remarks) context_.remarks.Emit(std::move(r));
+    removed_whiles_.push_back(old);
+    return result;
   }
   // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
   // `ls` describes the new loop.
@@ -1564,6 +1550,9 @@ class LoopPipeliner {
 
   Module& module_;
   PassContext& context_;
+  LoopPassDriver driver_;
+  // While instructions that rewrites replaced (Run skips loop-nest nodes
+  // that name them).
   std::vector<const Instruction*> removed_whiles_;
   // The estimates of the candidates the last plan took (for the passed
   // remarks).
@@ -1577,10 +1566,11 @@ std::string_view ForwardKindOption(Opcode op) {
                                       : "pipeline_all_reduce";
 }
 
-absl::Status LoopPipeliner::ReserveRewrite(
-    const LoopState& ls, std::string_view what, int64_t body_copies,
+LoopRewriteRequest LoopPipeliner::Request(
+    const LoopState& ls, const std::string& path, std::string_view what,
+    const Instruction* candidate, int64_t extra, int64_t body_copies,
     const std::vector<Instruction*>& chains, int64_t chain_copies,
-    int64_t small) {
+    int64_t small) const {
   auto times = [](int64_t a, int64_t b) {
     return b != 0 && a > kCloneCostSaturated / b ? kCloneCostSaturated : a * b;
   };
@@ -1593,11 +1583,19 @@ absl::Status LoopPipeliner::ReserveRewrite(
   const int64_t count = std::min(
       kCloneCostSaturated, times(body_copies, body) +
                                times(chain_copies, chain) + cond + small + 16);
-  return context_.size_guard.Reserve(
-      module_, *ls.while_instr,
+  LoopRewriteRequest request;
+  request.at = ls.while_instr;
+  request.candidate = candidate;
+  request.loop = path;
+  request.what =
       absl::StrCat(AsAbsl(what), " while loop ", ls.while_instr->name(),
-                   " (computation ", ls.parent->name(), ")"),
-      count, "keep pipelining off this loop (--loop=SELECTOR:pipeline=off)");
+                   " (computation ", ls.parent->name(), ")");
+  request.added_instructions = count;
+  request.avoid =
+      "keep pipelining off this loop (--loop=SELECTOR:pipeline=off)";
+  request.extra_live_bytes = extra;
+  request.verify_what = "rewritten loop does not verify: ";
+  return request;
 }
 
 absl::StatusOr<bool> LoopPipeliner::SinkPhase(
@@ -1674,9 +1672,10 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
   // The body once, a zero buffer and a batched collective per sink.
   const int64_t m = chosen.size();
   absl::StatusOr<Instruction*> result = Apply(
-      ReserveRewrite(ls, "sinking collectives out of", 1, {}, 0,
-                     4 * ls.n + 8 * m),
-      [&] { return RewriteSink(ls, chosen); }, remarks, extra);
+      ls,
+      Request(ls, path, "sinking collectives out of", chosen[0].collective,
+              extra, 1, {}, 0, 4 * ls.n + 8 * m),
+      [&](LoopRewrite& txn) { return RewriteSink(ls, chosen, txn); }, remarks);
   if (!result.ok()) return result.status();
   if (*result == nullptr) return false;
   Why why;
@@ -1727,7 +1726,6 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   const int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
 
   LoopState ls;
-  ls.removed_whiles = &removed_whiles_;
   Why why;
   const bool prepared = PrepareLoop(w, ls, &why);
   EmitTripCountWarning(ls.info, "collective-pipeliner", path, context_.remarks);
@@ -2056,10 +2054,13 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   // per peeled iteration and per prefetched value.
   const int64_t m = chosen.size();
   absl::StatusOr<Instruction*> result = Apply(
-      ReserveRewrite(ls,
-                     absl::StrCat("prefetching all-gathers ", d, " ahead in"),
-                     1 + d, chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m),
-      [&] { return RewriteBackward(ls, chosen, d); }, remarks, extra);
+      ls,
+      Request(ls, path,
+              absl::StrCat("prefetching all-gathers ", d, " ahead in"),
+              chosen[0], extra, 1 + d, chosen, 1 + d,
+              (d + 2) * ls.n + (2 * d + 2) * m),
+      [&](LoopRewrite& txn) { return RewriteBackward(ls, chosen, d, txn); },
+      remarks);
   if (!result.ok()) return result.status();
   if (*result == nullptr) return false;
   Why why;
@@ -2176,19 +2177,20 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     small += 8 + 2 * fc.dus->operand_count();
   }
   absl::StatusOr<Instruction*> result = Apply(
-      ReserveRewrite(ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0,
-                     small),
-      [&] { return RewriteForward(ls, chosen); }, remarks, extra);
+      ls,
+      Request(ls, path, "delaying reduce-scatters/all-reduces in",
+              chosen[0].collective, extra, 3, {}, 0, small),
+      [&](LoopRewrite& txn) { return RewriteForward(ls, chosen, txn); },
+      remarks);
   if (!result.ok()) return result.status();
   return *result != nullptr;
 }
 
 absl::StatusOr<bool> LoopPipeliner::Run() {
-  context_.memory.StartIfNeeded(context_.options.memory_budget_bytes);
   bool changed = false;
-  LoopNest nest(module_);
   // Snapshot the nodes: rewriting replaces while instructions, but a node is
   // only ever processed once and before its parent.
+  LoopNest& nest = driver_.nest();
   std::vector<const LoopNode*> order(nest.InnermostFirst().begin(),
                                      nest.InnermostFirst().end());
   // While instructions removed by rewrites so far. A node naming one is a

@@ -1392,6 +1392,35 @@ absl::StatusOr<Instruction*> RewriteSink(
 // ---------------------------------------------------------------------------
 // Driver.
 
+// A mode's plan, a value from its Plan step to its Apply step: the
+// candidates it takes (in order), the prediction for each (its passed
+// remark's metrics) and the extra live bytes they hold together.
+template <typename Candidate>
+struct PipelinePlan {
+  std::vector<Candidate> chosen;
+  absl::flat_hash_map<const Instruction*, CandidateEstimate> estimates;
+  int64_t extra = 0;
+
+  // Takes `candidate` (collective `coll`) with its prediction `e`.
+  void Take(Candidate candidate, const Instruction* coll,
+            const CandidateEstimate& e) {
+    extra += e.extra_live_bytes;
+    estimates[coll] = e;
+    chosen.push_back(std::move(candidate));
+  }
+  // The prediction for `coll` as metrics of its passed remark `r`, which
+  // carries extra_live_bytes already.
+  void AddMetrics(const Instruction* coll, Remark& r) const {
+    if (auto it = estimates.find(coll); it != estimates.end()) {
+      AddPredictedMetrics(it->second, r.metrics);
+    }
+  }
+};
+// The all-gathers to prefetch.
+using BackwardPlan = PipelinePlan<Instruction*>;
+// The reduce-scatters / all-reduces to sink or delay.
+using ForwardPlan = PipelinePlan<ForwardCandidate>;
+
 class LoopPipeliner {
  public:
   LoopPipeliner(Module& module, PassContext& context)
@@ -1402,13 +1431,6 @@ class LoopPipeliner {
   absl::StatusOr<bool> Run();
 
  private:
-  // The prediction the last plan made for `coll`, as metrics of its
-  // passed remark `r`, which carries extra_live_bytes already.
-  void AddPlannedMetrics(const Instruction* coll, Remark& r) const {
-    if (auto it = planned_.find(coll); it != planned_.end()) {
-      AddPredictedMetrics(it->second, r.metrics);
-    }
-  }
   Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
                     const std::string& loop, std::string direction,
                     std::string message) {
@@ -1469,18 +1491,20 @@ class LoopPipeliner {
   // Plan: drops candidates the ledger cannot hold or whose predicted gain
   // is not positive (a chain the rest of the iteration also needs would be
   // computed again every iteration), each with a missed remark.
-  std::vector<Instruction*> PlanBackward(std::vector<Instruction*> legal,
-                                         const LoopState& ls, int depth,
-                                         const std::string& path,
-                                         int64_t* extra);
+  BackwardPlan PlanBackward(std::vector<Instruction*> legal,
+                            const LoopState& ls, int depth,
+                            const std::string& path);
   // Apply: remarks, module-size guard, the rewrite; `ls` then describes
   // the new loop.
-  absl::StatusOr<bool> ApplyBackward(LoopState& ls,
-                                     const std::vector<Instruction*>& chosen,
-                                     int depth, int64_t extra,
-                                     const std::string& path);
-  absl::StatusOr<bool> ForwardPhase(LoopState& ls,
-                                    const std::vector<Instruction*>& colls,
+  absl::StatusOr<bool> ApplyBackward(LoopState& ls, const BackwardPlan& plan,
+                                     int depth, const std::string& path);
+  // Forward: the reduce-scatters / all-reduces stored by a
+  // dynamic-update-slice whose delay is legal, gains and fits the ledger
+  // (the others get a missed remark each).
+  ForwardPlan PlanForward(const LoopState& ls,
+                          const std::vector<Instruction*>& colls,
+                          const std::string& path);
+  absl::StatusOr<bool> ApplyForward(LoopState& ls, const ForwardPlan& plan,
                                     const std::string& path);
   // The predicted effect of prefetching `ag` `depth` iterations ahead
   // with the candidates `chosen` (ag included): the communication hidden and
@@ -1542,10 +1566,13 @@ class LoopPipeliner {
     removed_whiles_.push_back(old);
     return result;
   }
-  // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
-  // `ls` describes the new loop.
-  absl::StatusOr<bool> SinkPhase(LoopState& ls,
-                                 const std::vector<Instruction*>& colls,
+  // Forward-sink of the loop's reduce-scatters / all-reduces: those legal
+  // to sink that fit the ledger (the others get a missed remark each).
+  ForwardPlan PlanSink(const LoopState& ls,
+                       const std::vector<Instruction*>& colls,
+                       const std::string& path);
+  // On a rewrite `ls` describes the new loop.
+  absl::StatusOr<bool> ApplySink(LoopState& ls, const ForwardPlan& plan,
                                  const std::string& path);
 
   Module& module_;
@@ -1554,9 +1581,6 @@ class LoopPipeliner {
   // While instructions that rewrites replaced (Run skips loop-nest nodes
   // that name them).
   std::vector<const Instruction*> removed_whiles_;
-  // The estimates of the candidates the last plan took (for the passed
-  // remarks).
-  absl::flat_hash_map<const Instruction*, CandidateEstimate> planned_;
 };
 
 // The PassOptions field that enables pipelining a reduce-scatter or
@@ -1598,17 +1622,14 @@ LoopRewriteRequest LoopPipeliner::Request(
   return request;
 }
 
-absl::StatusOr<bool> LoopPipeliner::SinkPhase(
-    LoopState& ls, const std::vector<Instruction*>& colls,
-    const std::string& path) {
+ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
+                                    const std::vector<Instruction*>& colls,
+                                    const std::string& path) {
   const PassOptions& opts = context_.options;
-  const int64_t trips = *ls.info.trip_count;
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
-  std::vector<ForwardCandidate> chosen;
+  ForwardPlan plan;
   absl::flat_hash_set<const Instruction*> used_dus;
-  int64_t extra = 0;
-  planned_.clear();
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
     bool enabled = c->opcode() == Opcode::kReduceScatter
@@ -1633,16 +1654,14 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
       // condition (a batched collective after the loop may take longer
       // than the loop's runs of it when nothing else overlapped them).
       CandidateEstimate e = EstimateSink(*c, ls);
-      if (context_.memory.Allows(e.extra_live_bytes, extra)) {
-        extra += e.extra_live_bytes;
-        planned_[c] = e;
+      if (context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
         used_dus.insert(fc.dus);
-        chosen.push_back(std::move(fc));
+        plan.Take(std::move(fc), c, e);
         continue;
       }
       MissOverBudget(*c, path, "sink",
                      absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not sunk"),
-                     e, extra, "raise --memory-budget");
+                     e, plan.extra, "raise --memory-budget");
       continue;
     }
     Remark r = MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "sink",
@@ -1652,7 +1671,15 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", CollectiveBytesMoved(*c));
     context_.remarks.Emit(std::move(r));
   }
+  return plan;
+}
+
+absl::StatusOr<bool> LoopPipeliner::ApplySink(LoopState& ls,
+                                              const ForwardPlan& plan,
+                                              const std::string& path) {
+  const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
+  const int64_t trips = *ls.info.trip_count;
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
@@ -1666,7 +1693,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
         .Metric("extra_live_bytes",
                 ExtraLiveBytes(c->operand(0)->shape(), trips))
         .Metric("trip_count", trips);
-    AddPlannedMetrics(c, r);
+    plan.AddMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
@@ -1674,7 +1701,7 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
   absl::StatusOr<Instruction*> result = Apply(
       ls,
       Request(ls, path, "sinking collectives out of", chosen[0].collective,
-              extra, 1, {}, 0, 4 * ls.n + 8 * m),
+              plan.extra, 1, {}, 0, 4 * ls.n + 8 * m),
       [&](LoopRewrite& txn) { return RewriteSink(ls, chosen, txn); }, remarks);
   if (!result.ok()) return result.status();
   if (*result == nullptr) return false;
@@ -1756,7 +1783,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   // still write every row of its outputs. ----------------------------------
   const bool sink = policy.sink.value_or(false);
   if (sink) {
-    absl::StatusOr<bool> r = SinkPhase(ls, colls, path);
+    absl::StatusOr<bool> r = ApplySink(ls, PlanSink(ls, colls, path), path);
     if (!r.ok()) return r.status();
     if (*r) {
       changed = true;
@@ -1803,10 +1830,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
     context_.remarks.Emit(std::move(r));
   }
   if (!ags.empty()) {
-    int64_t extra = 0;
-    std::vector<Instruction*> chosen =
-        PlanBackward(AnalyzeBackward(ags, ls, path), ls, d, path, &extra);
-    absl::StatusOr<bool> r = ApplyBackward(ls, chosen, d, extra, path);
+    absl::StatusOr<bool> r = ApplyBackward(
+        ls, PlanBackward(AnalyzeBackward(ags, ls, path), ls, d, path), d, path);
     if (!r.ok()) return r.status();
     if (*r) {
       changed = true;
@@ -1817,7 +1842,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
 
   // --- Forward: reduce-scatters / all-reduces stored by DUS. -------------
   if (!sink) {
-    absl::StatusOr<bool> r = ForwardPhase(ls, colls, path);
+    absl::StatusOr<bool> r =
+        ApplyForward(ls, PlanForward(ls, colls, path), path);
     if (!r.ok()) return r.status();
     changed |= *r;
   }
@@ -1925,10 +1951,9 @@ CandidateEstimate LoopPipeliner::EstimateSink(const Instruction& c,
   return e;
 }
 
-std::vector<Instruction*> LoopPipeliner::PlanBackward(
-    std::vector<Instruction*> legal, const LoopState& ls, int depth,
-    const std::string& path, int64_t* extra) {
-  *extra = 0;
+BackwardPlan LoopPipeliner::PlanBackward(std::vector<Instruction*> legal,
+                                         const LoopState& ls, int depth,
+                                         const std::string& path) {
   // What the rest of the new body still needs once the candidates are
   // carried: ancestors of the root that stop at carried candidates. A chain
   // instruction in there is computed twice per iteration (for this
@@ -1940,14 +1965,12 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         Ancestors({ls.body->root()}, stop, ls.body_param);
     return absl::flat_hash_set<const Instruction*>(live.begin(), live.end());
   };
-  std::vector<Instruction*> chosen;
+  BackwardPlan plan;
   for (bool dropped = true; dropped;) {
     dropped = false;
-    planned_.clear();
+    plan = BackwardPlan();
     absl::flat_hash_set<const Instruction*> needed = still_needed(legal);
     absl::flat_hash_set<const Instruction*> carried(legal.begin(), legal.end());
-    chosen.clear();
-    *extra = 0;
     for (Instruction* ag : legal) {
       std::vector<const Instruction*> dup;
       for (const Instruction* x :
@@ -1997,23 +2020,21 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         dropped = true;
         break;
       }
-      if (!context_.memory.Allows(e.extra_live_bytes, *extra)) {
+      if (!context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
         MissOverBudget(*ag, path, "backward", "all-gather not prefetched", e,
-                       *extra,
+                       plan.extra,
                        "raise --memory-budget or lower the prefetch depth");
         legal.erase(std::find(legal.begin(), legal.end(), ag));
         dropped = true;
         break;
       }
-      *extra += e.extra_live_bytes;
-      planned_[ag] = e;
-      chosen.push_back(ag);
+      plan.Take(ag, ag, e);
     }
     if (dropped) continue;
     // A chosen all-gather whose chain contains a dropped one cannot go.
-    absl::flat_hash_set<const Instruction*> chosen_set(chosen.begin(),
-                                                       chosen.end());
-    for (Instruction* ag : chosen) {
+    absl::flat_hash_set<const Instruction*> chosen_set(plan.chosen.begin(),
+                                                       plan.chosen.end());
+    for (Instruction* ag : plan.chosen) {
       Why reason;
       if (!ChainIsIndependent(ag, ls, chosen_set, &reason)) {
         Remark r = MakeRemark(
@@ -2026,12 +2047,14 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
       }
     }
   }
-  return chosen;
+  return plan;
 }
 
-absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
-    LoopState& ls, const std::vector<Instruction*>& chosen, int d,
-    int64_t extra, const std::string& path) {
+absl::StatusOr<bool> LoopPipeliner::ApplyBackward(LoopState& ls,
+                                                  const BackwardPlan& plan,
+                                                  int d,
+                                                  const std::string& path) {
+  const std::vector<Instruction*>& chosen = plan.chosen;
   if (chosen.empty()) return false;
   const int64_t trips = *ls.info.trip_count;
   // Remarks describe the collectives before the rewrite deletes them.
@@ -2046,7 +2069,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
-    AddPlannedMetrics(ag, r);
+    plan.AddMetrics(ag, r);
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -2057,7 +2080,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
       ls,
       Request(ls, path,
               absl::StrCat("prefetching all-gathers ", d, " ahead in"),
-              chosen[0], extra, 1 + d, chosen, 1 + d,
+              chosen[0], plan.extra, 1 + d, chosen, 1 + d,
               (d + 2) * ls.n + (2 * d + 2) * m),
       [&](LoopRewrite& txn) { return RewriteBackward(ls, chosen, d, txn); },
       remarks);
@@ -2068,9 +2091,9 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   return true;
 }
 
-absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
-    LoopState& ls, const std::vector<Instruction*>& colls,
-    const std::string& path) {
+ForwardPlan LoopPipeliner::PlanForward(const LoopState& ls,
+                                       const std::vector<Instruction*>& colls,
+                                       const std::string& path) {
   const PassOptions& opts = context_.options;
   if (*ls.info.trip_count < 2) {
     // Prefetching left a loop of one trip: nothing to delay into.
@@ -2086,7 +2109,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                           "into")},
             "forward pipelining needs 3 or more iterations when the loop "
             "also prefetches all-gathers");
-    return false;
+    return {};
   }
   // Analyze and plan: legal stores, the predicted gain, then the ledger.
   // Delaying adds no compute (the peeled first iteration and the epilogue
@@ -2094,9 +2117,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
   // iteration has no compute to overlap (EstimateDelay).
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
-  planned_.clear();
-  std::vector<ForwardCandidate> chosen;
-  int64_t extra = 0;
+  ForwardPlan plan;
   absl::flat_hash_set<const Instruction*> used_dus;
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
@@ -2142,20 +2163,25 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
       context_.remarks.Emit(std::move(r));
       continue;
     }
-    if (!context_.memory.Allows(e.extra_live_bytes, extra)) {
+    if (!context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
       MissOverBudget(
           *c, path, "forward",
           absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not pipelined"), e,
-          extra, "raise --memory-budget");
+          plan.extra, "raise --memory-budget");
       continue;
     }
-    extra += e.extra_live_bytes;
-    planned_[c] = e;
     used_dus.insert(fc.dus);
-    chosen.push_back(std::move(fc));
+    plan.Take(std::move(fc), c, e);
   }
+  return plan;
+}
+
+absl::StatusOr<bool> LoopPipeliner::ApplyForward(LoopState& ls,
+                                                 const ForwardPlan& plan,
+                                                 const std::string& path) {
+  const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
-  // Apply. Remarks name the collectives before the rewrite deletes them.
+  // Remarks name the collectives before the rewrite deletes them.
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
@@ -2167,7 +2193,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", CollectiveBytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
-    AddPlannedMetrics(c, r);
+    plan.AddMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body three times at most: the new body, the peeled first
@@ -2179,7 +2205,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
   absl::StatusOr<Instruction*> result = Apply(
       ls,
       Request(ls, path, "delaying reduce-scatters/all-reduces in",
-              chosen[0].collective, extra, 3, {}, 0, small),
+              chosen[0].collective, plan.extra, 3, {}, 0, small),
       [&](LoopRewrite& txn) { return RewriteForward(ls, chosen, txn); },
       remarks);
   if (!result.ok()) return result.status();

@@ -477,6 +477,56 @@ std::string_view CombinedVerb(Opcode op) {
   return "combined with";
 }
 
+// Whether `dus`, the store of a forward candidate into `buffer` (a read of
+// the body's parameter), writes an output the loop carries to the next
+// iteration and nothing else of the iteration or the condition reads;
+// else `why` says what is wrong.
+bool StoreIsLoopOutput(const LoopState& ls, const Instruction* dus,
+                       const Instruction* buffer, Why* why) {
+  const int64_t b = buffer->tuple_index();
+  const Instruction* root = ls.body->root();
+  if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
+    *why = {"StoreNotLoopOutput",
+            "its result is written into the loop counter"};
+    return false;
+  }
+  if (dus->user_count() != 1 || dus->users()[0] != root) {
+    *why = {"StoredBufferRead",
+            absl::StrCat("the iteration reads the output it stores into (",
+                         dus->name(),
+                         "), so it needs this iteration's result now")};
+    return false;
+  }
+  if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
+    *why = {"StoreNotLoopOutput",
+            absl::StrCat("the stored buffer ", dus->name(),
+                         CountOccurrences(root, dus) != 1
+                             ? " appears more than once in the loop output"
+                             : " is written to a different loop state element "
+                               "than it reads")};
+    return false;
+  }
+  for (Instruction* user : ls.body_param->users()) {
+    if (user->tuple_index() == b &&
+        (user != buffer || user->user_count() != 1)) {
+      *why = {"StoredBufferRead",
+              absl::StrCat("loop state element ", b,
+                           " is read inside the iteration besides the store")};
+      return false;
+    }
+  }
+  for (Instruction* user : ls.cond->parameter(0)->users()) {
+    if (user->tuple_index() == b) {
+      *why = {"StoredBufferRead",
+              absl::StrCat("the loop condition reads the stored buffer (state "
+                           "element ",
+                           b, ")")};
+      return false;
+    }
+  }
+  return true;
+}
+
 bool AnalyzeForward(Instruction* coll, const LoopState& ls,
                     const absl::flat_hash_set<const Instruction*>& invariant,
                     ForwardCandidate* out, Why* why, std::string* suggestion) {
@@ -619,46 +669,8 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
               "scan's stacked outputs) can be reduced one iteration later";
     return false;
   }
-  int64_t b = buffer->tuple_index();
-  if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
-    *why = {"StoreNotLoopOutput",
-            "its result is written into the loop counter"};
-    return false;
-  }
-  if (dus->user_count() != 1 || dus->users()[0] != root) {
-    *why = {"StoredBufferRead",
-            absl::StrCat("the iteration reads the output it stores into (",
-                         dus->name(),
-                         "), so it needs this iteration's result now")};
-    return false;
-  }
-  if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
-    *why = {"StoreNotLoopOutput",
-            absl::StrCat("the stored buffer ", dus->name(),
-                         CountOccurrences(root, dus) != 1
-                             ? " appears more than once in the loop output"
-                             : " is written to a different loop state element "
-                               "than it reads")};
-    return false;
-  }
-  for (Instruction* user : ls.body_param->users()) {
-    if (user->tuple_index() == b &&
-        (user != buffer || user->user_count() != 1)) {
-      *why = {"StoredBufferRead",
-              absl::StrCat("loop state element ", b,
-                           " is read inside the iteration besides the store")};
-      return false;
-    }
-  }
-  for (Instruction* user : ls.cond->parameter(0)->users()) {
-    if (user->tuple_index() == b) {
-      *why = {"StoredBufferRead",
-              absl::StrCat("the loop condition reads the stored buffer (state "
-                           "element ",
-                           b, ")")};
-      return false;
-    }
-  }
+  const int64_t b = buffer->tuple_index();
+  if (!StoreIsLoopOutput(ls, dus, buffer, why)) return false;
   out->collective = coll;
   out->formatting = std::move(formatting);
   out->buffer_index = b;
@@ -668,6 +680,59 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
 // ---------------------------------------------------------------------------
 // The rewrites. Each builds the new loop in `txn` next to the old one and
 // returns it; the old loop is replaced when LoopPassDriver commits `txn`.
+
+// The condition of a loop prefetching `depth` iterations ahead (over
+// `new_state`): it runs while the counter has not reached `last_bound`, its
+// value in iteration trips - depth.
+Computation* PrefetchCondition(LoopState& ls, const Shape& new_state,
+                               const IntValue& last_bound, LoopRewrite& txn) {
+  Module& module = *ls.module;
+  const int64_t k = *ls.info.iv_index;
+  Instruction* cp = nullptr;
+  Computation* cond = txn.NewComputation(
+      absl::StrCat(ls.cond->name(), ".pipelined"), new_state, ls.cond, &cp);
+  Instruction* iv =
+      cond->AddInstruction(NewGetTupleElement(module, "iv", cp, k));
+  Instruction* bound = cond->AddInstruction(
+      NewConstant(module, "bound", last_bound.ToLiteral()));
+  Instruction* cmp = cond->AddInstruction(
+      Opcode::kCompare, module.UniqueInstructionName("continue"),
+      Shape::Scalar(PrimitiveType::kPred), {iv, bound});
+  cmp->mutable_attrs().comparison_direction =
+      ls.info.counts_down ? ComparisonDirection::kGt : ComparisonDirection::kLt;
+  cond->set_root(cmp);
+  return cond;
+}
+
+// The last `depth` iterations of loop `w`, which prefetched `cands`
+// (carried in its state after the old elements, `depth` rows of them),
+// peeled after it; returns their final state.
+absl::StatusOr<Instruction*> PeelAfterPrefetchLoop(
+    LoopState& ls, const std::vector<Instruction*>& cands, Instruction* w,
+    int depth, LoopRewrite& txn) {
+  const int64_t n = ls.n;
+  const int64_t m = cands.size();
+  Instruction* state = w;
+  for (int64_t d = 0; d < depth; ++d) {
+    Instruction* prev = state;
+    StateProvider provider = [&](int64_t index) -> Instruction* {
+      return TupleElement(prev, index, *ls.parent, txn, ls.while_instr);
+    };
+    InstrMap peel_map;
+    for (int64_t j = 0; j < m; ++j) {
+      peel_map[cands[j]] =
+          TupleElement(w, n + d * m + j, *ls.parent, txn, ls.while_instr);
+    }
+    absl::Status s =
+        CloneBodySubset(*ls.body, {ls.body->root()}, *ls.parent, provider,
+                        peel_map, txn, absl::StrCat("peel", d), ls.while_instr);
+    if (!s.ok()) {
+      return s;
+    }
+    state = peel_map.at(ls.body->root());
+  }
+  return state;
+}
 
 // Backward (prefetch) of `cands` (post-order) by `depth` iterations.
 absl::StatusOr<Instruction*> RewriteBackward(
@@ -795,48 +860,17 @@ absl::StatusOr<Instruction*> RewriteBackward(
   }
 
   // 3. New condition: exactly trips - depth iterations.
-  Instruction* cp = nullptr;
-  Computation* cond = txn.NewComputation(
-      absl::StrCat(ls.cond->name(), ".pipelined"), new_state, ls.cond, &cp);
-  {
-    Instruction* iv =
-        cond->AddInstruction(NewGetTupleElement(module, "iv", cp, k));
-    Instruction* bound = cond->AddInstruction(
-        NewConstant(module, "bound", last_bound->ToLiteral()));
-    Instruction* cmp = cond->AddInstruction(
-        Opcode::kCompare, module.UniqueInstructionName("continue"),
-        Shape::Scalar(PrimitiveType::kPred), {iv, bound});
-    cmp->mutable_attrs().comparison_direction = ls.info.counts_down
-                                                    ? ComparisonDirection::kGt
-                                                    : ComparisonDirection::kLt;
-    cond->set_root(cmp);
-  }
+  Computation* cond = PrefetchCondition(ls, new_state, *last_bound, txn);
 
   // 4. The new loop.
   Instruction* w =
       BuildWhile(ls, init_tuple, cond, body, trips - depth, 0, txn);
 
   // 5. The last `depth` iterations, peeled after the loop.
-  Instruction* state = w;
-  for (int64_t d = 0; d < depth; ++d) {
-    Instruction* prev = state;
-    StateProvider provider = [&](int64_t index) -> Instruction* {
-      return TupleElement(prev, index, *ls.parent, txn, ls.while_instr);
-    };
-    InstrMap peel_map;
-    for (int64_t j = 0; j < m; ++j) {
-      peel_map[cands[j]] =
-          TupleElement(w, slot(d, j), *ls.parent, txn, ls.while_instr);
-    }
-    absl::Status s =
-        CloneBodySubset(*ls.body, {ls.body->root()}, *ls.parent, provider,
-                        peel_map, txn, absl::StrCat("peel", d), ls.while_instr);
-    if (!s.ok()) {
-      return s;
-    }
-    state = peel_map.at(ls.body->root());
-  }
-  if (absl::Status s = ReplaceLoopBy(ls, state, txn); !s.ok()) return s;
+  absl::StatusOr<Instruction*> state =
+      PeelAfterPrefetchLoop(ls, cands, w, depth, txn);
+  if (!state.ok()) return state.status();
+  if (absl::Status s = ReplaceLoopBy(ls, *state, txn); !s.ok()) return s;
   return w;
 }
 
@@ -915,6 +949,51 @@ absl::StatusOr<Instruction*> BuildLoopWithOldCondition(
   return BuildWhile(ls, init, *c, body, trips, first, txn);
 }
 
+// The deferred part of candidate `c`, added to `comp` before `before`
+// (recorded in `record` when not null): its collective on the raw value
+// slot(raw), its formatting (invariant operands through `map`) and its store
+// into `buffer` at the indices slot(idx), slot(idx + 1), ...
+Instruction* DeferredStore(const ForwardCandidate& c, int64_t raw, int64_t idx,
+                           Computation& comp, Instruction* buffer,
+                           const std::function<Instruction*(int64_t)>& slot,
+                           InstrMap& map, LoopRewrite* record,
+                           const Instruction* before) {
+  Module& module = *comp.parent();
+  auto add = [&](std::unique_ptr<Instruction> inst) {
+    return record != nullptr ? record->Add(comp, std::move(inst), before)
+                             : comp.AddInstruction(std::move(inst), before);
+  };
+  Instruction* raw_value = slot(raw);
+  auto coll = CloneInstruction(*c.collective,
+                               module.UniqueInstructionName(absl::StrCat(
+                                   c.collective->name(), ".pipelined")),
+                               {raw_value});
+  coll->mutable_attrs().channel_id =
+      c.collective->attrs().channel_id.has_value()
+          ? std::optional<int64_t>(module.NextChannelId())
+          : std::nullopt;
+  Instruction* cur = add(std::move(coll));
+  const Instruction* prev_orig = c.collective;
+  for (Instruction* f : c.formatting) {
+    std::vector<Instruction*> ops;
+    for (Instruction* op : f->operands()) {
+      ops.push_back(op == prev_orig ? cur : map.at(op));
+    }
+    cur = add(CloneInstruction(
+        *f, module.UniqueInstructionName(absl::StrCat(f->name(), ".pipelined")),
+        ops));
+    prev_orig = f;
+  }
+  std::vector<Instruction*> dus_ops = {buffer, cur};
+  for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
+    dus_ops.push_back(slot(idx + r - 2));
+  }
+  return add(CloneInstruction(
+      *c.dus,
+      module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".pipelined")),
+      dus_ops));
+}
+
 // Forward: the collectives of iteration i run in iteration i+1.
 absl::StatusOr<Instruction*> RewriteForward(
     LoopState& ls, const std::vector<ForwardCandidate>& cands,
@@ -983,50 +1062,6 @@ absl::StatusOr<Instruction*> RewriteForward(
       MakeTuple(*ls.parent, peeled, absl::StrCat(ls.init->name(), ".pipelined"),
                 txn, ls.while_instr);
 
-  // Applies a candidate's collective, formatting and store to a raw value
-  // from `state` (a tuple-shaped value in `comp`), using `map` for the
-  // formatting ops' invariant operands.
-  auto deferred_store = [&](const ForwardCandidate& c, size_t ci,
-                            Computation& comp, Instruction* buffer,
-                            const std::function<Instruction*(int64_t)>& slot,
-                            InstrMap& map, LoopRewrite* record,
-                            const Instruction* before) -> Instruction* {
-    auto add = [&](std::unique_ptr<Instruction> inst) {
-      return record != nullptr ? record->Add(comp, std::move(inst), before)
-                               : comp.AddInstruction(std::move(inst), before);
-    };
-    Instruction* raw = slot(raw_slot[ci]);
-    auto coll = CloneInstruction(*c.collective,
-                                 module.UniqueInstructionName(absl::StrCat(
-                                     c.collective->name(), ".pipelined")),
-                                 {raw});
-    coll->mutable_attrs().channel_id =
-        c.collective->attrs().channel_id.has_value()
-            ? std::optional<int64_t>(module.NextChannelId())
-            : std::nullopt;
-    Instruction* cur = add(std::move(coll));
-    const Instruction* prev_orig = c.collective;
-    for (Instruction* f : c.formatting) {
-      std::vector<Instruction*> ops;
-      for (Instruction* op : f->operands()) {
-        ops.push_back(op == prev_orig ? cur : map.at(op));
-      }
-      cur = add(CloneInstruction(
-          *f,
-          module.UniqueInstructionName(absl::StrCat(f->name(), ".pipelined")),
-          ops));
-      prev_orig = f;
-    }
-    std::vector<Instruction*> dus_ops = {buffer, cur};
-    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
-      dus_ops.push_back(slot(idx_slot[ci] + r - 2));
-    }
-    return add(CloneInstruction(
-        *c.dus,
-        module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".pipelined")),
-        dus_ops));
-  };
-
   // 2. New body: store the previous iteration's slice, then compute this
   // iteration without its collectives.
   Instruction* p = nullptr;
@@ -1052,7 +1087,8 @@ absl::StatusOr<Instruction*> RewriteForward(
       const ForwardCandidate& c = cands[ci];
       Instruction* buffer = map.at(c.dus->operand(0));
       stores[c.buffer_index] =
-          deferred_store(c, ci, *body, buffer, slot, map, nullptr, nullptr);
+          DeferredStore(c, raw_slot[ci], idx_slot[ci], *body, buffer, slot, map,
+                        nullptr, nullptr);
     }
     StateProvider buffers = [&](int64_t i) { return stores.at(i); };
     std::vector<Instruction*> elems = iteration_outputs(map, buffers);
@@ -1097,8 +1133,9 @@ absl::StatusOr<Instruction*> RewriteForward(
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const ForwardCandidate& c = cands[ci];
     Instruction* buffer = slot_after(c.buffer_index);
-    final_stores[c.buffer_index] = deferred_store(
-        c, ci, *ls.parent, buffer, slot_after, epi_map, &txn, ls.while_instr);
+    final_stores[c.buffer_index] =
+        DeferredStore(c, raw_slot[ci], idx_slot[ci], *ls.parent, buffer,
+                      slot_after, epi_map, &txn, ls.while_instr);
   }
   for (int64_t i = 0; i < n; ++i) {
     final_elems.push_back(stored.contains(i) ? final_stores.at(i)

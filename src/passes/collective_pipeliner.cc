@@ -14,7 +14,9 @@
 #include "hlo/clone.h"
 #include "hlo/ir_util.h"
 #include "hlo/verifier.h"
+#include "passes/collective_pipeliner_rewrite.h"
 #include "passes/dce.h"
+#include "passes/loop_pass_driver.h"
 #include "passes/loop_rewrite.h"
 #include "passes/pass_registry.h"
 #include "passes/planning.h"
@@ -25,197 +27,14 @@ namespace {
 constexpr std::string_view kPassName = "collective-pipeliner";
 constexpr int kMaxFormattingOps = 16;
 
-using InstrMap = absl::flat_hash_map<const Instruction*, Instruction*>;
-
-// ---------------------------------------------------------------------------
-// Small builders.
-
-// Produces, in a target computation, the value of loop-state element `index`.
-using StateProvider = std::function<Instruction*(int64_t index)>;
-
-// An element read through an optimization barrier of a tuple,
-// get-tuple-element(opt-barrier(tuple(a0, .., an)), k), has the value of
-// a_k: prefetch chains follow a_k only (remat wraps the weight slices and
-// the carried activations in one barrier). nullptr for anything else.
-Instruction* BarrierAlias(const Instruction* x) {
-  if (x->opcode() != Opcode::kGetTupleElement || x->operand_count() != 1) {
-    return nullptr;
-  }
-  const Instruction* barrier = x->operand(0);
-  if (barrier->opcode() != Opcode::kOptBarrier ||
-      barrier->operand_count() != 1) {
-    return nullptr;
-  }
-  Instruction* tuple = barrier->operand(0);
-  int64_t k = x->tuple_index();
-  if (tuple->opcode() != Opcode::kTuple || k < 0 ||
-      k >= tuple->operand_count()) {
-    return nullptr;
-  }
-  return tuple->operand(k);
-}
-
-// The ancestors of `roots` inside `comp` (roots included) in post-order,
-// not descending into instructions that are already in `stop`. With
-// `follow_aliases`, a BarrierAlias read has its alias as only operand.
-std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
-                                    const InstrMap& stop,
-                                    const Instruction* leaf_param = nullptr,
-                                    bool follow_aliases = false) {
-  // Reads of the loop parameter are leaves: never descend into the
-  // parameter itself.
-  auto is_leaf = [&](const Instruction* i) {
-    return leaf_param != nullptr && IsGteOf(i, leaf_param);
-  };
-  std::vector<Instruction*> order;
-  absl::flat_hash_set<const Instruction*> visited;
-  std::vector<std::pair<Instruction*, size_t>> stack;
-  for (Instruction* root : roots) {
-    if (stop.contains(root) || !visited.insert(root).second) continue;
-    stack.push_back({root, 0});
-    while (!stack.empty()) {
-      auto& [inst, next] = stack.back();
-      Instruction* alias = follow_aliases ? BarrierAlias(inst) : nullptr;
-      if (alias != nullptr) {
-        if (next == 0) {
-          next = 1;
-          if (!stop.contains(alias) && visited.insert(alias).second) {
-            stack.push_back({alias, 0});
-          }
-          continue;
-        }
-        order.push_back(inst);
-        stack.pop_back();
-        continue;
-      }
-      if (!is_leaf(inst) && next < static_cast<size_t>(inst->operand_count())) {
-        Instruction* op = inst->operand(next++);
-        if (!stop.contains(op) && visited.insert(op).second) {
-          stack.push_back({op, 0});
-        }
-        continue;
-      }
-      order.push_back(inst);
-      stack.pop_back();
-    }
-  }
-  return order;
-}
-
-// Clones the body instructions needed for `roots` into `target`, reading the
-// loop state through `provider` (get-tuple-elements of the body parameter are
-// replaced by provider(index)). `map` may be pre-seeded with replacements.
-absl::Status CloneBodySubset(const Computation& body,
-                             const std::vector<Instruction*>& roots,
-                             Computation& target, const StateProvider& provider,
-                             InstrMap& map, LoopRewrite& txn,
-                             std::string_view suffix,
-                             const Instruction* insert_before,
-                             bool follow_aliases = false) {
-  const Instruction* param = body.parameter(0);
-  // Map get-tuple-elements of the parameter first (they are leaves).
-  std::vector<Instruction*> order =
-      Ancestors(roots, map, param, follow_aliases);
-  std::vector<Instruction*> to_clone;
-  to_clone.reserve(order.size());
-  CloneIntoOptions options;
-  options.suffix = std::string(suffix);
-  options.insert_before = insert_before;
-  // Clones what was collected so far (an alias needs its target cloned).
-  auto flush = [&]() -> absl::Status {
-    if (to_clone.empty()) return absl::OkStatus();
-    absl::Status s = txn.CloneInto(to_clone, target, map, options);
-    to_clone.clear();
-    return s;
-  };
-  for (Instruction* inst : order) {
-    if (follow_aliases) {
-      if (Instruction* alias = BarrierAlias(inst)) {
-        if (absl::Status s = flush(); !s.ok()) return s;
-        auto it = map.find(alias);
-        if (it == map.end()) {
-          return absl::InternalError(
-              absl::StrCat("no value for ", inst->name(), " (through ",
-                           inst->operand(0)->name(), ")"));
-        }
-        map[inst] = it->second;
-        continue;
-      }
-    }
-    if (inst == param) {
-      return absl::InternalError(
-          absl::StrCat("the loop parameter of ", body.name(),
-                       " is used other than through get-tuple-element"));
-    }
-    if (inst->opcode() == Opcode::kGetTupleElement &&
-        inst->operand(0) == param) {
-      Instruction* v = provider(inst->tuple_index());
-      if (v == nullptr) {
-        return absl::InternalError(absl::StrCat(
-            "no value for loop state element ", inst->tuple_index()));
-      }
-      map[inst] = v;
-      continue;
-    }
-    to_clone.push_back(inst);
-  }
-  return flush();
-}
-
-// Reads element `index` of a tuple-shaped value in `comp`: the operand when
-// the value is a tuple instruction, else a new get-tuple-element.
-Instruction* TupleElement(Instruction* tuple, int64_t index, Computation& comp,
-                          LoopRewrite& txn, const Instruction* before) {
-  if (tuple->opcode() == Opcode::kTuple && index < tuple->operand_count()) {
-    return tuple->operand(index);
-  }
-  return txn.Add(comp,
-                 NewGetTupleElement(*comp.parent(),
-                                    absl::StrCat(tuple->name(), ".gte", index),
-                                    tuple, index),
-                 before);
-}
-
-Instruction* MakeTuple(Computation& comp, std::vector<Instruction*> elements,
-                       std::string_view base, LoopRewrite& txn,
-                       const Instruction* before) {
-  return txn.Add(comp,
-                 NewTuple(comp.parent()->UniqueInstructionName(base), elements),
-                 before);
-}
-
-Instruction* MakeConstant(Computation& comp, const IntValue& value,
-                          LoopRewrite& txn, const Instruction* before) {
-  return txn.Add(
-      comp, NewConstant(*comp.parent(), "constant", value.ToLiteral()), before);
-}
-
-int64_t CountOccurrences(const Instruction* root, const Instruction* value) {
-  int64_t n = 0;
-  for (const Instruction* op : root->operands()) n += op == value;
-  return n;
-}
-
-// ---------------------------------------------------------------------------
-// Per-loop state.
-
-struct LoopState {
-  Module* module = nullptr;
-  Instruction* while_instr = nullptr;
-  std::string loop_path;
-  WhileLoopInfo info;
-  Computation* parent = nullptr;
-  Computation* body = nullptr;
-  Computation* cond = nullptr;
-  Instruction* body_param = nullptr;
-  Instruction* init = nullptr;
-  int64_t n = 0;  // state tuple size
-  // While instructions that Commit removed (the driver skips loop-nest
-  // nodes that name them). Not owned; may be null.
-  std::vector<const Instruction*>* removed_whiles = nullptr;
-  // False when PrepareLoop failed on a rewritten loop.
-  bool analyzable = true;
-};
+using pipeliner::Ancestors;
+using pipeliner::BarrierAlias;
+using pipeliner::ForwardCandidate;
+using pipeliner::InstrMap;
+using pipeliner::LoopState;
+using pipeliner::RewriteBackward;
+using pipeliner::RewriteForward;
+using pipeliner::RewriteSink;
 
 // Why a loop or a candidate is left alone: the remark's stable name
 // (docs/REMARKS.md) and the sentence.
@@ -266,70 +85,10 @@ bool PrepareLoop(Instruction* w, LoopState& ls, Why* why) {
   return true;
 }
 
-// Provider reading the loop's initial state in the parent computation.
-StateProvider InitProvider(LoopState& ls, LoopRewrite& txn) {
-  return [&ls, &txn](int64_t index) -> Instruction* {
-    if (index < 0 || index >= ls.n) return nullptr;
-    return TupleElement(ls.init, index, *ls.parent, txn, ls.while_instr);
-  };
-}
-
-// Builds a new while instruction in the parent from `old` with a new init,
-// condition, body and trip count; its counter starts where the old one was
-// in iteration `first` (known_init_step, where the old loop had one).
-Instruction* BuildWhile(LoopState& ls, Instruction* init, Computation* cond,
-                        Computation* body, int64_t trip_count, int64_t first,
-                        LoopRewrite& txn) {
-  auto w = std::make_unique<Instruction>(
-      Opcode::kWhile, ls.module->UniqueInstructionName(ls.while_instr->name()),
-      init->shape());
-  w->CopyAttributesFrom(*ls.while_instr);
-  w->mutable_called_computations() = {cond, body};
-  w->AppendOperand(init);
-  SetWhileTripCount(*w, trip_count, ls.info.KnownInitStepFrom(first));
-  return txn.Add(*ls.parent, std::move(w), ls.while_instr);
-}
-
-// Replaces the old while by `result` (LoopRewrite::Commit: the new loop's
-// computations verified, control edges and uses moved) and removes the old
-// loop; everything is rolled back on failure.
-absl::Status Commit(LoopState& ls, Instruction* result, Computation* new_cond,
-                    Computation* new_body, LoopRewrite& txn) {
-  Instruction* old = ls.while_instr;
-  if (absl::Status s = txn.Commit(old, result, result, {new_cond, new_body},
-                                  "rewritten loop does not verify: ");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ls.parent->RemoveInstruction(old); !s.ok()) return s;
-  if (ls.removed_whiles != nullptr) ls.removed_whiles->push_back(old);
-  // The old condition and body (and the loops nested in them) are now
-  // unreachable unless shared; the driver removes unreachable computations
-  // once at the end (per loop it would cost O(module) each time).
-  return absl::OkStatus();
-}
-
-// Ends a new body: a root tuple of `elems` (shape `state`, named after the
-// old root), then its dead code (collectives included) removed.
-absl::Status SetBodyRoot(LoopState& ls, Computation* body, const Shape& state,
-                         absl::Span<Instruction* const> elems) {
-  std::unique_ptr<Instruction> root = NewTuple(
-      ls.module->UniqueInstructionName(ls.body->root()->name()), elems);
-  root->mutable_shape() = state;
-  body->set_root(body->AddInstruction(std::move(root)));
-  return DcePass::RunOnComputation(*body, /*remove_dead_collectives=*/true)
-      .status();
-}
-
-// The new loop's result, a tuple of `elems` after it, replaces the old
-// loop (Commit).
-absl::Status CommitResult(LoopState& ls, absl::Span<Instruction* const> elems,
-                          Computation* cond, Computation* body,
-                          LoopRewrite& txn) {
-  Instruction* result = MakeTuple(
-      *ls.parent, std::vector<Instruction*>(elems.begin(), elems.end()),
-      absl::StrCat(ls.while_instr->name(), ".result"), txn, ls.while_instr);
-  return Commit(ls, result, cond, body, txn);
+int64_t CountOccurrences(const Instruction* root, const Instruction* value) {
+  int64_t n = 0;
+  for (const Instruction* op : root->operands()) n += op == value;
+  return n;
 }
 
 // ---------------------------------------------------------------------------
@@ -436,13 +195,6 @@ bool ChainIsIndependent(const Instruction* ag, const LoopState& ls,
   return true;
 }
 
-struct ForwardCandidate {
-  Instruction* collective = nullptr;
-  std::vector<Instruction*> formatting;  // collective's user .. last before DUS
-  Instruction* dus = nullptr;
-  int64_t buffer_index = 0;
-};
-
 bool IsFormattingOp(Opcode op) {
   switch (op) {
     case Opcode::kReshape:
@@ -486,6 +238,56 @@ std::string_view CombinedVerb(Opcode op) {
       break;
   }
   return "combined with";
+}
+
+// Whether `dus`, the store of a forward candidate into `buffer` (a read of
+// the body's parameter), writes an output the loop carries to the next
+// iteration and nothing else of the iteration or the condition reads;
+// else `why` says what is wrong.
+bool StoreIsLoopOutput(const LoopState& ls, const Instruction* dus,
+                       const Instruction* buffer, Why* why) {
+  const int64_t b = buffer->tuple_index();
+  const Instruction* root = ls.body->root();
+  if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
+    *why = {"StoreNotLoopOutput",
+            "its result is written into the loop counter"};
+    return false;
+  }
+  if (dus->user_count() != 1 || dus->users()[0] != root) {
+    *why = {"StoredBufferRead",
+            absl::StrCat("the iteration reads the output it stores into (",
+                         dus->name(),
+                         "), so it needs this iteration's result now")};
+    return false;
+  }
+  if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
+    *why = {"StoreNotLoopOutput",
+            absl::StrCat("the stored buffer ", dus->name(),
+                         CountOccurrences(root, dus) != 1
+                             ? " appears more than once in the loop output"
+                             : " is written to a different loop state element "
+                               "than it reads")};
+    return false;
+  }
+  for (Instruction* user : ls.body_param->users()) {
+    if (user->tuple_index() == b &&
+        (user != buffer || user->user_count() != 1)) {
+      *why = {"StoredBufferRead",
+              absl::StrCat("loop state element ", b,
+                           " is read inside the iteration besides the store")};
+      return false;
+    }
+  }
+  for (Instruction* user : ls.cond->parameter(0)->users()) {
+    if (user->tuple_index() == b) {
+      *why = {"StoredBufferRead",
+              absl::StrCat("the loop condition reads the stored buffer (state "
+                           "element ",
+                           b, ")")};
+      return false;
+    }
+  }
+  return true;
 }
 
 bool AnalyzeForward(Instruction* coll, const LoopState& ls,
@@ -630,494 +432,12 @@ bool AnalyzeForward(Instruction* coll, const LoopState& ls,
               "scan's stacked outputs) can be reduced one iteration later";
     return false;
   }
-  int64_t b = buffer->tuple_index();
-  if (b == *ls.info.iv_index || b < 0 || b >= ls.n) {
-    *why = {"StoreNotLoopOutput",
-            "its result is written into the loop counter"};
-    return false;
-  }
-  if (dus->user_count() != 1 || dus->users()[0] != root) {
-    *why = {"StoredBufferRead",
-            absl::StrCat("the iteration reads the output it stores into (",
-                         dus->name(),
-                         "), so it needs this iteration's result now")};
-    return false;
-  }
-  if (CountOccurrences(root, dus) != 1 || root->operand(b) != dus) {
-    *why = {"StoreNotLoopOutput",
-            absl::StrCat("the stored buffer ", dus->name(),
-                         CountOccurrences(root, dus) != 1
-                             ? " appears more than once in the loop output"
-                             : " is written to a different loop state element "
-                               "than it reads")};
-    return false;
-  }
-  for (Instruction* user : ls.body_param->users()) {
-    if (user->tuple_index() == b &&
-        (user != buffer || user->user_count() != 1)) {
-      *why = {"StoredBufferRead",
-              absl::StrCat("loop state element ", b,
-                           " is read inside the iteration besides the store")};
-      return false;
-    }
-  }
-  for (Instruction* user : ls.cond->parameter(0)->users()) {
-    if (user->tuple_index() == b) {
-      *why = {"StoredBufferRead",
-              absl::StrCat("the loop condition reads the stored buffer (state "
-                           "element ",
-                           b, ")")};
-      return false;
-    }
-  }
+  const int64_t b = buffer->tuple_index();
+  if (!StoreIsLoopOutput(ls, dus, buffer, why)) return false;
   out->collective = coll;
   out->formatting = std::move(formatting);
   out->buffer_index = b;
   return true;
-}
-
-// ---------------------------------------------------------------------------
-// The rewrites.
-
-// Backward (prefetch) of `cands` (post-order) by `depth` iterations.
-absl::StatusOr<Instruction*> RewriteBackward(
-    LoopState& ls, const std::vector<Instruction*>& cands, int depth) {
-  LoopRewrite txn(*ls.module);
-  Module& module = *ls.module;
-  const int64_t n = ls.n;
-  const int64_t m = cands.size();
-  const int64_t k = *ls.info.iv_index;
-  const int64_t trips = *ls.info.trip_count;
-  const PrimitiveType iv_type = ls.info.iv_type;
-  auto slot = [&](int64_t d, int64_t j) { return n + d * m + j; };
-  // The new condition compares against the counter's value in iteration
-  // trips - depth, which needs a counter that does not wrap (the caller
-  // checked no_wrap).
-  std::optional<IntValue> last_bound = ls.info.IvAt(trips - depth);
-  std::optional<IntValue> delta = ls.info.StepTimes(depth);
-  if (!ls.info.no_wrap || !last_bound.has_value() || !delta.has_value()) {
-    return absl::InternalError(
-        "the induction variable of a prefetched loop must not wrap");
-  }
-
-  // 1. Prologue: the collectives of iterations 0..depth-1.
-  std::vector<Instruction*> init_elems;
-  StateProvider init_provider = InitProvider(ls, txn);
-  for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
-  std::vector<Instruction*> prefetched(depth * m);
-  for (int64_t d = 0; d < depth; ++d) {
-    Instruction* iv_value =
-        MakeConstant(*ls.parent, *ls.info.IvAt(d), txn, ls.while_instr);
-    StateProvider provider = [&](int64_t index) -> Instruction* {
-      if (index == k) return iv_value;
-      return init_provider(index);
-    };
-    InstrMap map;
-    absl::Status s =
-        CloneBodySubset(*ls.body, cands, *ls.parent, provider, map, txn,
-                        absl::StrCat("prefetch", d), ls.while_instr,
-                        /*follow_aliases=*/true);
-    if (!s.ok()) {
-      return s;
-    }
-    for (int64_t j = 0; j < m; ++j) prefetched[d * m + j] = map.at(cands[j]);
-  }
-  std::vector<Instruction*> new_init = init_elems;
-  new_init.insert(new_init.end(), prefetched.begin(), prefetched.end());
-
-  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
-  for (int64_t d = 0; d < depth; ++d) {
-    for (int64_t j = 0; j < m; ++j) shapes.push_back(cands[j]->shape());
-  }
-  Shape new_state = Shape::Tuple(shapes);
-  Instruction* init_tuple = MakeTuple(
-      *ls.parent, new_init, absl::StrCat(ls.init->name(), ".pipelined"), txn,
-      ls.while_instr);
-
-  // 2. New body: uses the carried value, prefetches iteration i + depth.
-  Instruction* p = nullptr;
-  Computation* body = txn.NewComputation(
-      absl::StrCat(ls.body->name(), ".pipelined"), new_state, ls.body, &p);
-  InstrMap map;
-  map[ls.body_param] = p;
-  for (int64_t j = 0; j < m; ++j) {
-    map[cands[j]] = body->AddInstruction(NewGetTupleElement(
-        module, absl::StrCat(cands[j]->name(), ".carried"), p, slot(0, j)));
-  }
-  {
-    std::vector<Instruction*> rest;
-    for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
-      if (!map.contains(inst)) rest.push_back(inst);
-    }
-    CloneIntoOptions options;
-    options.suffix = "";
-    options.fresh_channel_ids = false;
-    absl::Status s = txn.CloneInto(rest, *body, map, options);
-    if (!s.ok()) {
-      return s;
-    }
-  }
-  // Next prefetch: the chain again with iv + depth*step.
-  std::vector<Instruction*> next(m);
-  {
-    Instruction* iv_cur =
-        body->AddInstruction(NewGetTupleElement(module, "iv", p, k));
-    Instruction* delta_constant = body->AddInstruction(
-        NewConstant(module, "constant", delta->ToLiteral()));
-    Instruction* iv_next = body->AddInstruction(
-        Opcode::kAdd, module.UniqueInstructionName("iv.next"),
-        Shape::Scalar(iv_type), {iv_cur, delta_constant});
-    InstrMap next_map;
-    StateProvider provider = [&](int64_t index) -> Instruction* {
-      if (index == k) return iv_next;
-      // Invariant elements: reuse the body's own reads.
-      return body->AddInstruction(
-          NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
-    };
-    // Into the new body: its instructions die with it on a rollback.
-    absl::Status s =
-        CloneBodySubset(*ls.body, cands, *body, provider, next_map, txn, "next",
-                        nullptr, /*follow_aliases=*/true);
-    if (!s.ok()) {
-      return s;
-    }
-    for (int64_t j = 0; j < m; ++j) next[j] = next_map.at(cands[j]);
-  }
-  {
-    const Instruction* old_root = ls.body->root();
-    std::vector<Instruction*> elems;
-    for (int64_t i = 0; i < n; ++i)
-      elems.push_back(map.at(old_root->operand(i)));
-    for (int64_t d = 0; d + 1 < depth; ++d) {
-      for (int64_t j = 0; j < m; ++j) {
-        elems.push_back(body->AddInstruction(
-            NewGetTupleElement(module, absl::StrCat(cands[j]->name(), ".ahead"),
-                               p, slot(d + 1, j))));
-      }
-    }
-    for (int64_t j = 0; j < m; ++j) elems.push_back(next[j]);
-    std::vector<Shape> es;
-    for (Instruction* e : elems) es.push_back(e->shape());
-    if (absl::Status s = SetBodyRoot(ls, body, Shape::Tuple(es), elems);
-        !s.ok()) {
-      return s;
-    }
-  }
-
-  // 3. New condition: exactly trips - depth iterations.
-  Instruction* cp = nullptr;
-  Computation* cond = txn.NewComputation(
-      absl::StrCat(ls.cond->name(), ".pipelined"), new_state, ls.cond, &cp);
-  {
-    Instruction* iv =
-        cond->AddInstruction(NewGetTupleElement(module, "iv", cp, k));
-    Instruction* bound = cond->AddInstruction(
-        NewConstant(module, "bound", last_bound->ToLiteral()));
-    Instruction* cmp = cond->AddInstruction(
-        Opcode::kCompare, module.UniqueInstructionName("continue"),
-        Shape::Scalar(PrimitiveType::kPred), {iv, bound});
-    cmp->mutable_attrs().comparison_direction = ls.info.counts_down
-                                                    ? ComparisonDirection::kGt
-                                                    : ComparisonDirection::kLt;
-    cond->set_root(cmp);
-  }
-
-  // 4. The new loop.
-  Instruction* w =
-      BuildWhile(ls, init_tuple, cond, body, trips - depth, 0, txn);
-
-  // 5. The last `depth` iterations, peeled after the loop.
-  Instruction* state = w;
-  for (int64_t d = 0; d < depth; ++d) {
-    Instruction* prev = state;
-    StateProvider provider = [&](int64_t index) -> Instruction* {
-      return TupleElement(prev, index, *ls.parent, txn, ls.while_instr);
-    };
-    InstrMap peel_map;
-    for (int64_t j = 0; j < m; ++j) {
-      peel_map[cands[j]] =
-          TupleElement(w, slot(d, j), *ls.parent, txn, ls.while_instr);
-    }
-    absl::Status s =
-        CloneBodySubset(*ls.body, {ls.body->root()}, *ls.parent, provider,
-                        peel_map, txn, absl::StrCat("peel", d), ls.while_instr);
-    if (!s.ok()) {
-      return s;
-    }
-    state = peel_map.at(ls.body->root());
-  }
-  absl::Status s = Commit(ls, state, cond, body, txn);
-  if (!s.ok()) return s;
-  return w;
-}
-
-// A fresh computation over `new_state` holding clones of the old body's
-// instructions except `cut` (the parameter maps to the new one); `map`
-// receives the clones. The caller adds the root.
-absl::StatusOr<Computation*> CloneBodyExcept(
-    LoopState& ls, const Shape& new_state, std::string_view suffix,
-    const absl::flat_hash_set<const Instruction*>& cut, InstrMap& map,
-    LoopRewrite& txn, Instruction** param) {
-  Computation* body = txn.NewComputation(
-      absl::StrCat(ls.body->name(), AsAbsl(suffix)), new_state, ls.body, param);
-  map[ls.body_param] = *param;
-  std::vector<Instruction*> rest;
-  for (Instruction* inst : ls.body->MakeInstructionPostOrder()) {
-    if (!cut.contains(inst) && !map.contains(inst)) rest.push_back(inst);
-  }
-  CloneIntoOptions options;
-  options.suffix = "";
-  options.fresh_channel_ids = false;
-  absl::Status s = txn.CloneInto(rest, *body, map, options);
-  if (!s.ok()) return s;
-  return body;
-}
-
-// The body over `new_state` without the candidates' collectives, formatting
-// ops and stores, and without the root (the caller rebuilds it). Shared by
-// the forward and sink rewrites.
-absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
-    LoopState& ls, const Shape& new_state, std::string_view suffix,
-    const std::vector<ForwardCandidate>& cands, InstrMap& map, LoopRewrite& txn,
-    Instruction** param) {
-  absl::flat_hash_set<const Instruction*> cut = {ls.body->root()};
-  for (const ForwardCandidate& c : cands) {
-    cut.insert(c.collective);
-    cut.insert(c.dus);
-    for (Instruction* f : c.formatting) cut.insert(f);
-  }
-  return CloneBodyExcept(ls, new_state, suffix, cut, map, txn, param);
-}
-
-// A copy of the loop condition over `new_state` (it reads only the old
-// elements).
-absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
-                                            const Shape& new_state,
-                                            std::string_view suffix,
-                                            LoopRewrite& txn) {
-  Instruction* cp = nullptr;
-  Computation* cond = txn.NewComputation(
-      absl::StrCat(ls.cond->name(), AsAbsl(suffix)), new_state, ls.cond, &cp);
-  InstrMap cmap;
-  cmap[ls.cond->parameter(0)] = cp;
-  std::vector<Instruction*> rest;
-  for (Instruction* inst : ls.cond->MakeInstructionPostOrder()) {
-    if (inst != ls.cond->parameter(0)) rest.push_back(inst);
-  }
-  CloneIntoOptions options;
-  options.suffix = "";
-  options.fresh_channel_ids = false;
-  absl::Status s = txn.CloneInto(rest, *cond, cmap, options);
-  if (!s.ok()) return s;
-  cond->set_root(cmap.at(ls.cond->root()));
-  return cond;
-}
-
-// The new loop of the forward and sink rewrites: `body`, the old condition
-// over `new_state` (named with `suffix`, returned in `cond`), `trips`
-// iterations counted from iteration `first`.
-absl::StatusOr<Instruction*> BuildLoopWithOldCondition(
-    LoopState& ls, Instruction* init, const Shape& new_state,
-    std::string_view suffix, Computation* body, int64_t trips, int64_t first,
-    LoopRewrite& txn, Computation** cond) {
-  absl::StatusOr<Computation*> c = CloneCondition(ls, new_state, suffix, txn);
-  if (!c.ok()) return c.status();
-  *cond = *c;
-  return BuildWhile(ls, init, *c, body, trips, first, txn);
-}
-
-// Forward: the collectives of iteration i run in iteration i+1.
-absl::StatusOr<Instruction*> RewriteForward(
-    LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  LoopRewrite txn(*ls.module);
-  Module& module = *ls.module;
-  const int64_t n = ls.n;
-  const int64_t trips = *ls.info.trip_count;
-  const Instruction* old_root = ls.body->root();
-
-  // Layout of the extra state: per candidate the raw operand, then the
-  // store's indices.
-  std::vector<int64_t> raw_slot, idx_slot;
-  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
-  absl::flat_hash_set<int64_t> stored;
-  for (const ForwardCandidate& c : cands) {
-    raw_slot.push_back(shapes.size());
-    shapes.push_back(c.collective->operand(0)->shape());
-    idx_slot.push_back(shapes.size());
-    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
-      shapes.push_back(c.dus->operand(r)->shape());
-    }
-    stored.insert(c.buffer_index);
-  }
-  Shape new_state = Shape::Tuple(shapes);
-
-  // Values each iteration produces for the new state, given a map of the
-  // body's instructions: the old outputs (stored buffers passed through),
-  // the raw operands and the indices.
-  auto iteration_outputs = [&](InstrMap& map, const StateProvider& buffer_in) {
-    std::vector<Instruction*> elems;
-    for (int64_t i = 0; i < n; ++i) {
-      elems.push_back(stored.contains(i) ? buffer_in(i)
-                                         : map.at(old_root->operand(i)));
-    }
-    for (const ForwardCandidate& c : cands) {
-      elems.push_back(map.at(c.collective->operand(0)));
-      for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
-        elems.push_back(map.at(c.dus->operand(r)));
-      }
-    }
-    return elems;
-  };
-  // Roots that an iteration needs: outputs except the stored buffers, the
-  // raw operands and the indices.
-  std::vector<Instruction*> needed;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!stored.contains(i)) needed.push_back(old_root->operand(i));
-  }
-  for (const ForwardCandidate& c : cands) {
-    needed.push_back(c.collective->operand(0));
-    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
-      needed.push_back(c.dus->operand(r));
-    }
-  }
-
-  // 1. Iteration 0, peeled before the loop, without the collectives.
-  StateProvider init_provider = InitProvider(ls, txn);
-  InstrMap peel_map;
-  absl::Status s = CloneBodySubset(*ls.body, needed, *ls.parent, init_provider,
-                                   peel_map, txn, "peel", ls.while_instr);
-  if (!s.ok()) {
-    return s;
-  }
-  std::vector<Instruction*> peeled = iteration_outputs(peel_map, init_provider);
-  Instruction* init_tuple =
-      MakeTuple(*ls.parent, peeled, absl::StrCat(ls.init->name(), ".pipelined"),
-                txn, ls.while_instr);
-
-  // Applies a candidate's collective, formatting and store to a raw value
-  // from `state` (a tuple-shaped value in `comp`), using `map` for the
-  // formatting ops' invariant operands.
-  auto deferred_store = [&](const ForwardCandidate& c, size_t ci,
-                            Computation& comp, Instruction* buffer,
-                            const std::function<Instruction*(int64_t)>& slot,
-                            InstrMap& map, LoopRewrite* record,
-                            const Instruction* before) -> Instruction* {
-    auto add = [&](std::unique_ptr<Instruction> inst) {
-      return record != nullptr ? record->Add(comp, std::move(inst), before)
-                               : comp.AddInstruction(std::move(inst), before);
-    };
-    Instruction* raw = slot(raw_slot[ci]);
-    auto coll = CloneInstruction(*c.collective,
-                                 module.UniqueInstructionName(absl::StrCat(
-                                     c.collective->name(), ".pipelined")),
-                                 {raw});
-    coll->mutable_attrs().channel_id =
-        c.collective->attrs().channel_id.has_value()
-            ? std::optional<int64_t>(module.NextChannelId())
-            : std::nullopt;
-    Instruction* cur = add(std::move(coll));
-    const Instruction* prev_orig = c.collective;
-    for (Instruction* f : c.formatting) {
-      std::vector<Instruction*> ops;
-      for (Instruction* op : f->operands()) {
-        ops.push_back(op == prev_orig ? cur : map.at(op));
-      }
-      cur = add(CloneInstruction(
-          *f,
-          module.UniqueInstructionName(absl::StrCat(f->name(), ".pipelined")),
-          ops));
-      prev_orig = f;
-    }
-    std::vector<Instruction*> dus_ops = {buffer, cur};
-    for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
-      dus_ops.push_back(slot(idx_slot[ci] + r - 2));
-    }
-    return add(CloneInstruction(
-        *c.dus,
-        module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".pipelined")),
-        dus_ops));
-  };
-
-  // 2. New body: store the previous iteration's slice, then compute this
-  // iteration without its collectives.
-  Instruction* p = nullptr;
-  InstrMap map;
-  Computation* body = nullptr;
-  {
-    // The old root is rebuilt below; the candidates' collectives,
-    // formatting and stores are replaced by the deferred stores.
-    absl::StatusOr<Computation*> b = CloneBodyWithoutCandidates(
-        ls, new_state, ".pipelined", cands, map, txn, &p);
-    if (!b.ok()) {
-      return b.status();
-    }
-    body = *b;
-  }
-  {
-    auto slot = [&](int64_t index) -> Instruction* {
-      return body->AddInstruction(
-          NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
-    };
-    absl::flat_hash_map<int64_t, Instruction*> stores;
-    for (size_t ci = 0; ci < cands.size(); ++ci) {
-      const ForwardCandidate& c = cands[ci];
-      Instruction* buffer = map.at(c.dus->operand(0));
-      stores[c.buffer_index] =
-          deferred_store(c, ci, *body, buffer, slot, map, nullptr, nullptr);
-    }
-    StateProvider buffers = [&](int64_t i) { return stores.at(i); };
-    std::vector<Instruction*> elems = iteration_outputs(map, buffers);
-    if (absl::Status s = SetBodyRoot(ls, body, new_state, elems); !s.ok()) {
-      return s;
-    }
-  }
-
-  // 3. Condition: the old one, reading the wider state. 4. The loop runs
-  // the remaining trips - 1 iterations.
-  Computation* cond = nullptr;
-  absl::StatusOr<Instruction*> built = BuildLoopWithOldCondition(
-      ls, init_tuple, new_state, ".pipelined", body, trips - 1, 1, txn, &cond);
-  if (!built.ok()) return built.status();
-  Instruction* w = *built;
-
-  // 5. Epilogue: the last iteration's collectives and stores.
-  auto slot_after = [&](int64_t index) {
-    return TupleElement(w, index, *ls.parent, txn, ls.while_instr);
-  };
-  // Invariant operands of formatting ops, recomputed after the loop.
-  InstrMap epi_map;
-  {
-    std::vector<Instruction*> roots;
-    for (const ForwardCandidate& c : cands) {
-      const Instruction* prev = c.collective;
-      for (Instruction* f : c.formatting) {
-        for (Instruction* op : f->operands()) {
-          if (op != prev) roots.push_back(op);
-        }
-        prev = f;
-      }
-    }
-    s = CloneBodySubset(*ls.body, roots, *ls.parent, slot_after, epi_map, txn,
-                        "epilogue", ls.while_instr);
-    if (!s.ok()) {
-      return s;
-    }
-  }
-  std::vector<Instruction*> final_elems;
-  absl::flat_hash_map<int64_t, Instruction*> final_stores;
-  for (size_t ci = 0; ci < cands.size(); ++ci) {
-    const ForwardCandidate& c = cands[ci];
-    Instruction* buffer = slot_after(c.buffer_index);
-    final_stores[c.buffer_index] = deferred_store(
-        c, ci, *ls.parent, buffer, slot_after, epi_map, &txn, ls.while_instr);
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    final_elems.push_back(stored.contains(i) ? final_stores.at(i)
-                                             : slot_after(i));
-  }
-  s = CommitResult(ls, final_elems, cond, body, txn);
-  if (!s.ok()) return s;
-  return w;
 }
 
 // ---------------------------------------------------------------------------
@@ -1232,193 +552,48 @@ bool AnalyzeSink(const ForwardCandidate& fc, const LoopState& ls, Why* why,
   return true;
 }
 
-// `shape` with a leading dimension of size n (default layout when `shape`
-// has a layout).
-Shape Batched(const Shape& shape, int64_t n) {
-  absl::InlinedVector<int64_t, 6> dims = {n};
-  dims.insert(dims.end(), shape.dimensions().begin(), shape.dimensions().end());
-  Shape out(shape.element_type(), std::move(dims));
-  if (shape.has_layout()) out.SetDefaultLayout();
-  return out;
-}
-
-// After a sunk loop: candidate `c`'s batched collective over its stacked
-// `rows`, its formatting with a leading dimension, reshaped into the output
-// buffer.
-Instruction* SinkAfterLoop(LoopState& ls, const ForwardCandidate& c,
-                           Instruction* rows, int64_t trips, LoopRewrite& txn) {
-  Module& module = *ls.module;
-  auto add = [&](std::unique_ptr<Instruction> inst) {
-    return txn.Add(*ls.parent, std::move(inst), ls.while_instr);
-  };
-  auto coll = CloneInstruction(
-      *c.collective,
-      module.UniqueInstructionName(absl::StrCat(c.collective->name(), ".sunk")),
-      {rows});
-  coll->set_shape(Batched(c.collective->shape(), trips));
-  if (c.collective->opcode() == Opcode::kReduceScatter) {
-    coll->mutable_attrs().dimensions[0] += 1;
-  }
-  if (c.collective->attrs().channel_id.has_value()) {
-    coll->mutable_attrs().channel_id = module.NextChannelId();
-  }
-  Instruction* cur = add(std::move(coll));
-  for (const Instruction* f : c.formatting) {
-    auto g = CloneInstruction(
-        *f, module.UniqueInstructionName(absl::StrCat(f->name(), ".sunk")),
-        {cur});
-    g->set_shape(Batched(f->shape(), trips));
-    if (f->opcode() == Opcode::kTranspose) {
-      auto& dims = g->mutable_attrs().dimensions;
-      for (auto& d : dims) d += 1;
-      dims.insert(dims.begin(), 0);
-    }
-    cur = add(std::move(g));
-  }
-  const Shape& out = ls.while_instr->shape().tuple_shapes(c.buffer_index);
-  auto reshape = std::make_unique<Instruction>(
-      Opcode::kReshape,
-      module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".sunk")), out);
-  reshape->AppendOperand(cur);
-  return add(std::move(reshape));
-}
-
-absl::StatusOr<Instruction*> RewriteSink(
-    LoopState& ls, const std::vector<ForwardCandidate>& cands) {
-  LoopRewrite txn(*ls.module);
-  Module& module = *ls.module;
-  const int64_t n = ls.n;
-  const int64_t trips = *ls.info.trip_count;
-  const Instruction* old_root = ls.body->root();
-
-  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
-  std::vector<int64_t> raw_slot;
-  absl::flat_hash_set<int64_t> sunk;
-  for (const ForwardCandidate& c : cands) {
-    raw_slot.push_back(shapes.size());
-    shapes.push_back(Batched(c.collective->operand(0)->shape(), trips));
-    sunk.insert(c.buffer_index);
-  }
-  Shape new_state = Shape::Tuple(shapes);
-
-  // 1. Initial state: the old one plus zero-filled row buffers.
-  StateProvider init_provider = InitProvider(ls, txn);
-  std::vector<Instruction*> init_elems;
-  for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
-  for (size_t ci = 0; ci < cands.size(); ++ci) {
-    const Shape& rows = shapes[raw_slot[ci]];
-    Instruction* z =
-        txn.Add(*ls.parent,
-                NewConstant(module, "zero",
-                            Literal(Shape::Scalar(rows.element_type()))),
-                ls.while_instr);
-    init_elems.push_back(txn.Add(
-        *ls.parent,
-        NewScalarBroadcast(
-            module, absl::StrCat(cands[ci].collective->name(), ".rows.init"), z,
-            rows),
-        ls.while_instr));
-  }
-  Instruction* init_tuple =
-      MakeTuple(*ls.parent, init_elems, absl::StrCat(ls.init->name(), ".sunk"),
-                txn, ls.while_instr);
-
-  // 2. Body: everything but the collectives, formatting and stores; each
-  // iteration's operand goes to row `index` of its buffer.
-  Instruction* p = nullptr;
-  InstrMap map;
-  Computation* body = nullptr;
-  {
-    absl::StatusOr<Computation*> b =
-        CloneBodyWithoutCandidates(ls, new_state, ".sunk", cands, map, txn, &p);
-    if (!b.ok()) {
-      return b.status();
-    }
-    body = *b;
-  }
-  auto state_gte = [&](int64_t index) {
-    return body->AddInstruction(
-        NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
-  };
-  std::vector<Instruction*> elems;
-  for (int64_t i = 0; i < n; ++i) {
-    // A sunk output is only written after the loop.
-    elems.push_back(sunk.contains(i) ? state_gte(i)
-                                     : map.at(old_root->operand(i)));
-  }
-  for (size_t ci = 0; ci < cands.size(); ++ci) {
-    const ForwardCandidate& c = cands[ci];
-    Instruction* x = map.at(c.collective->operand(0));
-    const Shape& rows = shapes[raw_slot[ci]];
-    Instruction* row = body->AddInstruction(
-        Opcode::kReshape,
-        module.UniqueInstructionName(absl::StrCat(x->name(), ".row")),
-        Batched(x->shape(), 1), {x});
-    Instruction* index = map.at(c.dus->operand(2));
-    std::vector<Instruction*> ops = {state_gte(raw_slot[ci]), row, index};
-    for (int64_t d = 0; d < x->shape().rank(); ++d) {
-      ops.push_back(body->AddInstruction(
-          NewConstant(module, "zero",
-                      Literal(Shape::Scalar(index->shape().element_type())))));
-    }
-    elems.push_back(
-        body->AddInstruction(Opcode::kDynamicUpdateSlice,
-                             module.UniqueInstructionName(
-                                 absl::StrCat(c.collective->name(), ".rows")),
-                             rows, ops));
-  }
-  if (absl::Status s = SetBodyRoot(ls, body, new_state, elems); !s.ok()) {
-    return s;
-  }
-
-  // 3. Condition: the old one, reading the wider state. 4. The loop keeps
-  // its trip count.
-  Computation* cond = nullptr;
-  absl::StatusOr<Instruction*> built = BuildLoopWithOldCondition(
-      ls, init_tuple, new_state, ".sunk", body, trips, 0, txn, &cond);
-  if (!built.ok()) return built.status();
-  Instruction* w = *built;
-
-  // 5. After the loop: one batched collective per candidate.
-  absl::flat_hash_map<int64_t, Instruction*> finals;
-  for (size_t ci = 0; ci < cands.size(); ++ci) {
-    const ForwardCandidate& c = cands[ci];
-    Instruction* rows =
-        TupleElement(w, raw_slot[ci], *ls.parent, txn, ls.while_instr);
-    finals[c.buffer_index] = SinkAfterLoop(ls, c, rows, trips, txn);
-  }
-  std::vector<Instruction*> final_elems;
-  for (int64_t i = 0; i < n; ++i) {
-    final_elems.push_back(
-        finals.contains(i)
-            ? finals.at(i)
-            : TupleElement(w, i, *ls.parent, txn, ls.while_instr));
-  }
-  if (absl::Status s = CommitResult(ls, final_elems, cond, body, txn);
-      !s.ok()) {
-    return s;
-  }
-  return w;
-}
-
 // ---------------------------------------------------------------------------
 // Driver.
+
+// A mode's plan, a value from its Plan step to its Apply step: the
+// candidates it takes (in order), the prediction for each (its passed
+// remark's metrics) and the extra live bytes they hold together.
+template <typename Candidate>
+struct PipelinePlan {
+  std::vector<Candidate> chosen;
+  absl::flat_hash_map<const Instruction*, CandidateEstimate> estimates;
+  int64_t extra = 0;
+
+  // Takes `candidate` (collective `coll`) with its prediction `e`.
+  void Take(Candidate candidate, const Instruction* coll,
+            const CandidateEstimate& e) {
+    extra += e.extra_live_bytes;
+    estimates[coll] = e;
+    chosen.push_back(std::move(candidate));
+  }
+  // The prediction for `coll` as metrics of its passed remark `r`, which
+  // carries extra_live_bytes already.
+  void AddMetrics(const Instruction* coll, Remark& r) const {
+    if (auto it = estimates.find(coll); it != estimates.end()) {
+      AddPredictedMetrics(it->second, r.metrics);
+    }
+  }
+};
+// The all-gathers to prefetch.
+using BackwardPlan = PipelinePlan<Instruction*>;
+// The reduce-scatters / all-reduces to sink or delay.
+using ForwardPlan = PipelinePlan<ForwardCandidate>;
 
 class LoopPipeliner {
  public:
   LoopPipeliner(Module& module, PassContext& context)
-      : module_(module), context_(context) {}
+      : module_(module),
+        context_(context),
+        driver_(kPassName, module, context) {}
 
   absl::StatusOr<bool> Run();
 
  private:
-  // The prediction the last plan made for `coll`, as metrics of its
-  // passed remark `r`, which carries extra_live_bytes already.
-  void AddPlannedMetrics(const Instruction* coll, Remark& r) const {
-    if (auto it = planned_.find(coll); it != planned_.end()) {
-      AddPredictedMetrics(it->second, r.metrics);
-    }
-  }
   Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
                     const std::string& loop, std::string direction,
                     std::string message) {
@@ -1438,22 +613,6 @@ class LoopPipeliner {
   static std::string DelayedName(Opcode op) {
     return op == Opcode::kReduceScatter ? "DelayedReduceScatter"
                                         : "DelayedAllReduce";
-  }
-  // The remarks of a rewrite, made before it; a rewrite that failed turns
-  // them into RewriteDiscarded failures.
-  void EmitAll(std::vector<Remark>& remarks, const absl::Status& rewrite) {
-    for (Remark& r : remarks) {
-      if (!rewrite.ok()) {
-        r.kind = RemarkKind::kFailure;
-        r.name = "RewriteDiscarded";
-        r.format.clear();
-        r.args.clear();
-        r.message = absl::StrCat("rewrite discarded, loop left unchanged: ",
-                                 rewrite.message());
-        r.metrics.clear();
-      }
-      context_.remarks.Emit(std::move(r));
-    }
   }
   static std::string DirectionOf(Opcode op) {
     return op == Opcode::kAllGather ? "backward" : "forward";
@@ -1495,18 +654,20 @@ class LoopPipeliner {
   // Plan: drops candidates the ledger cannot hold or whose predicted gain
   // is not positive (a chain the rest of the iteration also needs would be
   // computed again every iteration), each with a missed remark.
-  std::vector<Instruction*> PlanBackward(std::vector<Instruction*> legal,
-                                         const LoopState& ls, int depth,
-                                         const std::string& path,
-                                         int64_t* extra);
+  BackwardPlan PlanBackward(std::vector<Instruction*> legal,
+                            const LoopState& ls, int depth,
+                            const std::string& path);
   // Apply: remarks, module-size guard, the rewrite; `ls` then describes
   // the new loop.
-  absl::StatusOr<bool> ApplyBackward(LoopState& ls,
-                                     const std::vector<Instruction*>& chosen,
-                                     int depth, int64_t extra,
-                                     const std::string& path);
-  absl::StatusOr<bool> ForwardPhase(LoopState& ls,
-                                    const std::vector<Instruction*>& colls,
+  absl::StatusOr<bool> ApplyBackward(LoopState& ls, const BackwardPlan& plan,
+                                     int depth, const std::string& path);
+  // Forward: the reduce-scatters / all-reduces stored by a
+  // dynamic-update-slice whose delay is legal, gains and fits the ledger
+  // (the others get a missed remark each).
+  ForwardPlan PlanForward(const LoopState& ls,
+                          const std::vector<Instruction*>& colls,
+                          const std::string& path);
+  absl::StatusOr<bool> ApplyForward(LoopState& ls, const ForwardPlan& plan,
                                     const std::string& path);
   // The predicted effect of prefetching `ag` `depth` iterations ahead
   // with the candidates `chosen` (ag included): the communication hidden and
@@ -1533,41 +694,56 @@ class LoopPipeliner {
                       std::string direction, std::string what,
                       const CandidateEstimate& e, int64_t pending,
                       std::string suggestion);
-  // Module-size guard (pass.h) for a rewrite of `ls` that clones the body
-  // `body_copies` times (nested loops included) and `chain_copies` times the
-  // chains of `chains` (their ancestors in the body), plus a new condition
-  // and `small` bookkeeping instructions (state reads, tuples, constants).
-  absl::Status ReserveRewrite(const LoopState& ls, std::string_view what,
-                              int64_t body_copies,
-                              const std::vector<Instruction*>& chains,
-                              int64_t chain_copies, int64_t small);
-  // The tail every mode shares: after the size guard's answer `reserved`
-  // (an error stops the pass), the rewrite, its remarks (EmitAll) and, once
-  // it committed, `extra` bytes spent on the ledger. Null: the rewrite
-  // failed and was discarded.
+  // The driver's request for a rewrite of `ls` (loop `path`) whose module-
+  // size guard (pass.h) counts the body cloned `body_copies` times (nested
+  // loops included) and `chain_copies` times the chains of `chains` (their
+  // ancestors in the body), plus a new condition and `small` bookkeeping
+  // instructions (state reads, tuples, constants); `extra` bytes go on the
+  // ledger once it commits. A failure names `candidate`.
+  LoopRewriteRequest Request(const LoopState& ls, const std::string& path,
+                             std::string_view what,
+                             const Instruction* candidate, int64_t extra,
+                             int64_t body_copies,
+                             const std::vector<Instruction*>& chains,
+                             int64_t chain_copies, int64_t small) const;
+  // The tail every mode shares: `rewrite` built and committed through the
+  // driver (size guard, commit, failure policy, ledger), then, once it
+  // committed, its passed remarks. Null: the rewrite failed and was
+  // discarded (the driver reported it); an error stops the pass.
   absl::StatusOr<Instruction*> Apply(
-      absl::Status reserved,
-      const std::function<absl::StatusOr<Instruction*>()>& rewrite,
-      std::vector<Remark>& remarks, int64_t extra) {
-    if (!reserved.ok()) return reserved;
-    absl::StatusOr<Instruction*> result = rewrite();
-    EmitAll(remarks, result.status());
-    if (!result.ok()) return nullptr;
-    context_.memory.Spend(extra);
-    return *result;
+      const LoopState& ls, const LoopRewriteRequest& request,
+      const std::function<absl::StatusOr<Instruction*>(LoopRewrite&)>& rewrite,
+      std::vector<Remark>& remarks) {
+    Instruction* old = ls.while_instr;
+    Instruction* result = nullptr;
+    absl::StatusOr<bool> done =
+        driver_.Rewrite(request, [&](LoopRewrite& txn) -> absl::Status {
+          absl::StatusOr<Instruction*> w = rewrite(txn);
+          if (!w.ok()) return w.status();
+          result = *w;
+          return absl::OkStatus();
+        });
+    if (!done.ok()) return done.status();
+    if (!*done) return nullptr;
+    for (Remark& r : remarks) context_.remarks.Emit(std::move(r));
+    removed_whiles_.push_back(old);
+    return result;
   }
-  // Forward-sink of the loop's reduce-scatters / all-reduces; on a rewrite
-  // `ls` describes the new loop.
-  absl::StatusOr<bool> SinkPhase(LoopState& ls,
-                                 const std::vector<Instruction*>& colls,
+  // Forward-sink of the loop's reduce-scatters / all-reduces: those legal
+  // to sink that fit the ledger (the others get a missed remark each).
+  ForwardPlan PlanSink(const LoopState& ls,
+                       const std::vector<Instruction*>& colls,
+                       const std::string& path);
+  // On a rewrite `ls` describes the new loop.
+  absl::StatusOr<bool> ApplySink(LoopState& ls, const ForwardPlan& plan,
                                  const std::string& path);
 
   Module& module_;
   PassContext& context_;
+  LoopPassDriver driver_;
+  // While instructions that rewrites replaced (Run skips loop-nest nodes
+  // that name them).
   std::vector<const Instruction*> removed_whiles_;
-  // The estimates of the candidates the last plan took (for the passed
-  // remarks).
-  absl::flat_hash_map<const Instruction*, CandidateEstimate> planned_;
 };
 
 // The PassOptions field that enables pipelining a reduce-scatter or
@@ -1577,10 +753,11 @@ std::string_view ForwardKindOption(Opcode op) {
                                       : "pipeline_all_reduce";
 }
 
-absl::Status LoopPipeliner::ReserveRewrite(
-    const LoopState& ls, std::string_view what, int64_t body_copies,
+LoopRewriteRequest LoopPipeliner::Request(
+    const LoopState& ls, const std::string& path, std::string_view what,
+    const Instruction* candidate, int64_t extra, int64_t body_copies,
     const std::vector<Instruction*>& chains, int64_t chain_copies,
-    int64_t small) {
+    int64_t small) const {
   auto times = [](int64_t a, int64_t b) {
     return b != 0 && a > kCloneCostSaturated / b ? kCloneCostSaturated : a * b;
   };
@@ -1593,24 +770,29 @@ absl::Status LoopPipeliner::ReserveRewrite(
   const int64_t count = std::min(
       kCloneCostSaturated, times(body_copies, body) +
                                times(chain_copies, chain) + cond + small + 16);
-  return context_.size_guard.Reserve(
-      module_, *ls.while_instr,
+  LoopRewriteRequest request;
+  request.at = ls.while_instr;
+  request.candidate = candidate;
+  request.loop = path;
+  request.what =
       absl::StrCat(AsAbsl(what), " while loop ", ls.while_instr->name(),
-                   " (computation ", ls.parent->name(), ")"),
-      count, "keep pipelining off this loop (--loop=SELECTOR:pipeline=off)");
+                   " (computation ", ls.parent->name(), ")");
+  request.added_instructions = count;
+  request.avoid =
+      "keep pipelining off this loop (--loop=SELECTOR:pipeline=off)";
+  request.extra_live_bytes = extra;
+  request.verify_what = "rewritten loop does not verify: ";
+  return request;
 }
 
-absl::StatusOr<bool> LoopPipeliner::SinkPhase(
-    LoopState& ls, const std::vector<Instruction*>& colls,
-    const std::string& path) {
+ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
+                                    const std::vector<Instruction*>& colls,
+                                    const std::string& path) {
   const PassOptions& opts = context_.options;
-  const int64_t trips = *ls.info.trip_count;
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
-  std::vector<ForwardCandidate> chosen;
+  ForwardPlan plan;
   absl::flat_hash_set<const Instruction*> used_dus;
-  int64_t extra = 0;
-  planned_.clear();
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
     bool enabled = c->opcode() == Opcode::kReduceScatter
@@ -1635,16 +817,14 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
       // condition (a batched collective after the loop may take longer
       // than the loop's runs of it when nothing else overlapped them).
       CandidateEstimate e = EstimateSink(*c, ls);
-      if (context_.memory.Allows(e.extra_live_bytes, extra)) {
-        extra += e.extra_live_bytes;
-        planned_[c] = e;
+      if (context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
         used_dus.insert(fc.dus);
-        chosen.push_back(std::move(fc));
+        plan.Take(std::move(fc), c, e);
         continue;
       }
       MissOverBudget(*c, path, "sink",
                      absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not sunk"),
-                     e, extra, "raise --memory-budget");
+                     e, plan.extra, "raise --memory-budget");
       continue;
     }
     Remark r = MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "sink",
@@ -1654,7 +834,15 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
     r.Metric("bytes_moved", CollectiveBytesMoved(*c));
     context_.remarks.Emit(std::move(r));
   }
+  return plan;
+}
+
+absl::StatusOr<bool> LoopPipeliner::ApplySink(LoopState& ls,
+                                              const ForwardPlan& plan,
+                                              const std::string& path) {
+  const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
+  const int64_t trips = *ls.info.trip_count;
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
@@ -1668,15 +856,16 @@ absl::StatusOr<bool> LoopPipeliner::SinkPhase(
         .Metric("extra_live_bytes",
                 ExtraLiveBytes(c->operand(0)->shape(), trips))
         .Metric("trip_count", trips);
-    AddPlannedMetrics(c, r);
+    plan.AddMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body once, a zero buffer and a batched collective per sink.
   const int64_t m = chosen.size();
   absl::StatusOr<Instruction*> result = Apply(
-      ReserveRewrite(ls, "sinking collectives out of", 1, {}, 0,
-                     4 * ls.n + 8 * m),
-      [&] { return RewriteSink(ls, chosen); }, remarks, extra);
+      ls,
+      Request(ls, path, "sinking collectives out of", chosen[0].collective,
+              plan.extra, 1, {}, 0, 4 * ls.n + 8 * m),
+      [&](LoopRewrite& txn) { return RewriteSink(ls, chosen, txn); }, remarks);
   if (!result.ok()) return result.status();
   if (*result == nullptr) return false;
   Why why;
@@ -1727,7 +916,6 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   const int depth = policy.pipeline_depth.value_or(opts.pipeline_depth);
 
   LoopState ls;
-  ls.removed_whiles = &removed_whiles_;
   Why why;
   const bool prepared = PrepareLoop(w, ls, &why);
   EmitTripCountWarning(ls.info, "collective-pipeliner", path, context_.remarks);
@@ -1758,7 +946,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   // still write every row of its outputs. ----------------------------------
   const bool sink = policy.sink.value_or(false);
   if (sink) {
-    absl::StatusOr<bool> r = SinkPhase(ls, colls, path);
+    absl::StatusOr<bool> r = ApplySink(ls, PlanSink(ls, colls, path), path);
     if (!r.ok()) return r.status();
     if (*r) {
       changed = true;
@@ -1805,10 +993,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
     context_.remarks.Emit(std::move(r));
   }
   if (!ags.empty()) {
-    int64_t extra = 0;
-    std::vector<Instruction*> chosen =
-        PlanBackward(AnalyzeBackward(ags, ls, path), ls, d, path, &extra);
-    absl::StatusOr<bool> r = ApplyBackward(ls, chosen, d, extra, path);
+    absl::StatusOr<bool> r = ApplyBackward(
+        ls, PlanBackward(AnalyzeBackward(ags, ls, path), ls, d, path), d, path);
     if (!r.ok()) return r.status();
     if (*r) {
       changed = true;
@@ -1819,7 +1005,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
 
   // --- Forward: reduce-scatters / all-reduces stored by DUS. -------------
   if (!sink) {
-    absl::StatusOr<bool> r = ForwardPhase(ls, colls, path);
+    absl::StatusOr<bool> r =
+        ApplyForward(ls, PlanForward(ls, colls, path), path);
     if (!r.ok()) return r.status();
     changed |= *r;
   }
@@ -1927,10 +1114,9 @@ CandidateEstimate LoopPipeliner::EstimateSink(const Instruction& c,
   return e;
 }
 
-std::vector<Instruction*> LoopPipeliner::PlanBackward(
-    std::vector<Instruction*> legal, const LoopState& ls, int depth,
-    const std::string& path, int64_t* extra) {
-  *extra = 0;
+BackwardPlan LoopPipeliner::PlanBackward(std::vector<Instruction*> legal,
+                                         const LoopState& ls, int depth,
+                                         const std::string& path) {
   // What the rest of the new body still needs once the candidates are
   // carried: ancestors of the root that stop at carried candidates. A chain
   // instruction in there is computed twice per iteration (for this
@@ -1942,14 +1128,12 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         Ancestors({ls.body->root()}, stop, ls.body_param);
     return absl::flat_hash_set<const Instruction*>(live.begin(), live.end());
   };
-  std::vector<Instruction*> chosen;
+  BackwardPlan plan;
   for (bool dropped = true; dropped;) {
     dropped = false;
-    planned_.clear();
+    plan = BackwardPlan();
     absl::flat_hash_set<const Instruction*> needed = still_needed(legal);
     absl::flat_hash_set<const Instruction*> carried(legal.begin(), legal.end());
-    chosen.clear();
-    *extra = 0;
     for (Instruction* ag : legal) {
       std::vector<const Instruction*> dup;
       for (const Instruction* x :
@@ -1999,23 +1183,21 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
         dropped = true;
         break;
       }
-      if (!context_.memory.Allows(e.extra_live_bytes, *extra)) {
+      if (!context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
         MissOverBudget(*ag, path, "backward", "all-gather not prefetched", e,
-                       *extra,
+                       plan.extra,
                        "raise --memory-budget or lower the prefetch depth");
         legal.erase(std::find(legal.begin(), legal.end(), ag));
         dropped = true;
         break;
       }
-      *extra += e.extra_live_bytes;
-      planned_[ag] = e;
-      chosen.push_back(ag);
+      plan.Take(ag, ag, e);
     }
     if (dropped) continue;
     // A chosen all-gather whose chain contains a dropped one cannot go.
-    absl::flat_hash_set<const Instruction*> chosen_set(chosen.begin(),
-                                                       chosen.end());
-    for (Instruction* ag : chosen) {
+    absl::flat_hash_set<const Instruction*> chosen_set(plan.chosen.begin(),
+                                                       plan.chosen.end());
+    for (Instruction* ag : plan.chosen) {
       Why reason;
       if (!ChainIsIndependent(ag, ls, chosen_set, &reason)) {
         Remark r = MakeRemark(
@@ -2028,12 +1210,14 @@ std::vector<Instruction*> LoopPipeliner::PlanBackward(
       }
     }
   }
-  return chosen;
+  return plan;
 }
 
-absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
-    LoopState& ls, const std::vector<Instruction*>& chosen, int d,
-    int64_t extra, const std::string& path) {
+absl::StatusOr<bool> LoopPipeliner::ApplyBackward(LoopState& ls,
+                                                  const BackwardPlan& plan,
+                                                  int d,
+                                                  const std::string& path) {
+  const std::vector<Instruction*>& chosen = plan.chosen;
   if (chosen.empty()) return false;
   const int64_t trips = *ls.info.trip_count;
   // Remarks describe the collectives before the rewrite deletes them.
@@ -2048,7 +1232,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
         .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
         .Metric("depth", d)
         .Metric("trip_count", trips);
-    AddPlannedMetrics(ag, r);
+    plan.AddMetrics(ag, r);
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -2056,10 +1240,13 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   // per peeled iteration and per prefetched value.
   const int64_t m = chosen.size();
   absl::StatusOr<Instruction*> result = Apply(
-      ReserveRewrite(ls,
-                     absl::StrCat("prefetching all-gathers ", d, " ahead in"),
-                     1 + d, chosen, 1 + d, (d + 2) * ls.n + (2 * d + 2) * m),
-      [&] { return RewriteBackward(ls, chosen, d); }, remarks, extra);
+      ls,
+      Request(ls, path,
+              absl::StrCat("prefetching all-gathers ", d, " ahead in"),
+              chosen[0], plan.extra, 1 + d, chosen, 1 + d,
+              (d + 2) * ls.n + (2 * d + 2) * m),
+      [&](LoopRewrite& txn) { return RewriteBackward(ls, chosen, d, txn); },
+      remarks);
   if (!result.ok()) return result.status();
   if (*result == nullptr) return false;
   Why why;
@@ -2067,9 +1254,9 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(
   return true;
 }
 
-absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
-    LoopState& ls, const std::vector<Instruction*>& colls,
-    const std::string& path) {
+ForwardPlan LoopPipeliner::PlanForward(const LoopState& ls,
+                                       const std::vector<Instruction*>& colls,
+                                       const std::string& path) {
   const PassOptions& opts = context_.options;
   if (*ls.info.trip_count < 2) {
     // Prefetching left a loop of one trip: nothing to delay into.
@@ -2085,7 +1272,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
                           "into")},
             "forward pipelining needs 3 or more iterations when the loop "
             "also prefetches all-gathers");
-    return false;
+    return {};
   }
   // Analyze and plan: legal stores, the predicted gain, then the ledger.
   // Delaying adds no compute (the peeled first iteration and the epilogue
@@ -2093,9 +1280,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
   // iteration has no compute to overlap (EstimateDelay).
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
-  planned_.clear();
-  std::vector<ForwardCandidate> chosen;
-  int64_t extra = 0;
+  ForwardPlan plan;
   absl::flat_hash_set<const Instruction*> used_dus;
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
@@ -2141,20 +1326,25 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
       context_.remarks.Emit(std::move(r));
       continue;
     }
-    if (!context_.memory.Allows(e.extra_live_bytes, extra)) {
+    if (!context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
       MissOverBudget(
           *c, path, "forward",
           absl::StrCat(AsAbsl(OpcodeName(c->opcode())), " not pipelined"), e,
-          extra, "raise --memory-budget");
+          plan.extra, "raise --memory-budget");
       continue;
     }
-    extra += e.extra_live_bytes;
-    planned_[c] = e;
     used_dus.insert(fc.dus);
-    chosen.push_back(std::move(fc));
+    plan.Take(std::move(fc), c, e);
   }
+  return plan;
+}
+
+absl::StatusOr<bool> LoopPipeliner::ApplyForward(LoopState& ls,
+                                                 const ForwardPlan& plan,
+                                                 const std::string& path) {
+  const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
-  // Apply. Remarks name the collectives before the rewrite deletes them.
+  // Remarks name the collectives before the rewrite deletes them.
   std::vector<Remark> remarks;
   for (const ForwardCandidate& fc : chosen) {
     const Instruction* c = fc.collective;
@@ -2166,7 +1356,7 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     r.Metric("bytes_moved", CollectiveBytesMoved(*c))
         .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
         .Metric("trip_count", *ls.info.trip_count);
-    AddPlannedMetrics(c, r);
+    plan.AddMetrics(c, r);
     remarks.push_back(std::move(r));
   }
   // The body three times at most: the new body, the peeled first
@@ -2176,19 +1366,20 @@ absl::StatusOr<bool> LoopPipeliner::ForwardPhase(
     small += 8 + 2 * fc.dus->operand_count();
   }
   absl::StatusOr<Instruction*> result = Apply(
-      ReserveRewrite(ls, "delaying reduce-scatters/all-reduces in", 3, {}, 0,
-                     small),
-      [&] { return RewriteForward(ls, chosen); }, remarks, extra);
+      ls,
+      Request(ls, path, "delaying reduce-scatters/all-reduces in",
+              chosen[0].collective, plan.extra, 3, {}, 0, small),
+      [&](LoopRewrite& txn) { return RewriteForward(ls, chosen, txn); },
+      remarks);
   if (!result.ok()) return result.status();
   return *result != nullptr;
 }
 
 absl::StatusOr<bool> LoopPipeliner::Run() {
-  context_.memory.StartIfNeeded(context_.options.memory_budget_bytes);
   bool changed = false;
-  LoopNest nest(module_);
   // Snapshot the nodes: rewriting replaces while instructions, but a node is
   // only ever processed once and before its parent.
+  LoopNest& nest = driver_.nest();
   std::vector<const LoopNode*> order(nest.InnermostFirst().begin(),
                                      nest.InnermostFirst().end());
   // While instructions removed by rewrites so far. A node naming one is a

@@ -124,26 +124,6 @@ absl::Status LoopRewrite::CloneInto(
                                &computations_);
 }
 
-absl::Status LoopRewrite::Commit(Instruction* old, Instruction* result,
-                                 Instruction* preds_to,
-                                 const std::vector<const Computation*>& verify,
-                                 std::string_view what) {
-  for (const Computation* c : verify) {
-    std::vector<std::string> problems = VerifyComputationAll(*c);
-    if (!problems.empty()) {
-      Rollback();
-      return absl::InternalError(absl::StrCat(AsAbsl(what), problems.front()));
-    }
-  }
-  MoveControlEdges(old, preds_to, result);
-  if (absl::Status s = old->ReplaceAllUsesWith(result); !s.ok()) {
-    Rollback();
-    return s;
-  }
-  Release();
-  return absl::OkStatus();
-}
-
 void LoopRewrite::MoveControlEdges(Instruction* old, Instruction* preds_to,
                                    Instruction* result) {
   for (Instruction* pred : old->control_predecessors()) {
@@ -477,8 +457,10 @@ absl::Status LoopRewrite::Commit(std::string_view what) {
   for (const Replacement& r : replacements_) {
     if (absl::Status s = Replace(r); !s.ok()) return s;
   }
-  // Instructions replaced at commit (ReplaceAtCommit checked the shapes).
+  // Instructions replaced at commit (ReplaceAtCommit checked the shapes),
+  // their control edges moved to the replacement.
   for (const auto& [old, with] : use_replacements_) {
+    MoveControlEdges(old, with, with);
     if (absl::Status s = old->ReplaceAllUsesWith(with); !s.ok()) return s;
     if (old->users().empty() && old->parent()->root() != old &&
         old->control_successors().empty()) {
@@ -505,11 +487,11 @@ absl::Status LoopRewrite::Commit(std::string_view what) {
     }
   }
   ApplyRenames();
-  Release();
+  Clear();
   return absl::OkStatus();
 }
 
-void LoopRewrite::Release() {
+void LoopRewrite::Clear() {
   instructions_.clear();
   computations_.clear();
   replacements_.clear();
@@ -540,7 +522,7 @@ void LoopRewrite::Rollback() {
       }
     }
   }
-  Release();
+  Clear();
   moved_.clear();
 }
 

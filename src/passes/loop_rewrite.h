@@ -4,19 +4,31 @@
 // A rewrite never edits the loop it replaces: it creates new computations
 // (condition, body, the peeled iterations' callees), new instructions in
 // existing computations (prologue, epilogue, the new while) and records them
-// here. Commit verifies the new computations, moves the old loop's control
-// edges and uses to the result and marks the transaction done; the caller
-// then removes the old loop. Rollback (or destruction before Commit) removes
-// everything recorded, so a rewrite that fails anywhere leaves the module as
-// it was:
+// here, and names what replaces what at commit. Commit(what), the only
+// commit, verifies what was built, makes the replacements and removes the
+// old loops. Rollback (or destruction before a commit) removes everything
+// recorded, so a rewrite that fails anywhere leaves the module as it was.
+//
+// Replacing a loop by a value built after a new loop (the collective
+// pipeliner): the old while's uses and control edges go to `result` at
+// commit (ReplaceAtCommit), and the old while goes:
+//
+//   %w = (s32[], f32[8]) while(%t), ...   ->   %w.1 = (s32[], f32[8], f32[8])
+//   %r = f32[8] get-tuple-element(%w), ...          while(%t.pipelined), ...
+//                                              %w.result = (s32[], f32[8])
+//                                                  tuple(...epilogue...)
+//                                              %r = get-tuple-element(
+//                                                  %w.result), ...
 //
 //   LoopRewrite txn(module);
 //   Computation* body = txn.NewComputation("body.pipelined", state, ...);
 //   ... txn.Add(*parent, std::move(prologue_instr), old_while) ...
 //   Instruction* w = txn.Add(*parent, NewWhile(...), old_while);
 //   SetWhileTripCount(*w, trips - 1, ...);       // typed backend config
-//   if (absl::Status s = txn.Commit(old_while, w, w, {cond, body},
-//                                   "rewritten loop does not verify: ");
+//   ... txn.Add(*parent, epilogue and the result tuple, old_while) ...
+//   if (absl::Status s = txn.ReplaceAtCommit(old_while, result); !s.ok())
+//     return s;                                   // the caller rolls back
+//   if (absl::Status s = txn.Commit("rewritten loop does not verify: ");
 //       !s.ok()) return s;                        // rolled back
 //
 // Appending loop state (the collective hoist): AppendLoopState builds, next
@@ -85,7 +97,7 @@
 // check.
 //
 // Used by the collective pipeliner, double buffering, the hoist and
-// reduction deferral, the last three through LoopPassDriver
+// reduction deferral, all four through LoopPassDriver
 // (passes/loop_pass_driver.h).
 #ifndef HLOVERLAP_PASSES_LOOP_REWRITE_H_
 #define HLOVERLAP_PASSES_LOOP_REWRITE_H_
@@ -161,7 +173,7 @@ class LoopRewrite {
   explicit LoopRewrite(Module& module) : module_(&module) {}
   LoopRewrite(const LoopRewrite&) = delete;
   LoopRewrite& operator=(const LoopRewrite&) = delete;
-  // Rolls back unless committed or released.
+  // Rolls back unless committed.
   ~LoopRewrite() { Rollback(); }
 
   Module& module() const { return *module_; }
@@ -186,15 +198,6 @@ class LoopRewrite {
       absl::flat_hash_map<const Instruction*, Instruction*>& map,
       const CloneIntoOptions& options);
 
-  // Verifies `verify` (VerifyComputationAll; an error is `what` + the first
-  // problem), then moves `old`'s control predecessors to `preds_to`, its
-  // control successors and uses to `result`, and keeps what was built. On
-  // any failure everything is rolled back and the error returned. `old` is
-  // left in place, unused: the caller removes it.
-  absl::Status Commit(Instruction* old, Instruction* result,
-                      Instruction* preds_to,
-                      const std::vector<const Computation*>& verify,
-                      std::string_view what);
   // A while carrying `loop`'s state plus one element per `inits` (see the
   // header comment). `loop` needs one operand and a body whose root is a
   // tuple. Uses of `loop` go to the new while at commit (get-tuple-elements
@@ -210,10 +213,9 @@ class LoopRewrite {
   // while; when the caller changes its state, every user of `loop` must be
   // a get-tuple-element (checked at commit).
   absl::StatusOr<AppendedState> CopyLoop(Instruction* loop);
-  // At Commit(what), after the loops are replaced: the uses of `old` (an
-  // instruction of a computation that existed) go to `with` (same shape),
-  // and `old` is removed when it is then unused and has no control
-  // successors.
+  // At Commit(what), after the loops are replaced: the uses and control
+  // edges of `old` (an instruction of a computation that existed) go to
+  // `with` (same shape), and `old` is removed when it is then unused.
   absl::Status ReplaceAtCommit(Instruction* old, Instruction* with);
   // Commit for AppendLoopState and CopyLoop: verifies every created computation
   // and the computations of the loops to replace (an error is `what` + the
@@ -247,9 +249,6 @@ class LoopRewrite {
     return moved_;
   }
 
-  // Keeps what was recorded without a commit (instructions that live in a
-  // computation another transaction owns).
-  void Release();
   // Removes every recorded instruction and computation.
   void Rollback();
 
@@ -295,6 +294,8 @@ class LoopRewrite {
   // Moves `r.old_loop`'s control edges and uses to the new loop and removes
   // it (and its init tuple when unused).
   absl::Status Replace(const Replacement& r);
+  // Forgets what was recorded (after a commit or a rollback).
+  void Clear();
   // The test's LoopRewriteFault for `step`, prefixed with it.
   static absl::Status Fault(std::string_view step);
   // Commit(what)'s renames, once the old computations are gone.

@@ -97,6 +97,8 @@ std::vector<Instruction*> Ancestors(const std::vector<Instruction*>& roots,
   return order;
 }
 
+namespace {
+
 // Clones the body instructions needed for `roots` into `target`, reading the
 // loop state through `provider` (get-tuple-elements of the body parameter are
 // replaced by provider(index)). `map` may be pre-seeded with replacements.
@@ -299,6 +301,8 @@ absl::StatusOr<Instruction*> PeelAfterPrefetchLoop(
   return state;
 }
 
+}  // namespace
+
 // Backward (prefetch) of `cands` (post-order) by `depth` iterations.
 absl::StatusOr<Instruction*> RewriteBackward(
     LoopState& ls, const std::vector<Instruction*>& cands, int depth,
@@ -439,6 +443,8 @@ absl::StatusOr<Instruction*> RewriteBackward(
   return w;
 }
 
+namespace {
+
 // A fresh computation over `new_state` holding clones of the old body's
 // instructions except `cut` (the parameter maps to the new one); `map`
 // receives the clones. The caller adds the root.
@@ -558,6 +564,8 @@ Instruction* DeferredStore(const ForwardCandidate& c, int64_t raw, int64_t idx,
       module.UniqueInstructionName(absl::StrCat(c.dus->name(), ".pipelined")),
       dus_ops));
 }
+
+}  // namespace
 
 // Forward: the collectives of iteration i run in iteration i+1.
 absl::StatusOr<Instruction*> RewriteForward(
@@ -711,6 +719,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   return w;
 }
 
+namespace {
+
 // `shape` with a leading dimension of size n (default layout when `shape`
 // has a layout).
 Shape Batched(const Shape& shape, int64_t n) {
@@ -761,6 +771,8 @@ Instruction* SinkAfterLoop(LoopState& ls, const ForwardCandidate& c,
   reshape->AppendOperand(cur);
   return add(std::move(reshape));
 }
+
+}  // namespace
 
 absl::StatusOr<Instruction*> RewriteSink(
     LoopState& ls, const std::vector<ForwardCandidate>& cands,

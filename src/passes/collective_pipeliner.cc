@@ -581,8 +581,26 @@ struct PipelinePlan {
 };
 // The all-gathers to prefetch.
 using BackwardPlan = PipelinePlan<Instruction*>;
-// The reduce-scatters / all-reduces to sink or delay.
-using ForwardPlan = PipelinePlan<ForwardCandidate>;
+// The reduce-scatters / all-reduces to sink or delay, and the stores
+// (dynamic-update-slices) they take: one collective per store.
+struct ForwardPlan : PipelinePlan<ForwardCandidate> {
+  absl::flat_hash_set<const Instruction*> stores;
+
+  bool StoreTaken(const ForwardCandidate& candidate) const {
+    return stores.contains(candidate.dus);
+  }
+  void Take(ForwardCandidate candidate, const Instruction* coll,
+            const CandidateEstimate& e) {
+    stores.insert(candidate.dus);
+    PipelinePlan::Take(std::move(candidate), coll, e);
+  }
+};
+
+// Whether --pipeline-reduce-scatter / --pipeline-all-reduce leave `op` on.
+bool ForwardKindEnabled(Opcode op, const PassOptions& opts) {
+  return op == Opcode::kReduceScatter ? opts.pipeline_reduce_scatter
+                                      : opts.pipeline_all_reduce;
+}
 
 class LoopPipeliner {
  public:
@@ -597,15 +615,23 @@ class LoopPipeliner {
   Remark MakeRemark(RemarkKind kind, std::string name, const Instruction& coll,
                     const std::string& loop, std::string direction,
                     std::string message) {
-    Remark r;
-    r.pass = std::string(kPassName);
-    r.kind = kind;
-    r.name = std::move(name);
-    DescribeInstruction(coll, module_, r);
-    r.loop = loop;
+    Remark r = InstructionRemark(kPassName, kind, std::move(name), coll,
+                                 module_, loop, std::move(message));
     r.direction = std::move(direction);
-    r.message = std::move(message);
     return r;
+  }
+  // The missed remark of one sink or forward candidate: "<op> not <verb>:
+  // <why>", with the bytes it moves.
+  void MissCandidate(const Instruction& coll, const std::string& path,
+                     std::string direction, std::string_view verb,
+                     const Why& why, std::string suggestion) {
+    Remark r = MakeRemark(RemarkKind::kMissed, why.name, coll, path,
+                          std::move(direction),
+                          absl::StrCat(AsAbsl(OpcodeName(coll.opcode())),
+                                       " not ", AsAbsl(verb), ": ", why.text));
+    r.suggestion = std::move(suggestion);
+    r.Metric("bytes_moved", CollectiveBytesMoved(coll));
+    context_.remarks.Emit(std::move(r));
   }
   static std::string SunkName(Opcode op) {
     return op == Opcode::kReduceScatter ? "SunkReduceScatter" : "SunkAllReduce";
@@ -792,12 +818,9 @@ ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
   ForwardPlan plan;
-  absl::flat_hash_set<const Instruction*> used_dus;
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
-    bool enabled = c->opcode() == Opcode::kReduceScatter
-                       ? opts.pipeline_reduce_scatter
-                       : opts.pipeline_all_reduce;
+    const bool enabled = ForwardKindEnabled(c->opcode(), opts);
     Why reason;
     std::string suggestion;
     ForwardCandidate fc;
@@ -808,7 +831,7 @@ ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
                     opts.SourceOf(ForwardKindOption(c->opcode())))};
     } else if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion)) {
       // reason set
-    } else if (used_dus.contains(fc.dus)) {
+    } else if (plan.StoreTaken(fc)) {
       reason = {"SharedStore", "its store is shared with another collective"};
     } else if (!AnalyzeSink(fc, ls, &reason, &suggestion)) {
       // reason set
@@ -818,7 +841,6 @@ ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
       // than the loop's runs of it when nothing else overlapped them).
       CandidateEstimate e = EstimateSink(*c, ls);
       if (context_.memory.Allows(e.extra_live_bytes, plan.extra)) {
-        used_dus.insert(fc.dus);
         plan.Take(std::move(fc), c, e);
         continue;
       }
@@ -827,12 +849,7 @@ ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
                      e, plan.extra, "raise --memory-budget");
       continue;
     }
-    Remark r = MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "sink",
-                          absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                                       " not sunk: ", reason.text));
-    r.suggestion = suggestion;
-    r.Metric("bytes_moved", CollectiveBytesMoved(*c));
-    context_.remarks.Emit(std::move(r));
+    MissCandidate(*c, path, "sink", "sunk", reason, std::move(suggestion));
   }
   return plan;
 }
@@ -1281,12 +1298,9 @@ ForwardPlan LoopPipeliner::PlanForward(const LoopState& ls,
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
   ForwardPlan plan;
-  absl::flat_hash_set<const Instruction*> used_dus;
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
-    bool enabled = c->opcode() == Opcode::kReduceScatter
-                       ? opts.pipeline_reduce_scatter
-                       : opts.pipeline_all_reduce;
+    const bool enabled = ForwardKindEnabled(c->opcode(), opts);
     if (!enabled) {
       MissAll({c}, path,
               {"DisabledByFlag",
@@ -1300,17 +1314,12 @@ ForwardPlan LoopPipeliner::PlanForward(const LoopState& ls,
     Why reason;
     std::string suggestion;
     if (!AnalyzeForward(c, ls, invariant, &fc, &reason, &suggestion) ||
-        used_dus.contains(fc.dus)) {
+        plan.StoreTaken(fc)) {
       if (reason.text.empty()) {
         reason = {"SharedStore", "its store is shared with another collective"};
       }
-      Remark r =
-          MakeRemark(RemarkKind::kMissed, reason.name, *c, path, "forward",
-                     absl::StrCat(AsAbsl(OpcodeName(c->opcode())),
-                                  " not pipelined: ", reason.text));
-      r.suggestion = suggestion;
-      r.Metric("bytes_moved", CollectiveBytesMoved(*c));
-      context_.remarks.Emit(std::move(r));
+      MissCandidate(*c, path, "forward", "pipelined", reason,
+                    std::move(suggestion));
       continue;
     }
     CandidateEstimate e = EstimateDelay(*c, ls);
@@ -1333,7 +1342,6 @@ ForwardPlan LoopPipeliner::PlanForward(const LoopState& ls,
           plan.extra, "raise --memory-budget");
       continue;
     }
-    used_dus.insert(fc.dus);
     plan.Take(std::move(fc), c, e);
   }
   return plan;

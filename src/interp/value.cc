@@ -239,53 +239,59 @@ absl::StatusOr<Value> Value::FromLiteral(const Literal& literal) {
   return v;
 }
 
-absl::StatusOr<Value> Value::ScalarFromDouble(PrimitiveType type, double d) {
-  absl::StatusOr<Value> v = Uninitialized(type, {});
+namespace {
+
+// Builds a rank-0 Value of `type` whose one element is `convert<T>()`, T being
+// the C++ element type; the conversion rule is the caller's.
+template <typename Convert>
+absl::StatusOr<Value> MakeScalar(PrimitiveType type, Convert convert) {
+  absl::StatusOr<Value> v = Value::Uninitialized(type, {});
   if (!v.ok()) return v;
   Value& out = *v;
   VisitElementType(type, [&]<typename T>() {
-    T* p = out.mutable_data<T>();
-    if constexpr (std::is_same_v<T, pred_t>) {
-      p[0] = pred_t{static_cast<uint8_t>(d != 0)};
-    } else if constexpr (std::is_same_v<T, bf16_t>) {
-      p[0] = bf16_t{F32ToBf16(static_cast<float>(d))};
-    } else if constexpr (std::is_same_v<T, f16_t>) {
-      p[0] = f16_t{F64ToF16(d)};
-    } else if constexpr (std::is_floating_point_v<T>) {
-      p[0] = static_cast<T>(d);
-    } else {
-      // Saturating, NaN -> 0, like convert.
-      if (std::isnan(d)) {
-        p[0] = 0;
-      } else if (d <= static_cast<double>(std::numeric_limits<T>::min())) {
-        p[0] = std::numeric_limits<T>::min();
-      } else if (d >= static_cast<double>(std::numeric_limits<T>::max())) {
-        p[0] = std::numeric_limits<T>::max();
-      } else {
-        p[0] = static_cast<T>(d);
-      }
-    }
+    out.mutable_data<T>()[0] = convert.template operator()<T>();
   });
   return v;
 }
 
-absl::StatusOr<Value> Value::ScalarFromInt(PrimitiveType type, int64_t i) {
-  absl::StatusOr<Value> v = Uninitialized(type, {});
-  if (!v.ok()) return v;
-  Value& out = *v;
-  VisitElementType(type, [&]<typename T>() {
-    T* p = out.mutable_data<T>();
+}  // namespace
+
+absl::StatusOr<Value> Value::ScalarFromDouble(PrimitiveType type, double d) {
+  return MakeScalar(type, [d]<typename T>() -> T {
     if constexpr (std::is_same_v<T, pred_t>) {
-      p[0] = pred_t{static_cast<uint8_t>(i != 0)};
+      return pred_t{static_cast<uint8_t>(d != 0)};
     } else if constexpr (std::is_same_v<T, bf16_t>) {
-      p[0] = bf16_t{F32ToBf16(static_cast<float>(i))};
+      return bf16_t{F32ToBf16(static_cast<float>(d))};
     } else if constexpr (std::is_same_v<T, f16_t>) {
-      p[0] = f16_t{F32ToF16(static_cast<float>(i))};
+      return f16_t{F64ToF16(d)};
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<T>(d);
     } else {
-      p[0] = static_cast<T>(i);
+      // Saturating, NaN -> 0, like convert.
+      if (std::isnan(d)) return T{0};
+      if (d <= static_cast<double>(std::numeric_limits<T>::min())) {
+        return std::numeric_limits<T>::min();
+      }
+      if (d >= static_cast<double>(std::numeric_limits<T>::max())) {
+        return std::numeric_limits<T>::max();
+      }
+      return static_cast<T>(d);
     }
   });
-  return v;
+}
+
+absl::StatusOr<Value> Value::ScalarFromInt(PrimitiveType type, int64_t i) {
+  return MakeScalar(type, [i]<typename T>() -> T {
+    if constexpr (std::is_same_v<T, pred_t>) {
+      return pred_t{static_cast<uint8_t>(i != 0)};
+    } else if constexpr (std::is_same_v<T, bf16_t>) {
+      return bf16_t{F32ToBf16(static_cast<float>(i))};
+    } else if constexpr (std::is_same_v<T, f16_t>) {
+      return f16_t{F32ToF16(static_cast<float>(i))};
+    } else {
+      return static_cast<T>(i);
+    }
+  });
 }
 
 Value Value::WithDims(Dims dims) const {

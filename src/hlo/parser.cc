@@ -1439,8 +1439,11 @@ bool Parser::ParseStackFrameTables() {
     if (tok_.text == "FileLocations") which = 2;
     if (tok_.text == "StackFrames") which = 3;
     if (which < 0) break;
-    // A computation may be named like a table; tables start with an id.
-    if (lex_.Peek().kind != TK::kInt) break;
+    // A computation may be named like a table: its name is followed by its
+    // signature or its body. A table is followed by its first id, by the next
+    // table or by the first computation (an empty table).
+    const TK next = lex_.Peek().kind;
+    if (next == TK::kLparen || next == TK::kLbrace) break;
     if (seen[which]) {
       return Error(tok_.offset, StrCatSv("duplicate ", tok_.text, " table"));
     }

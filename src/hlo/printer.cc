@@ -1581,7 +1581,12 @@ void HeaderText(const Module& module, Out& out) {
 }
 
 void StackFramesText(const StackFrameIndex& sf, Out& out) {
-  auto strings = [&](const std::vector<std::string>& items) {
+  // An empty table is left out, so that no reader has to tell an empty table
+  // from a computation named like one.
+  auto strings = [&](std::string_view table,
+                     const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    out.Put(table);
     for (size_t i = 0; i < items.size(); ++i) {
       out.Int(static_cast<int64_t>(i + 1));
       out.Put(' ');
@@ -1590,11 +1595,9 @@ void StackFramesText(const StackFrameIndex& sf, Out& out) {
     }
     out.Put('\n');
   };
-  out.Lit("FileNames\n");
-  strings(sf.file_names);
-  out.Lit("FunctionNames\n");
-  strings(sf.function_names);
-  out.Lit("FileLocations\n");
+  strings("FileNames\n", sf.file_names);
+  strings("FunctionNames\n", sf.function_names);
+  if (!sf.file_locations.empty()) out.Lit("FileLocations\n");
   for (size_t i = 0; i < sf.file_locations.size(); ++i) {
     const auto& l = sf.file_locations[i];
     out.Int(static_cast<int64_t>(i + 1));
@@ -1612,8 +1615,8 @@ void StackFramesText(const StackFrameIndex& sf, Out& out) {
     out.Int(l.end_column);
     out.Lit("}\n");
   }
-  out.Put('\n');
-  out.Lit("StackFrames\n");
+  if (!sf.file_locations.empty()) out.Put('\n');
+  if (!sf.frames.empty()) out.Lit("StackFrames\n");
   for (size_t i = 0; i < sf.frames.size(); ++i) {
     const auto& f = sf.frames[i];
     out.Int(static_cast<int64_t>(i + 1));

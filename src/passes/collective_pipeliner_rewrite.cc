@@ -467,20 +467,64 @@ absl::StatusOr<Computation*> CloneBodyExcept(
   return body;
 }
 
-// The body over `new_state` without the candidates' collectives, formatting
-// ops and stores, and without the root (the caller rebuilds it). Shared by
-// the forward and sink rewrites.
-absl::StatusOr<Computation*> CloneBodyWithoutCandidates(
+// The state of the forward and sink rewrites' new loop: the old elements,
+// then per candidate the shapes it appends, from slot first[ci] on.
+struct WideState {
+  Shape shape;
+  std::vector<int64_t> first;
+  // The old elements the candidates' stores write (their buffer_index).
+  absl::flat_hash_set<int64_t> stored;
+};
+
+// The state of `ls` widened by `appended(c)` for each candidate `c`.
+WideState WidenState(
+    const LoopState& ls, const std::vector<ForwardCandidate>& cands,
+    const std::function<std::vector<Shape>(const ForwardCandidate&)>&
+        appended) {
+  WideState state;
+  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
+  for (const ForwardCandidate& c : cands) {
+    state.first.push_back(shapes.size());
+    for (Shape& s : appended(c)) shapes.push_back(std::move(s));
+    state.stored.insert(c.buffer_index);
+  }
+  state.shape = Shape::Tuple(shapes);
+  return state;
+}
+
+// The new body of the forward and sink rewrites, before its root: clones of
+// the old body's instructions but the root and the candidates' collectives,
+// formatting ops and stores; `map` takes the old instructions (the
+// parameter included) to their clones.
+struct BodyWithoutCandidates {
+  Computation* comp = nullptr;
+  Instruction* param = nullptr;
+  InstrMap map;
+
+  // A new read of state element `index` in the body.
+  Instruction* ReadState(int64_t index) const {
+    return comp->AddInstruction(NewGetTupleElement(
+        *comp->parent(), absl::StrCat("state.", index), param, index));
+  }
+};
+
+// The new body over `new_state` (named with `suffix`) without the
+// candidates and the root (the caller rebuilds it).
+absl::StatusOr<BodyWithoutCandidates> CloneBodyWithoutCandidates(
     LoopState& ls, const Shape& new_state, std::string_view suffix,
-    const std::vector<ForwardCandidate>& cands, InstrMap& map, LoopRewrite& txn,
-    Instruction** param) {
+    const std::vector<ForwardCandidate>& cands, LoopRewrite& txn) {
   absl::flat_hash_set<const Instruction*> cut = {ls.body->root()};
   for (const ForwardCandidate& c : cands) {
     cut.insert(c.collective);
     cut.insert(c.dus);
     for (Instruction* f : c.formatting) cut.insert(f);
   }
-  return CloneBodyExcept(ls, new_state, suffix, cut, map, txn, param);
+  BodyWithoutCandidates body;
+  absl::StatusOr<Computation*> comp =
+      CloneBodyExcept(ls, new_state, suffix, cut, body.map, txn, &body.param);
+  if (!comp.ok()) return comp.status();
+  body.comp = *comp;
+  return body;
 }
 
 // A copy of the loop condition over `new_state` (it reads only the old
@@ -508,16 +552,16 @@ absl::StatusOr<Computation*> CloneCondition(LoopState& ls,
 }
 
 // The new loop of the forward and sink rewrites: `body`, the old condition
-// over `new_state` (named with `suffix`, returned in `cond`), `trips`
-// iterations counted from iteration `first`.
+// over `new_state` (named with `suffix`), `trips` iterations counted from
+// iteration `first`.
 absl::StatusOr<Instruction*> BuildLoopWithOldCondition(
     LoopState& ls, Instruction* init, const Shape& new_state,
     std::string_view suffix, Computation* body, int64_t trips, int64_t first,
-    LoopRewrite& txn, Computation** cond) {
-  absl::StatusOr<Computation*> c = CloneCondition(ls, new_state, suffix, txn);
-  if (!c.ok()) return c.status();
-  *cond = *c;
-  return BuildWhile(ls, init, *c, body, trips, first, txn);
+    LoopRewrite& txn) {
+  absl::StatusOr<Computation*> cond =
+      CloneCondition(ls, new_state, suffix, txn);
+  if (!cond.ok()) return cond.status();
+  return BuildWhile(ls, init, *cond, body, trips, first, txn);
 }
 
 // The deferred part of candidate `c`, added to `comp` before `before`
@@ -571,26 +615,17 @@ Instruction* DeferredStore(const ForwardCandidate& c, int64_t raw, int64_t idx,
 absl::StatusOr<Instruction*> RewriteForward(
     LoopState& ls, const std::vector<ForwardCandidate>& cands,
     LoopRewrite& txn) {
-  Module& module = *ls.module;
   const int64_t n = ls.n;
-  const int64_t trips = *ls.info.trip_count;
   const Instruction* old_root = ls.body->root();
-
-  // Layout of the extra state: per candidate the raw operand, then the
-  // store's indices.
-  std::vector<int64_t> raw_slot, idx_slot;
-  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
-  absl::flat_hash_set<int64_t> stored;
-  for (const ForwardCandidate& c : cands) {
-    raw_slot.push_back(shapes.size());
-    shapes.push_back(c.collective->operand(0)->shape());
-    idx_slot.push_back(shapes.size());
+  // Per candidate the raw operand (slot first[ci]), then the store's
+  // indices.
+  const WideState state = WidenState(ls, cands, [](const ForwardCandidate& c) {
+    std::vector<Shape> shapes = {c.collective->operand(0)->shape()};
     for (int64_t r = 2; r < c.dus->operand_count(); ++r) {
       shapes.push_back(c.dus->operand(r)->shape());
     }
-    stored.insert(c.buffer_index);
-  }
-  Shape new_state = Shape::Tuple(shapes);
+    return shapes;
+  });
 
   // Values each iteration produces for the new state, given a map of the
   // body's instructions: the old outputs (stored buffers passed through),
@@ -598,8 +633,8 @@ absl::StatusOr<Instruction*> RewriteForward(
   auto iteration_outputs = [&](InstrMap& map, const StateProvider& buffer_in) {
     std::vector<Instruction*> elems;
     for (int64_t i = 0; i < n; ++i) {
-      elems.push_back(stored.contains(i) ? buffer_in(i)
-                                         : map.at(old_root->operand(i)));
+      elems.push_back(state.stored.contains(i) ? buffer_in(i)
+                                               : map.at(old_root->operand(i)));
     }
     for (const ForwardCandidate& c : cands) {
       elems.push_back(map.at(c.collective->operand(0)));
@@ -613,7 +648,7 @@ absl::StatusOr<Instruction*> RewriteForward(
   // raw operands and the indices.
   std::vector<Instruction*> needed;
   for (int64_t i = 0; i < n; ++i) {
-    if (!stored.contains(i)) needed.push_back(old_root->operand(i));
+    if (!state.stored.contains(i)) needed.push_back(old_root->operand(i));
   }
   for (const ForwardCandidate& c : cands) {
     needed.push_back(c.collective->operand(0));
@@ -636,45 +671,35 @@ absl::StatusOr<Instruction*> RewriteForward(
                 txn, ls.while_instr);
 
   // 2. New body: store the previous iteration's slice, then compute this
-  // iteration without its collectives.
-  Instruction* p = nullptr;
-  InstrMap map;
-  Computation* body = nullptr;
+  // iteration without its collectives (the old root is rebuilt below; the
+  // candidates' collectives, formatting and stores are replaced by the
+  // deferred stores).
+  absl::StatusOr<BodyWithoutCandidates> b =
+      CloneBodyWithoutCandidates(ls, state.shape, ".pipelined", cands, txn);
+  if (!b.ok()) return b.status();
   {
-    // The old root is rebuilt below; the candidates' collectives,
-    // formatting and stores are replaced by the deferred stores.
-    absl::StatusOr<Computation*> b = CloneBodyWithoutCandidates(
-        ls, new_state, ".pipelined", cands, map, txn, &p);
-    if (!b.ok()) {
-      return b.status();
-    }
-    body = *b;
-  }
-  {
-    auto slot = [&](int64_t index) -> Instruction* {
-      return body->AddInstruction(
-          NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
-    };
+    auto slot = [&](int64_t index) { return b->ReadState(index); };
     absl::flat_hash_map<int64_t, Instruction*> stores;
     for (size_t ci = 0; ci < cands.size(); ++ci) {
       const ForwardCandidate& c = cands[ci];
-      Instruction* buffer = map.at(c.dus->operand(0));
+      Instruction* buffer = b->map.at(c.dus->operand(0));
       stores[c.buffer_index] =
-          DeferredStore(c, raw_slot[ci], idx_slot[ci], *body, buffer, slot, map,
-                        nullptr, nullptr);
+          DeferredStore(c, state.first[ci], state.first[ci] + 1, *b->comp,
+                        buffer, slot, b->map, nullptr, nullptr);
     }
     StateProvider buffers = [&](int64_t i) { return stores.at(i); };
-    std::vector<Instruction*> elems = iteration_outputs(map, buffers);
-    if (absl::Status s = SetBodyRoot(ls, body, new_state, elems); !s.ok()) {
+    std::vector<Instruction*> elems = iteration_outputs(b->map, buffers);
+    if (absl::Status s = SetBodyRoot(ls, b->comp, state.shape, elems);
+        !s.ok()) {
       return s;
     }
   }
 
   // 3. Condition: the old one, reading the wider state. 4. The loop runs
   // the remaining trips - 1 iterations.
-  Computation* cond = nullptr;
-  absl::StatusOr<Instruction*> built = BuildLoopWithOldCondition(
-      ls, init_tuple, new_state, ".pipelined", body, trips - 1, 1, txn, &cond);
+  absl::StatusOr<Instruction*> built =
+      BuildLoopWithOldCondition(ls, init_tuple, state.shape, ".pipelined",
+                                b->comp, *ls.info.trip_count - 1, 1, txn);
   if (!built.ok()) return built.status();
   Instruction* w = *built;
 
@@ -707,12 +732,12 @@ absl::StatusOr<Instruction*> RewriteForward(
     const ForwardCandidate& c = cands[ci];
     Instruction* buffer = slot_after(c.buffer_index);
     final_stores[c.buffer_index] =
-        DeferredStore(c, raw_slot[ci], idx_slot[ci], *ls.parent, buffer,
-                      slot_after, epi_map, &txn, ls.while_instr);
+        DeferredStore(c, state.first[ci], state.first[ci] + 1, *ls.parent,
+                      buffer, slot_after, epi_map, &txn, ls.while_instr);
   }
   for (int64_t i = 0; i < n; ++i) {
-    final_elems.push_back(stored.contains(i) ? final_stores.at(i)
-                                             : slot_after(i));
+    final_elems.push_back(state.stored.contains(i) ? final_stores.at(i)
+                                                   : slot_after(i));
   }
   s = ReplaceLoopByResult(ls, final_elems, txn);
   if (!s.ok()) return s;
@@ -780,24 +805,20 @@ absl::StatusOr<Instruction*> RewriteSink(
   Module& module = *ls.module;
   const int64_t n = ls.n;
   const int64_t trips = *ls.info.trip_count;
-  const Instruction* old_root = ls.body->root();
-
-  std::vector<Shape> shapes = ls.while_instr->shape().tuple_shapes();
-  std::vector<int64_t> raw_slot;
-  absl::flat_hash_set<int64_t> sunk;
-  for (const ForwardCandidate& c : cands) {
-    raw_slot.push_back(shapes.size());
-    shapes.push_back(Batched(c.collective->operand(0)->shape(), trips));
-    sunk.insert(c.buffer_index);
-  }
-  Shape new_state = Shape::Tuple(shapes);
+  // Per candidate a buffer of its operand's rows (slot first[ci]), one row
+  // per iteration.
+  const WideState state =
+      WidenState(ls, cands, [trips](const ForwardCandidate& c) {
+        return std::vector<Shape>{
+            Batched(c.collective->operand(0)->shape(), trips)};
+      });
 
   // 1. Initial state: the old one plus zero-filled row buffers.
   StateProvider init_provider = InitProvider(ls, txn);
   std::vector<Instruction*> init_elems;
   for (int64_t i = 0; i < n; ++i) init_elems.push_back(init_provider(i));
   for (size_t ci = 0; ci < cands.size(); ++ci) {
-    const Shape& rows = shapes[raw_slot[ci]];
+    const Shape& rows = state.shape.tuple_shapes(state.first[ci]);
     Instruction* z =
         txn.Add(*ls.parent,
                 NewConstant(module, "zero",
@@ -816,37 +837,28 @@ absl::StatusOr<Instruction*> RewriteSink(
 
   // 2. Body: everything but the collectives, formatting and stores; each
   // iteration's operand goes to row `index` of its buffer.
-  Instruction* p = nullptr;
-  InstrMap map;
-  Computation* body = nullptr;
-  {
-    absl::StatusOr<Computation*> b =
-        CloneBodyWithoutCandidates(ls, new_state, ".sunk", cands, map, txn, &p);
-    if (!b.ok()) {
-      return b.status();
-    }
-    body = *b;
-  }
-  auto state_gte = [&](int64_t index) {
-    return body->AddInstruction(
-        NewGetTupleElement(module, absl::StrCat("state.", index), p, index));
-  };
+  absl::StatusOr<BodyWithoutCandidates> b =
+      CloneBodyWithoutCandidates(ls, state.shape, ".sunk", cands, txn);
+  if (!b.ok()) return b.status();
+  Computation* body = b->comp;
+  const InstrMap& map = b->map;
   std::vector<Instruction*> elems;
   for (int64_t i = 0; i < n; ++i) {
     // A sunk output is only written after the loop.
-    elems.push_back(sunk.contains(i) ? state_gte(i)
-                                     : map.at(old_root->operand(i)));
+    elems.push_back(state.stored.contains(i)
+                        ? b->ReadState(i)
+                        : map.at(ls.body->root()->operand(i)));
   }
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const ForwardCandidate& c = cands[ci];
     Instruction* x = map.at(c.collective->operand(0));
-    const Shape& rows = shapes[raw_slot[ci]];
+    const Shape& rows = state.shape.tuple_shapes(state.first[ci]);
     Instruction* row = body->AddInstruction(
         Opcode::kReshape,
         module.UniqueInstructionName(absl::StrCat(x->name(), ".row")),
         Batched(x->shape(), 1), {x});
     Instruction* index = map.at(c.dus->operand(2));
-    std::vector<Instruction*> ops = {state_gte(raw_slot[ci]), row, index};
+    std::vector<Instruction*> ops = {b->ReadState(state.first[ci]), row, index};
     for (int64_t d = 0; d < x->shape().rank(); ++d) {
       ops.push_back(body->AddInstruction(
           NewConstant(module, "zero",
@@ -858,15 +870,14 @@ absl::StatusOr<Instruction*> RewriteSink(
                                  absl::StrCat(c.collective->name(), ".rows")),
                              rows, ops));
   }
-  if (absl::Status s = SetBodyRoot(ls, body, new_state, elems); !s.ok()) {
+  if (absl::Status s = SetBodyRoot(ls, body, state.shape, elems); !s.ok()) {
     return s;
   }
 
   // 3. Condition: the old one, reading the wider state. 4. The loop keeps
   // its trip count.
-  Computation* cond = nullptr;
   absl::StatusOr<Instruction*> built = BuildLoopWithOldCondition(
-      ls, init_tuple, new_state, ".sunk", body, trips, 0, txn, &cond);
+      ls, init_tuple, state.shape, ".sunk", body, trips, 0, txn);
   if (!built.ok()) return built.status();
   Instruction* w = *built;
 
@@ -875,7 +886,7 @@ absl::StatusOr<Instruction*> RewriteSink(
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const ForwardCandidate& c = cands[ci];
     Instruction* rows =
-        TupleElement(w, raw_slot[ci], *ls.parent, txn, ls.while_instr);
+        TupleElement(w, state.first[ci], *ls.parent, txn, ls.while_instr);
     finals[c.buffer_index] = SinkAfterLoop(ls, c, rows, trips, txn);
   }
   std::vector<Instruction*> final_elems;

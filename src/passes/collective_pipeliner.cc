@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -571,12 +572,10 @@ struct PipelinePlan {
     estimates[coll] = e;
     chosen.push_back(std::move(candidate));
   }
-  // The prediction for `coll` as metrics of its passed remark `r`, which
-  // carries extra_live_bytes already.
-  void AddMetrics(const Instruction* coll, Remark& r) const {
-    if (auto it = estimates.find(coll); it != estimates.end()) {
-      AddPredictedMetrics(it->second, r.metrics);
-    }
+  // The prediction for `coll`, a collective the plan took.
+  CandidateEstimate EstimateOf(const Instruction* coll) const {
+    auto it = estimates.find(coll);
+    return it == estimates.end() ? CandidateEstimate{} : it->second;
   }
 };
 // The all-gathers to prefetch.
@@ -633,12 +632,53 @@ class LoopPipeliner {
     r.Metric("bytes_moved", CollectiveBytesMoved(coll));
     context_.remarks.Emit(std::move(r));
   }
-  static std::string SunkName(Opcode op) {
-    return op == Opcode::kReduceScatter ? "SunkReduceScatter" : "SunkAllReduce";
+  // The passed remark of collective `coll`, made before the rewrite deletes
+  // it: the collective as first arg; metrics the bytes `runs` runs of it
+  // move, the extra live bytes of its estimate `e`, the prefetch `depth`
+  // (when given), the loop's trip count and the prediction. The caller adds
+  // its text.
+  Remark PassedRemark(std::string name, const Instruction& coll,
+                      const LoopState& ls, const std::string& path,
+                      std::string direction, const CandidateEstimate& e,
+                      int64_t runs, std::optional<int64_t> depth) {
+    Remark r = MakeRemark(RemarkKind::kPassed, std::move(name), coll, path,
+                          std::move(direction), "");
+    r.Instr("collective", coll.name());
+    r.Metric("bytes_moved", runs * CollectiveBytesMoved(coll))
+        .Metric("extra_live_bytes", e.extra_live_bytes);
+    if (depth.has_value()) r.Metric("depth", *depth);
+    r.Metric("trip_count", *ls.info.trip_count);
+    AddPredictedMetrics(e, r.metrics);
+    return r;
   }
-  static std::string DelayedName(Opcode op) {
-    return op == Opcode::kReduceScatter ? "DelayedReduceScatter"
-                                        : "DelayedAllReduce";
+  // The passed remarks of `plan`'s collectives, delayed to the next
+  // iteration or sunk out of the loop.
+  std::vector<Remark> ForwardRemarks(const ForwardPlan& plan,
+                                     const LoopState& ls,
+                                     const std::string& path, bool sink) {
+    const int64_t trips = *ls.info.trip_count;
+    std::vector<Remark> remarks;
+    for (const ForwardCandidate& fc : plan.chosen) {
+      const Instruction& c = *fc.collective;
+      const char* kind =
+          c.opcode() == Opcode::kReduceScatter ? "ReduceScatter" : "AllReduce";
+      Remark r =
+          PassedRemark(absl::StrCat(sink ? "Sunk" : "Delayed", kind), c, ls,
+                       path, sink ? "sink" : "forward", plan.EstimateOf(&c),
+                       sink ? trips : 1, std::nullopt);
+      const auto op = AsAbsl(OpcodeName(c.opcode()));
+      if (sink) {
+        r.format = absl::StrCat("sank ", op,
+                                " out of the loop: one batched collective of "
+                                "{trips} iterations after the loop");
+        r.Int("trips", trips);
+      } else {
+        r.format = absl::StrCat(
+            "delayed ", op, " to the next iteration (overlaps its compute)");
+      }
+      remarks.push_back(std::move(r));
+    }
+    return remarks;
   }
   static std::string DirectionOf(Opcode op) {
     return op == Opcode::kAllGather ? "backward" : "forward";
@@ -859,23 +899,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplySink(LoopState& ls,
                                               const std::string& path) {
   const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
-  const int64_t trips = *ls.info.trip_count;
-  std::vector<Remark> remarks;
-  for (const ForwardCandidate& fc : chosen) {
-    const Instruction* c = fc.collective;
-    Remark r = MakeRemark(RemarkKind::kPassed, SunkName(c->opcode()), *c, path,
-                          "sink", "");
-    r.format = absl::StrCat("sank ", AsAbsl(OpcodeName(c->opcode())),
-                            " out of the loop: one batched collective of "
-                            "{trips} iterations after the loop");
-    r.Instr("collective", c->name()).Int("trips", trips);
-    r.Metric("bytes_moved", trips * CollectiveBytesMoved(*c))
-        .Metric("extra_live_bytes",
-                ExtraLiveBytes(c->operand(0)->shape(), trips))
-        .Metric("trip_count", trips);
-    plan.AddMetrics(c, r);
-    remarks.push_back(std::move(r));
-  }
+  std::vector<Remark> remarks = ForwardRemarks(plan, ls, path, /*sink=*/true);
   // The body once, a zero buffer and a batched collective per sink.
   const int64_t m = chosen.size();
   absl::StatusOr<Instruction*> result = Apply(
@@ -1236,20 +1260,14 @@ absl::StatusOr<bool> LoopPipeliner::ApplyBackward(LoopState& ls,
                                                   const std::string& path) {
   const std::vector<Instruction*>& chosen = plan.chosen;
   if (chosen.empty()) return false;
-  const int64_t trips = *ls.info.trip_count;
   // Remarks describe the collectives before the rewrite deletes them.
   std::vector<Remark> remarks;
   for (Instruction* ag : chosen) {
-    Remark r = MakeRemark(RemarkKind::kPassed, "PrefetchedAllGather", *ag, path,
-                          "backward", "");
+    Remark r = PassedRemark("PrefetchedAllGather", *ag, ls, path, "backward",
+                            plan.EstimateOf(ag), 1, d);
     r.format = absl::StrCat("prefetched all-gather {depth} ",
                             d > 1 ? "iterations" : "iteration", " ahead");
-    r.Instr("collective", ag->name()).Int("depth", d);
-    r.Metric("bytes_moved", CollectiveBytesMoved(*ag))
-        .Metric("extra_live_bytes", ExtraLiveBytes(ag->shape(), d))
-        .Metric("depth", d)
-        .Metric("trip_count", trips);
-    plan.AddMetrics(ag, r);
+    r.Int("depth", d);
     remarks.push_back(std::move(r));
   }
   // The body once and once per peeled iteration, the chains once per
@@ -1353,20 +1371,7 @@ absl::StatusOr<bool> LoopPipeliner::ApplyForward(LoopState& ls,
   const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
   // Remarks name the collectives before the rewrite deletes them.
-  std::vector<Remark> remarks;
-  for (const ForwardCandidate& fc : chosen) {
-    const Instruction* c = fc.collective;
-    Remark r = MakeRemark(RemarkKind::kPassed, DelayedName(c->opcode()), *c,
-                          path, "forward", "");
-    r.format = absl::StrCat("delayed ", AsAbsl(OpcodeName(c->opcode())),
-                            " to the next iteration (overlaps its compute)");
-    r.Instr("collective", c->name());
-    r.Metric("bytes_moved", CollectiveBytesMoved(*c))
-        .Metric("extra_live_bytes", ExtraLiveBytes(c->operand(0)->shape()))
-        .Metric("trip_count", *ls.info.trip_count);
-    plan.AddMetrics(c, r);
-    remarks.push_back(std::move(r));
-  }
+  std::vector<Remark> remarks = ForwardRemarks(plan, ls, path, /*sink=*/false);
   // The body three times at most: the new body, the peeled first
   // iteration's operands and the epilogue's stores.
   int64_t small = 4 * ls.n;

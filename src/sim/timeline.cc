@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,43 +111,33 @@ struct Totals {
   int64_t extrapolated = 0;
   int64_t iterations = 0;  // loop iterations run (simulated or not)
 
+  // The fields, for the arithmetic on all of them.
+  static constexpr double Totals::*kTimes[] = {
+      &Totals::compute,      &Totals::compute_bound, &Totals::memory_bound,
+      &Totals::flops,        &Totals::hbm_bytes,     &Totals::communication,
+      &Totals::exposed,      &Totals::async_compute, &Totals::async_wait,
+      &Totals::launch_bound, &Totals::contention};
+  static constexpr int64_t Totals::*kCounts[] = {
+      &Totals::kernels, &Totals::extrapolated, &Totals::iterations};
+
   // *this += k * d (counts saturated).
   void Add(const Totals& d, double k) {
-    compute += k * d.compute;
-    compute_bound += k * d.compute_bound;
-    memory_bound += k * d.memory_bound;
-    flops += k * d.flops;
-    hbm_bytes += k * d.hbm_bytes;
-    communication += k * d.communication;
-    exposed += k * d.exposed;
-    async_compute += k * d.async_compute;
-    async_wait += k * d.async_wait;
-    launch_bound += k * d.launch_bound;
-    contention += k * d.contention;
-    kernels = SatAdd(kernels, k * static_cast<double>(d.kernels));
-    extrapolated =
-        SatAdd(extrapolated, k * static_cast<double>(d.extrapolated));
-    iterations = SatAdd(iterations, k * static_cast<double>(d.iterations));
+    for (double Totals::*f : kTimes) this->*f += k * (d.*f);
+    for (int64_t Totals::*f : kCounts) {
+      this->*f = SatAdd(this->*f, k * static_cast<double>(d.*f));
+    }
   }
   Totals Minus(const Totals& b) const {
     Totals d;
-    d.compute = compute - b.compute;
-    d.compute_bound = compute_bound - b.compute_bound;
-    d.memory_bound = memory_bound - b.memory_bound;
-    d.flops = flops - b.flops;
-    d.hbm_bytes = hbm_bytes - b.hbm_bytes;
-    d.communication = communication - b.communication;
-    d.exposed = exposed - b.exposed;
-    d.async_compute = async_compute - b.async_compute;
-    d.async_wait = async_wait - b.async_wait;
-    d.launch_bound = launch_bound - b.launch_bound;
-    d.contention = contention - b.contention;
-    d.kernels = kernels - b.kernels;
-    d.extrapolated = extrapolated - b.extrapolated;
-    d.iterations = iterations - b.iterations;
+    for (double Totals::*f : kTimes) d.*f = this->*f - b.*f;
+    for (int64_t Totals::*f : kCounts) d.*f = this->*f - b.*f;
     return d;
   }
 };
+// Every field is in one of the tables.
+static_assert(sizeof(Totals) ==
+              std::size(Totals::kTimes) * sizeof(double) +
+                  std::size(Totals::kCounts) * sizeof(int64_t));
 
 // What a run of a computation (everything it may run, transitively) reads
 // of the timeline's state besides the compute stream's time.

@@ -276,6 +276,13 @@ class Simulator {
     }
     return info;
   }
+  // The model's time of collective `instr`; nullopt when its figures are
+  // not known.
+  std::optional<double> CollectiveUs(const Instruction& instr) const {
+    std::optional<CollectiveInfo> info = Info(instr);
+    if (!info.has_value()) return std::nullopt;
+    return model_.CollectiveTimeUs(*info);
+  }
 
   int64_t CollectiveIndex(Step& step) {
     if (step.collective >= 0) return step.collective;
@@ -357,20 +364,15 @@ class Simulator {
       case StepKind::kDone:
         s.start = DoneStart(instr);
         return s;
-      case StepKind::kCollectiveStart: {
-        std::optional<CollectiveInfo> info = Info(instr);
-        s.duration = info.has_value() ? model_.CollectiveTimeUs(*info)
-                                      : model_.AsyncLatencyUs(instr);
+      case StepKind::kCollectiveStart:
+        s.duration = CollectiveUs(instr).value_or(model_.AsyncLatencyUs(instr));
         return s;
-      }
       case StepKind::kAsyncStart:
         s.duration = AsyncComputeTime(instr);
         return s;
-      case StepKind::kSyncCollective: {
-        std::optional<CollectiveInfo> info = Info(instr);
-        s.duration = info.has_value() ? model_.CollectiveTimeUs(*info) : 0;
+      case StepKind::kSyncCollective:
+        s.duration = CollectiveUs(instr).value_or(0);
         return s;
-      }
       case StepKind::kWhile:
         s.trip_count = SimLoopTripCount(instr, result_);
         s.run_condition =

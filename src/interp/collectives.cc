@@ -10,14 +10,11 @@
 #include "hlo/diagnostic.h"
 #include "hlo/opcode_traits.h"
 #include "interp/elementwise.h"
+#include "interp/errors.h"
 #include "interp/shape_ops.h"
 
 namespace hloverlap::interp {
 namespace {
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
-}
 
 std::string GroupString(const std::vector<int64_t>& g) {
   return absl::StrCat("{", absl::StrJoin(g, ","), "}");

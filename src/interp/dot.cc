@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "interp/elementwise.h"
+#include "interp/errors.h"
 
 namespace hloverlap::interp {
 namespace {
@@ -164,10 +165,6 @@ std::vector<int64_t> OffsetTable(absl::Span<const int64_t> dims,
     table = std::move(next);
   }
   return table;
-}
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
 }
 
 // A dot as `batch` products of an m x k by a k x n matrix: the output's

@@ -11,13 +11,10 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "interp/errors.h"
 
 namespace hloverlap::interp {
 namespace {
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
-}
 
 std::string OpName(Opcode op) { return std::string(OpcodeName(op)); }
 

@@ -20,6 +20,7 @@
 #include "hlo/verifier.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
+#include "interp/errors.h"
 #include "interp/random_inputs.h"
 #include "interp/reduce.h"
 #include "interp/shape_ops.h"
@@ -48,10 +49,6 @@ struct ComputationPlan {
 };
 
 namespace {
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
-}
 
 std::string Where(const Instruction* instr) {
   return absl::StrCat("in instruction ", instr->name(), " (computation ",

@@ -20,16 +20,13 @@
 #include "hlo/buffer_semantics.h"
 #include "interp/dot.h"
 #include "interp/elementwise.h"
+#include "interp/errors.h"
 #include "nlohmann/json.hpp"
 
 namespace hloverlap::interp {
 namespace {
 
 using Json = nlohmann::json;
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
-}
 
 // A proto int64 printed as JSON: a number or a decimal string.
 std::optional<int64_t> JsonInt(const Json& j) {

@@ -9,16 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "interp/elementwise.h"
+#include "interp/errors.h"
 #include "interp/shape_ops.h"
 
 namespace hloverlap::interp {
-namespace {
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
-}
-
-}  // namespace
 
 absl::StatusOr<Value> ScalarAt(const Value& array, int64_t index) {
   absl::StatusOr<Value> v = Value::Uninitialized(array.type(), {});

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "interp/errors.h"
 
 namespace hloverlap::interp {
 namespace {
@@ -60,10 +61,6 @@ void InnerRun(uint8_t* dst, const uint8_t* src, int64_t es, int64_t n,
 
 std::string DimsString(absl::Span<const int64_t> d) {
   return absl::StrCat("{", absl::StrJoin(d, ","), "}");
-}
-
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
 }
 
 absl::Status CheckArray(const Value& v, std::string_view what) {

@@ -159,6 +159,17 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
+// A limit on the work of one run ("Stop a run after this many <what> (0: no
+// limit; default <default_value>)"): --max-iterations and --time-limit.
+template <typename T>
+void AddWorkLimitOption(CLI::App* cmd, std::string_view flag, T& value,
+                        std::string_view what, T default_value) {
+  cmd->add_option(std::string(flag), value,
+                  absl::StrCat("Stop a run after this many ", AsAbsl(what),
+                               " (0: no limit; default ", default_value, ")"))
+      ->check(CLI::NonNegativeNumber);
+}
+
 void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
   cmd->add_option("--devices", o.devices,
                   "Number of simulated devices (default: replica_count x "
@@ -178,18 +189,12 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                    AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--threads", o.threads,
                   "Devices computing at the same time (default: all)");
-  cmd->add_option(
-         "--max-iterations", o.max_iterations,
-         absl::StrCat("Stop a run after this many while-loop iterations on a "
-                      "device, all loops together (0: no limit; default ",
-                      InterpreterOptions::kDefaultMaxIterations, ")"))
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option(
-         "--time-limit", o.time_limit,
-         absl::StrCat("Stop a run after this many seconds of wall "
-                      "time, per module (0: no limit; default ",
-                      InterpreterOptions::kDefaultTimeLimitSeconds, ")"))
-      ->check(CLI::NonNegativeNumber);
+  AddWorkLimitOption(cmd, "--max-iterations", o.max_iterations,
+                     "while-loop iterations on a device, all loops together",
+                     InterpreterOptions::kDefaultMaxIterations);
+  AddWorkLimitOption(cmd, "--time-limit", o.time_limit,
+                     "seconds of wall time, per module",
+                     InterpreterOptions::kDefaultTimeLimitSeconds);
   cmd->add_flag("--fill-elided-constants", o.fill_elided_constants,
                 "Fill elided constants {...} with deterministic values");
   cmd->add_flag("--opaque-custom-calls", o.opaque_custom_calls,

@@ -453,27 +453,49 @@ int RunOptCommand(const OptCommandOptions& options) {
   return ReportStatus(written);
 }
 
+namespace {
+
+// A flag that sets the pass option `option` of `pass` for every run: its
+// name is the one the pass declares for it (PassOptionInfo::flag), its
+// check the option's type and range (DeclaredOptionCheck).
+void AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
+                           std::string_view option, std::string& value,
+                           std::string_view help) {
+  const PassOptionInfo* o = FindPassOption(pass, option);
+  if (o == nullptr || o->flag.empty()) return;
+  cmd.add_option(o->flag, value, std::string(help))
+      ->check(DeclaredOptionCheck(pass, option));
+}
+
+// A byte-size flag (support/byte_size.h); the help ends with `examples`
+// and the units.
+void AddByteSizeFlag(CLI::App& cmd, std::string_view flag, std::string& value,
+                     std::string_view help, std::string_view examples) {
+  cmd.add_option(std::string(flag), value,
+                 absl::StrCat(AsAbsl(help), " (e.g. ", AsAbsl(examples), "; ",
+                              AsAbsl(kByteSizeUnits), ")"));
+}
+
+}  // namespace
+
 void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
-  cmd.add_option("--pipeline-depth", options.pipeline_depth,
-                 "Default prefetch depth for all-gathers (iterations "
-                 "ahead; at most a loop's trip count - 1, clamped with a "
-                 "warning); sets collective-pipeliner{depth=N}")
-      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
-  cmd.add_option("--memory-budget", options.memory_budget,
-                 absl::StrCat("Extra live bytes the pipeliner may add per "
-                              "loop nest (e.g. 512M, 2GiB; ",
-                              AsAbsl(kByteSizeUnits), ")"));
-  cmd.add_option("--in-flight-limit", options.in_flight_limit,
-                 "Scheduler: async collectives in flight at once (1 as "
-                 "XLA:GPU; 2 lets two overlap)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
-  cmd.add_option("--scheduler-memory-limit", options.scheduler_memory_limit,
-                 absl::StrCat("Scheduler: live-bytes limit per computation "
-                              "(e.g. 40G; ",
-                              AsAbsl(kByteSizeUnits), ")"));
-  cmd.add_option("--gpu", options.gpu,
-                 "Cost model device preset: h100, h200 (default)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
+  AddDeclaredOptionFlag(cmd, "collective-pipeliner", "depth",
+                        options.pipeline_depth,
+                        "Default prefetch depth for all-gathers (iterations "
+                        "ahead; at most a loop's trip count - 1, clamped "
+                        "with a warning); sets collective-pipeliner{depth=N}");
+  AddByteSizeFlag(cmd, "--memory-budget", options.memory_budget,
+                  "Extra live bytes the pipeliner may add per loop nest",
+                  "512M, 2GiB");
+  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "in-flight",
+                        options.in_flight_limit,
+                        "Scheduler: async collectives in flight at once (1 "
+                        "as XLA:GPU; 2 lets two overlap)");
+  AddByteSizeFlag(cmd, "--scheduler-memory-limit",
+                  options.scheduler_memory_limit,
+                  "Scheduler: live-bytes limit per computation", "40G");
+  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
+                        "Cost model device preset: h100, h200 (default)");
   cmd.add_option("--xla-flags", options.xla_flags,
                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "

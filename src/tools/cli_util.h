@@ -61,9 +61,16 @@ class CommandContext {
 // subcommand, exactly one subcommand required).
 std::unique_ptr<CLI::App> MakeApp();
 
-// The positional input of the commands that read one module (opt, explain,
-// sim): a file, '-' for stdin, .gz read transparently (LoadModule).
-CLI::Option* AddInputOption(CLI::App& cmd, std::string& input);
+// Adds the subcommand `name` of `app`; when the command line chose it,
+// `action` becomes ctx's action (it runs after the whole line parsed). A
+// Register function keeps the command's options in a shared_ptr that
+// `action` and the options' bindings share:
+//   auto options = std::make_shared<SimCommandOptions>();
+//   CLI::App* cmd = AddCommand(app, ctx, "sim", "Simulate ...",
+//                              [options] { return RunSimCommand(*options); });
+//   cmd->add_option("--gpu", options->gpu, ...);
+CLI::App* AddCommand(CLI::App& app, CommandContext& ctx, std::string name,
+                     std::string description, std::function<int()> action);
 
 // Parses argv and runs the chosen action. Never throws; returns the exit
 // code.

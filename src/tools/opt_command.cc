@@ -22,6 +22,7 @@
 #include "passes/remark_summary.h"
 #include "sim/sim_cost_oracle.h"
 #include "support/byte_size.h"
+#include "tools/common_options.h"
 #include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
@@ -509,17 +510,18 @@ void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   auto options = std::make_shared<OptCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "opt",
+  CLI::App* cmd = AddCommand(
+      app, ctx, "opt",
       "Parse and verify an HLO module, run a pass pipeline on it, print it "
-      "(current default XLA text style).");
+      "(current default XLA text style).",
+      [options]() { return RunOptCommand(*options); });
   AddInputOption(*cmd, options->input);
   cmd->add_option("-o,--output", options->output,
                   "Output file ('-' for stdout, the default)");
-  cmd->add_flag("!--no-verify", options->verify,
-                "Do not verify the input module (print it as it is; a pass "
-                "pipeline still checks it first: passes need a module that "
-                "verifies)");
+  AddNoVerifyFlag(*cmd, options->verify,
+                  "Do not verify the input module (print it as it is; a pass "
+                  "pipeline still checks it first: passes need a module that "
+                  "verifies)");
   cmd->add_option(
       "--passes", options->passes,
       absl::StrCat("Pass pipeline: comma-separated passes, each with "
@@ -555,9 +557,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "default when --remarks names a file");
   cmd->add_flag("--no-remarks-summary", options->no_remarks_summary,
                 "No summary on stderr");
-  cmd->add_option("--remarks-format", options->remarks_format,
-                  "Remarks as 'text' (default) or 'json' lines")
-      ->check(CLI::IsMember({"text", "json"}));
+  AddRemarksFormatOption(*cmd, options->remarks_format);
   cmd->add_flag("--verify-each", options->verify_each,
                 "Verify the module after every pass");
   cmd->add_flag("--time-passes", options->time_passes,
@@ -581,9 +581,6 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "Leave backend_config out of the output");
   cmd->add_option("--elide-constants", options->elide_constants_above,
                   "Print constants with more than N elements as {...}");
-  cmd->callback([&ctx, options]() {
-    ctx.SetAction([options]() { return RunOptCommand(*options); });
-  });
 }
 
 }  // namespace hloverlap

@@ -20,6 +20,7 @@
 #include "interp/input_file.h"
 #include "interp/random_inputs.h"
 #include "support/byte_size.h"
+#include "tools/common_options.h"
 
 namespace hloverlap {
 namespace {
@@ -202,7 +203,7 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                 "deterministic function of their operands (a note says so)");
   cmd->add_flag("--same-inputs", o.same_inputs,
                 "Give every device the same random inputs");
-  cmd->add_flag("!--no-verify", o.verify, "Do not verify the input modules");
+  AddNoVerifyFlag(*cmd, o.verify, "Do not verify the input modules");
   cmd->add_option("--values", o.print_values,
                   "Values printed per output (default 4)");
 }
@@ -376,21 +377,20 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
 
 void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
   auto run = std::make_shared<RunCommandOptions>();
-  CLI::App* rc = app.add_subcommand(
-      "run",
+  CLI::App* rc = AddCommand(
+      app, ctx, "run",
       "Run a (per-device) HLO module on simulated devices with seeded random "
-      "inputs; print each output's shape, checksum and first values.");
+      "inputs; print each output's shape, checksum and first values.",
+      [run]() { return RunRunCommand(*run); });
   rc->add_option("input", run->input, "HLO module ('-' for stdin)")->required();
   AddInterpOptions(rc, run->interp);
-  rc->callback([&ctx, run]() {
-    ctx.SetAction([run]() { return RunRunCommand(*run); });
-  });
 
   auto verify = std::make_shared<VerifyCommandOptions>();
-  CLI::App* vc = app.add_subcommand(
-      "verify",
+  CLI::App* vc = AddCommand(
+      app, ctx, "verify",
       "Run two HLO modules on the same inputs and check that every output "
-      "is bit-identical (exit 0), or report the first difference (exit 1).");
+      "is bit-identical (exit 0), or report the first difference (exit 1).",
+      [verify]() { return RunVerifyCommand(*verify); });
   vc->add_option("a", verify->a, "First HLO module")->required();
   vc->add_option("b", verify->b, "Second HLO module")->required();
   vc->add_option("--tolerance", verify->tolerance,
@@ -398,9 +398,6 @@ void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
                  "optionally with an absolute floor (relative:X,absolute:Y) "
                  "(default: bit-identical)");
   AddInterpOptions(vc, verify->interp);
-  vc->callback([&ctx, verify]() {
-    ctx.SetAction([verify]() { return RunVerifyCommand(*verify); });
-  });
 }
 
 }  // namespace hloverlap

@@ -568,16 +568,13 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
   }
   std::string list;
   if (pipeline && !options.remarks.empty()) {
-    list = RemarksFileText(run.remarks, options.remarks_format);
-    if (options.remarks != "-") {
-      if (absl::Status s = WriteOutputFile(options.remarks, list); !s.ok()) {
-        return ReportStatus(s);
-      }
-      list.clear();
-    } else if (options.json) {
-      list.clear();  // the JSON report has them ("remarks")
-    } else {
-      list.insert(0, "\nall remarks:\n");
+    absl::StatusOr<std::string> written =
+        WriteRemarks(run.remarks, options.remarks, options.remarks_format);
+    if (!written.ok()) return ReportStatus(written.status());
+    // --remarks=-: after the text report; the JSON report has them
+    // ("remarks").
+    if (options.remarks == "-" && !options.json) {
+      list = absl::StrCat("\nall remarks:\n", *written);
     }
   }
   std::string text;

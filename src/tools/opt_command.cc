@@ -257,6 +257,15 @@ std::string RemarksFileText(const RemarkSink& remarks,
   return text;
 }
 
+absl::StatusOr<std::string> WriteRemarks(const RemarkSink& remarks,
+                                         const std::string& path,
+                                         std::string_view format) {
+  std::string text = RemarksFileText(remarks, format);
+  if (path == "-") return text;
+  if (absl::Status s = WriteOutputFile(path, text); !s.ok()) return s;
+  return std::string();
+}
+
 absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   PassContext& context = built.context;
   const InputNames input_names(module);
@@ -365,14 +374,10 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   if (timing != nullptr) PrintError(timing->Report());
 
   if (!options.remarks.empty()) {
-    const std::string text =
-        RemarksFileText(context.remarks, options.remarks_format);
-    if (options.remarks == "-") {
-      PrintError(text);
-    } else if (absl::Status st = WriteOutputFile(options.remarks, text);
-               !st.ok()) {
-      return ReportStatus(st);
-    }
+    absl::StatusOr<std::string> text =
+        WriteRemarks(context.remarks, options.remarks, options.remarks_format);
+    if (!text.ok()) return ReportStatus(text.status());
+    if (options.remarks == "-") PrintError(*text);
   }
   if (!changed.ok())
     return ReportStatus(LocateInFile(changed.status(), filename));

@@ -3,10 +3,12 @@
 //
 // Every subcommand lives in its own src/tools/<name>_command.{h,cc} with a
 //   void Register<Name>Command(CLI::App& app, CommandContext& ctx);
-// that adds a CLI11 subcommand whose callback stores the work to do with
-// ctx.SetAction(...). main.cc calls each Register function (one line per
-// command) and then RunApp, which parses the command line, runs the action
-// and maps errors and exceptions to exit codes:
+// that adds a CLI11 subcommand with AddCommand (the work to do becomes
+// ctx's action when the command line names the subcommand) and declares its
+// options, those several commands share through tools/common_options.h.
+// main.cc calls each Register function (one line per command) and then
+// RunApp, which parses the command line, runs the action and maps errors
+// and exceptions to exit codes:
 //   0  ok
 //   1  a check ran and failed / the compared modules differ (kExitDifferent)
 //   2  user error: bad flags, missing file, parse or verify failure; a

@@ -431,10 +431,12 @@ absl::Status OutputFile::Close() {
   return absl::DataLossError(absl::StrCat(name_, ": write failed"));
 }
 
-CLI::Option* AddInputOption(CLI::App& cmd, std::string& input) {
-  return cmd.add_option("input", input,
-                        "Input HLO text file ('-' for stdin; .gz is read "
-                        "transparently)");
+CLI::App* AddCommand(CLI::App& app, CommandContext& ctx, std::string name,
+                     std::string description, std::function<int()> action) {
+  CLI::App* cmd = app.add_subcommand(std::move(name), std::move(description));
+  cmd->callback(
+      [&ctx, action = std::move(action)]() { ctx.SetAction(action); });
+  return cmd;
 }
 
 }  // namespace hloverlap

@@ -3,10 +3,12 @@
 //
 // Every subcommand lives in its own src/tools/<name>_command.{h,cc} with a
 //   void Register<Name>Command(CLI::App& app, CommandContext& ctx);
-// that adds a CLI11 subcommand whose callback stores the work to do with
-// ctx.SetAction(...). main.cc calls each Register function (one line per
-// command) and then RunApp, which parses the command line, runs the action
-// and maps errors and exceptions to exit codes:
+// that adds a CLI11 subcommand with AddCommand (the work to do becomes
+// ctx's action when the command line names the subcommand) and declares its
+// options, those several commands share through tools/common_options.h.
+// main.cc calls each Register function (one line per command) and then
+// RunApp, which parses the command line, runs the action and maps errors
+// and exceptions to exit codes:
 //   0  ok
 //   1  a check ran and failed / the compared modules differ (kExitDifferent)
 //   2  user error: bad flags, missing file, parse or verify failure; a
@@ -61,9 +63,16 @@ class CommandContext {
 // subcommand, exactly one subcommand required).
 std::unique_ptr<CLI::App> MakeApp();
 
-// The positional input of the commands that read one module (opt, explain,
-// sim): a file, '-' for stdin, .gz read transparently (LoadModule).
-CLI::Option* AddInputOption(CLI::App& cmd, std::string& input);
+// Adds the subcommand `name` of `app`; when the command line chose it,
+// `action` becomes ctx's action (it runs after the whole line parsed). A
+// Register function keeps the command's options in a shared_ptr that
+// `action` and the options' bindings share:
+//   auto options = std::make_shared<SimCommandOptions>();
+//   CLI::App* cmd = AddCommand(app, ctx, "sim", "Simulate ...",
+//                              [options] { return RunSimCommand(*options); });
+//   cmd->add_option("--gpu", options->gpu, ...);
+CLI::App* AddCommand(CLI::App& app, CommandContext& ctx, std::string name,
+                     std::string description, std::function<int()> action);
 
 // Parses argv and runs the chosen action. Never throws; returns the exit
 // code.

@@ -16,6 +16,7 @@
 #include "passes/pass.h"
 #include "passes/remark_summary.h"
 #include "support/byte_size.h"
+#include "tools/common_options.h"
 #include "tools/opt_command.h"
 #include "tools/xla_flags.h"
 
@@ -567,16 +568,13 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
   }
   std::string list;
   if (pipeline && !options.remarks.empty()) {
-    list = RemarksFileText(run.remarks, options.remarks_format);
-    if (options.remarks != "-") {
-      if (absl::Status s = WriteOutputFile(options.remarks, list); !s.ok()) {
-        return ReportStatus(s);
-      }
-      list.clear();
-    } else if (options.json) {
-      list.clear();  // the JSON report has them ("remarks")
-    } else {
-      list.insert(0, "\nall remarks:\n");
+    absl::StatusOr<std::string> written =
+        WriteRemarks(run.remarks, options.remarks, options.remarks_format);
+    if (!written.ok()) return ReportStatus(written.status());
+    // --remarks=-: after the text report; the JSON report has them
+    // ("remarks").
+    if (options.remarks == "-" && !options.json) {
+      list = absl::StrCat("\nall remarks:\n", *written);
     }
   }
   std::string text;
@@ -639,15 +637,15 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
 
 void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
   auto options = std::make_shared<ExplainCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "explain",
+  CLI::App* cmd = AddCommand(
+      app, ctx, "explain",
       "Summarize a module: computations, the while-loop nesting tree with "
       "trip counts, the collectives of every loop (kind, count, bytes, "
       "replica groups), and what `opt` would do with each (the same "
-      "pipeline run on a copy, per loop and per pass, with the reasons).");
+      "pipeline run on a copy, per loop and per pass, with the reasons).",
+      [options]() { return RunExplainCommand(*options); });
   AddInputOption(*cmd, options->input)->required();
-  cmd->add_flag("!--no-verify", options->verify,
-                "Do not verify the input module");
+  AddNoVerifyFlag(*cmd, options->verify);
   cmd->add_flag("--json", options->json, "Print the summary as JSON");
   cmd->add_flag("--all-computations", options->all_computations,
                 "List fused computations too");
@@ -655,9 +653,7 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
                 "Leave out the pass pipeline's run and its decisions");
   cmd->add_option("--remarks", options->remarks,
                   "Write every remark to FILE ('-': after the report)");
-  cmd->add_option("--remarks-format", options->remarks_format,
-                  "Remarks as 'text' (default) or 'json' lines")
-      ->check(CLI::IsMember({"text", "json"}));
+  AddRemarksFormatOption(*cmd, options->remarks_format);
   OptCommandOptions& opt = options->opt;
   cmd->add_option("--preset", opt.preset,
                   absl::StrCat("The pipeline to explain, as for opt (default: "
@@ -671,9 +667,6 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
   AddPassOptionFlags(*cmd, opt);
-  cmd->callback([&ctx, options]() {
-    ctx.SetAction([options]() { return RunExplainCommand(*options); });
-  });
 }
 
 }  // namespace hloverlap

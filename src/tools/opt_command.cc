@@ -22,6 +22,7 @@
 #include "passes/remark_summary.h"
 #include "sim/sim_cost_oracle.h"
 #include "support/byte_size.h"
+#include "tools/common_options.h"
 #include "tools/phase_report.h"
 #include "tools/xla_flags.h"
 
@@ -256,6 +257,15 @@ std::string RemarksFileText(const RemarkSink& remarks,
   return text;
 }
 
+absl::StatusOr<std::string> WriteRemarks(const RemarkSink& remarks,
+                                         const std::string& path,
+                                         std::string_view format) {
+  std::string text = RemarksFileText(remarks, format);
+  if (path == "-") return text;
+  if (absl::Status s = WriteOutputFile(path, text); !s.ok()) return s;
+  return std::string();
+}
+
 absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module) {
   PassContext& context = built.context;
   const InputNames input_names(module);
@@ -364,14 +374,10 @@ int ApplyPassPipeline(LoadedModule& loaded, const OptCommandOptions& options,
   if (timing != nullptr) PrintError(timing->Report());
 
   if (!options.remarks.empty()) {
-    const std::string text =
-        RemarksFileText(context.remarks, options.remarks_format);
-    if (options.remarks == "-") {
-      PrintError(text);
-    } else if (absl::Status st = WriteOutputFile(options.remarks, text);
-               !st.ok()) {
-      return ReportStatus(st);
-    }
+    absl::StatusOr<std::string> text =
+        WriteRemarks(context.remarks, options.remarks, options.remarks_format);
+    if (!text.ok()) return ReportStatus(text.status());
+    if (options.remarks == "-") PrintError(*text);
   }
   if (!changed.ok())
     return ReportStatus(LocateInFile(changed.status(), filename));
@@ -453,27 +459,49 @@ int RunOptCommand(const OptCommandOptions& options) {
   return ReportStatus(written);
 }
 
+namespace {
+
+// A flag that sets the pass option `option` of `pass` for every run: its
+// name is the one the pass declares for it (PassOptionInfo::flag), its
+// check the option's type and range (DeclaredOptionCheck).
+void AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
+                           std::string_view option, std::string& value,
+                           std::string_view help) {
+  const PassOptionInfo* o = FindPassOption(pass, option);
+  if (o == nullptr || o->flag.empty()) return;
+  cmd.add_option(o->flag, value, std::string(help))
+      ->check(DeclaredOptionCheck(pass, option));
+}
+
+// A byte-size flag (support/byte_size.h); the help ends with `examples`
+// and the units.
+void AddByteSizeFlag(CLI::App& cmd, std::string_view flag, std::string& value,
+                     std::string_view help, std::string_view examples) {
+  cmd.add_option(std::string(flag), value,
+                 absl::StrCat(AsAbsl(help), " (e.g. ", AsAbsl(examples), "; ",
+                              AsAbsl(kByteSizeUnits), ")"));
+}
+
+}  // namespace
+
 void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
-  cmd.add_option("--pipeline-depth", options.pipeline_depth,
-                 "Default prefetch depth for all-gathers (iterations "
-                 "ahead; at most a loop's trip count - 1, clamped with a "
-                 "warning); sets collective-pipeliner{depth=N}")
-      ->check(DeclaredOptionCheck("collective-pipeliner", "depth"));
-  cmd.add_option("--memory-budget", options.memory_budget,
-                 absl::StrCat("Extra live bytes the pipeliner may add per "
-                              "loop nest (e.g. 512M, 2GiB; ",
-                              AsAbsl(kByteSizeUnits), ")"));
-  cmd.add_option("--in-flight-limit", options.in_flight_limit,
-                 "Scheduler: async collectives in flight at once (1 as "
-                 "XLA:GPU; 2 lets two overlap)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "in-flight"));
-  cmd.add_option("--scheduler-memory-limit", options.scheduler_memory_limit,
-                 absl::StrCat("Scheduler: live-bytes limit per computation "
-                              "(e.g. 40G; ",
-                              AsAbsl(kByteSizeUnits), ")"));
-  cmd.add_option("--gpu", options.gpu,
-                 "Cost model device preset: h100, h200 (default)")
-      ->check(DeclaredOptionCheck("latency-hiding-scheduler", "gpu"));
+  AddDeclaredOptionFlag(cmd, "collective-pipeliner", "depth",
+                        options.pipeline_depth,
+                        "Default prefetch depth for all-gathers (iterations "
+                        "ahead; at most a loop's trip count - 1, clamped "
+                        "with a warning); sets collective-pipeliner{depth=N}");
+  AddByteSizeFlag(cmd, "--memory-budget", options.memory_budget,
+                  "Extra live bytes the pipeliner may add per loop nest",
+                  "512M, 2GiB");
+  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "in-flight",
+                        options.in_flight_limit,
+                        "Scheduler: async collectives in flight at once (1 "
+                        "as XLA:GPU; 2 lets two overlap)");
+  AddByteSizeFlag(cmd, "--scheduler-memory-limit",
+                  options.scheduler_memory_limit,
+                  "Scheduler: live-bytes limit per computation", "40G");
+  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
+                        "Cost model device preset: h100, h200 (default)");
   cmd.add_option("--xla-flags", options.xla_flags,
                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
@@ -487,17 +515,18 @@ void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
   auto options = std::make_shared<OptCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "opt",
+  CLI::App* cmd = AddCommand(
+      app, ctx, "opt",
       "Parse and verify an HLO module, run a pass pipeline on it, print it "
-      "(current default XLA text style).");
+      "(current default XLA text style).",
+      [options]() { return RunOptCommand(*options); });
   AddInputOption(*cmd, options->input);
   cmd->add_option("-o,--output", options->output,
                   "Output file ('-' for stdout, the default)");
-  cmd->add_flag("!--no-verify", options->verify,
-                "Do not verify the input module (print it as it is; a pass "
-                "pipeline still checks it first: passes need a module that "
-                "verifies)");
+  AddNoVerifyFlag(*cmd, options->verify,
+                  "Do not verify the input module (print it as it is; a pass "
+                  "pipeline still checks it first: passes need a module that "
+                  "verifies)");
   cmd->add_option(
       "--passes", options->passes,
       absl::StrCat("Pass pipeline: comma-separated passes, each with "
@@ -533,9 +562,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "default when --remarks names a file");
   cmd->add_flag("--no-remarks-summary", options->no_remarks_summary,
                 "No summary on stderr");
-  cmd->add_option("--remarks-format", options->remarks_format,
-                  "Remarks as 'text' (default) or 'json' lines")
-      ->check(CLI::IsMember({"text", "json"}));
+  AddRemarksFormatOption(*cmd, options->remarks_format);
   cmd->add_flag("--verify-each", options->verify_each,
                 "Verify the module after every pass");
   cmd->add_flag("--time-passes", options->time_passes,
@@ -559,9 +586,6 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                 "Leave backend_config out of the output");
   cmd->add_option("--elide-constants", options->elide_constants_above,
                   "Print constants with more than N elements as {...}");
-  cmd->callback([&ctx, options]() {
-    ctx.SetAction([options]() { return RunOptCommand(*options); });
-  });
 }
 
 }  // namespace hloverlap

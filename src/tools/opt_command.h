@@ -103,6 +103,15 @@ absl::StatusOr<bool> RunPipelineOnInput(OptPipeline& built, Module& module);
 // ("remarks: 24 passed, 14 missed, 0 failures").
 std::string RemarksFileText(const RemarkSink& remarks, std::string_view format);
 
+// Writes opt's and explain's --remarks=`path` (RemarksFileText of
+// `format`) to the file `path` and returns ""; for `path` '-' writes
+// nothing and returns the text, which the command shows where its
+// --remarks=- puts it (opt: stderr; explain: after the report). Errors
+// name the file.
+absl::StatusOr<std::string> WriteRemarks(const RemarkSink& remarks,
+                                         const std::string& path,
+                                         std::string_view format);
+
 // A CLI11 check of a flag by the pass option it sets (one range or list,
 // declared once, by the pass): opt's and explain's --pipeline-depth,
 // --in-flight-limit and --gpu.

@@ -20,6 +20,7 @@
 #include "interp/input_file.h"
 #include "interp/random_inputs.h"
 #include "support/byte_size.h"
+#include "tools/common_options.h"
 
 namespace hloverlap {
 namespace {
@@ -159,6 +160,17 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
+// A limit on the work of one run ("Stop a run after this many <what> (0: no
+// limit; default <default_value>)"): --max-iterations and --time-limit.
+template <typename T>
+void AddWorkLimitOption(CLI::App* cmd, std::string_view flag, T& value,
+                        std::string_view what, T default_value) {
+  cmd->add_option(std::string(flag), value,
+                  absl::StrCat("Stop a run after this many ", AsAbsl(what),
+                               " (0: no limit; default ", default_value, ")"))
+      ->check(CLI::NonNegativeNumber);
+}
+
 void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
   cmd->add_option("--devices", o.devices,
                   "Number of simulated devices (default: replica_count x "
@@ -178,18 +190,12 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                    AsAbsl(kByteSizeUnits), ")"));
   cmd->add_option("--threads", o.threads,
                   "Devices computing at the same time (default: all)");
-  cmd->add_option(
-         "--max-iterations", o.max_iterations,
-         absl::StrCat("Stop a run after this many while-loop iterations on a "
-                      "device, all loops together (0: no limit; default ",
-                      InterpreterOptions::kDefaultMaxIterations, ")"))
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option(
-         "--time-limit", o.time_limit,
-         absl::StrCat("Stop a run after this many seconds of wall "
-                      "time, per module (0: no limit; default ",
-                      InterpreterOptions::kDefaultTimeLimitSeconds, ")"))
-      ->check(CLI::NonNegativeNumber);
+  AddWorkLimitOption(cmd, "--max-iterations", o.max_iterations,
+                     "while-loop iterations on a device, all loops together",
+                     InterpreterOptions::kDefaultMaxIterations);
+  AddWorkLimitOption(cmd, "--time-limit", o.time_limit,
+                     "seconds of wall time, per module",
+                     InterpreterOptions::kDefaultTimeLimitSeconds);
   cmd->add_flag("--fill-elided-constants", o.fill_elided_constants,
                 "Fill elided constants {...} with deterministic values");
   cmd->add_flag("--opaque-custom-calls", o.opaque_custom_calls,
@@ -197,7 +203,7 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                 "deterministic function of their operands (a note says so)");
   cmd->add_flag("--same-inputs", o.same_inputs,
                 "Give every device the same random inputs");
-  cmd->add_flag("!--no-verify", o.verify, "Do not verify the input modules");
+  AddNoVerifyFlag(*cmd, o.verify, "Do not verify the input modules");
   cmd->add_option("--values", o.print_values,
                   "Values printed per output (default 4)");
 }
@@ -371,21 +377,20 @@ int RunVerifyCommand(const VerifyCommandOptions& options) {
 
 void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
   auto run = std::make_shared<RunCommandOptions>();
-  CLI::App* rc = app.add_subcommand(
-      "run",
+  CLI::App* rc = AddCommand(
+      app, ctx, "run",
       "Run a (per-device) HLO module on simulated devices with seeded random "
-      "inputs; print each output's shape, checksum and first values.");
+      "inputs; print each output's shape, checksum and first values.",
+      [run]() { return RunRunCommand(*run); });
   rc->add_option("input", run->input, "HLO module ('-' for stdin)")->required();
   AddInterpOptions(rc, run->interp);
-  rc->callback([&ctx, run]() {
-    ctx.SetAction([run]() { return RunRunCommand(*run); });
-  });
 
   auto verify = std::make_shared<VerifyCommandOptions>();
-  CLI::App* vc = app.add_subcommand(
-      "verify",
+  CLI::App* vc = AddCommand(
+      app, ctx, "verify",
       "Run two HLO modules on the same inputs and check that every output "
-      "is bit-identical (exit 0), or report the first difference (exit 1).");
+      "is bit-identical (exit 0), or report the first difference (exit 1).",
+      [verify]() { return RunVerifyCommand(*verify); });
   vc->add_option("a", verify->a, "First HLO module")->required();
   vc->add_option("b", verify->b, "Second HLO module")->required();
   vc->add_option("--tolerance", verify->tolerance,
@@ -393,9 +398,6 @@ void RegisterRunCommand(CLI::App& app, CommandContext& ctx) {
                  "optionally with an absolute floor (relative:X,absolute:Y) "
                  "(default: bit-identical)");
   AddInterpOptions(vc, verify->interp);
-  vc->callback([&ctx, verify]() {
-    ctx.SetAction([verify]() { return RunVerifyCommand(*verify); });
-  });
 }
 
 }  // namespace hloverlap

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/gpu_cost_model.h"
 #include "sim/simulator.h"
+#include "tools/common_options.h"
 
 namespace hloverlap {
 namespace {
@@ -120,14 +121,14 @@ int RunSimCommand(const SimCommandOptions& o) {
 
 void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
   auto options = std::make_shared<SimCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "sim",
+  CLI::App* cmd = AddCommand(
+      app, ctx, "sim",
       "Simulate a scheduled module on a model GPU: step time, compute, "
       "communication and exposed communication, collectives by exposed "
-      "time, peak memory; optionally a Chrome trace.");
+      "time, peak memory; optionally a Chrome trace.",
+      [options]() { return RunSimCommand(*options); });
   AddInputOption(*cmd, options->input)->required();
-  cmd->add_flag("!--no-verify", options->verify,
-                "Do not verify the input module");
+  AddNoVerifyFlag(*cmd, options->verify);
   cmd->add_option("--gpu", options->gpu, "Device preset: h200 (default), h100")
       ->check(CLI::IsMember({"h100", "h200"}));
   cmd->add_option("--gpu-spec", options->gpu_spec,
@@ -153,9 +154,6 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--timing", options->timing,
                 "Print parse and simulation times to stderr");
-  cmd->callback([&ctx, options]() {
-    ctx.SetAction([options]() { return RunSimCommand(*options); });
-  });
 }
 
 }  // namespace hloverlap

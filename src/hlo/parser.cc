@@ -3196,6 +3196,17 @@ absl::StatusOr<std::unique_ptr<Module>> ParseHloModule(
   return parser.ParseModule();
 }
 
+namespace parser_internal {
+
+absl::StatusOr<std::unique_ptr<Module>> ParseHloModuleTokenPathOnly(
+    std::string_view text, const ParseOptions& options) {
+  Parser parser(text, options);
+  parser.DisableFastPaths();
+  return parser.ParseModule();
+}
+
+}  // namespace parser_internal
+
 absl::StatusOr<Shape> ParseShape(std::string_view text) {
   ParseOptions options;
   options.filename = "<shape>";

@@ -21,8 +21,10 @@
 //    rules they share are called, not copied: ArrayShapeSizeError,
 //    IsMinorToMajorPermutation (shape.h), text_internal::SkipIdChars
 //    (lexer.h), LookupElementType and MetadataField (the parser's).
-// parser_test.cc's FastPaths tests hold each path to the token path's
-// answer at the edges of its subset.
+// Parser::DisableFastPaths turns them all off: parser_test.cc's
+// FastPaths.AgreeWithTheTokenPath parses every test and corpus module both
+// ways and compares the printed modules; the other FastPaths tests hold
+// each scanner to the token path's answer at the edges of its subset.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -71,6 +73,7 @@ namespace {
 }  // namespace
 
 bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
+  if (!fast_paths_) return false;
   if (type == PrimitiveType::kToken || type == PrimitiveType::kOpaque) {
     return false;
   }
@@ -188,6 +191,7 @@ void Parser::ApplyFastShape(const FastShape& fs, Shape* out) {
 }
 
 bool Parser::SkipSignatureParamsFast() {
+  if (!fast_paths_) return false;
   const std::string_view in = lex_.input();
   const char* const d = in.data();
   const size_t n = in.size();
@@ -238,6 +242,7 @@ bool Parser::SkipSignatureParamsFast() {
 }
 
 bool Parser::ScanOperandsFast() {
+  if (!fast_paths_) return false;
   const std::string_view in = lex_.input();
   const char* const d = in.data();
   const size_t n = in.size();
@@ -283,6 +288,7 @@ bool Parser::ScanOperandsFast() {
 }
 
 bool Parser::ScanMetadataFast(OpMetadata* md) {
+  if (!fast_paths_) return false;
   const std::string_view in = lex_.input();
   const char* d = in.data();
   const size_t n = in.size();

@@ -128,6 +128,11 @@ class Parser {
   Parser(std::string_view text, const ParseOptions& options)
       : lex_(text), opts_(options) {}
 
+  // Turns the byte-level fast paths (parser_fast_scan.cc) off, so that
+  // every construct is read by the token path: for tests that hold the two
+  // paths to the same result.
+  void DisableFastPaths() { fast_paths_ = false; }
+
   absl::StatusOr<std::unique_ptr<Module>> ParseModule();
   absl::StatusOr<Shape> ParseStandaloneShape();
   // `{(P0, P1, ...)->R}` (an entry_computation_layout value); false when it
@@ -306,6 +311,7 @@ class Parser {
   Lexer lex_;
   Token tok_;
   const ParseOptions& opts_;
+  bool fast_paths_ = true;
   // PositionOf's cursor: the line of `position_offset_` and where it starts.
   size_t position_offset_ = 0;
   size_t position_line_start_ = 0;
@@ -383,6 +389,11 @@ class Parser {
   std::vector<uint64_t> synth_bitmap_ = std::vector<uint64_t>(1024, 0);
   std::vector<Computation*> synth_computations_;
 };
+
+// ParseHloModule with the fast paths off (Parser::DisableFastPaths); for
+// tests.
+absl::StatusOr<std::unique_ptr<Module>> ParseHloModuleTokenPathOnly(
+    std::string_view text, const ParseOptions& options = {});
 
 // The element type named by s (the names ParsePrimitiveType reads), looked
 // up as a keyword; nullopt for any other text.

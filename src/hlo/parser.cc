@@ -10,6 +10,10 @@
 // Nothing recurses deeper than ParseOptions::max_nesting_depth: tuple
 // shapes, literals and bracketed values are depth-checked, raw values are
 // scanned iteratively.
+//
+// The Parser class is declared in parser_internal.h; its byte-level fast
+// paths for the common spellings of shapes, signatures, operand lists and
+// metadata are in parser_fast_scan.cc (their contract is stated there).
 #include "hlo/parser.h"
 
 #include <algorithm>
@@ -36,67 +40,15 @@
 #include "absl/types/span.h"
 #include "hlo/lexer.h"
 #include "hlo/opcode_traits.h"
+#include "hlo/parser_internal.h"
 #include "hlo/raw_attribute_check.h"
 #include "hlo/shape_inference.h"
 #include "hlo/small_float.h"
 #include "hlo/text_hash.h"
 
 namespace hloverlap {
+namespace parser_internal {
 namespace {
-
-using TK = TokenKind;
-
-// absl::Hash of std::string_view falls back to std::hash here (this absl's
-// string_view is its own type), so std::string_view keys use SvHash.
-// A small fast hash (names are short): 8-byte chunks, multiply-xor mixing,
-// murmur3 finalizer so that all bits are usable by the swiss table.
-struct SvHash {
-  size_t operator()(std::string_view s) const { return HashText(s); }
-};
-// Equality as a length check and a memcmp (std::string_view's operator==
-// goes through an out-of-line compare() here, as expensive as the probe).
-struct SvEq {
-  bool operator()(std::string_view a, std::string_view b) const {
-    return a.size() == b.size() &&
-           (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
-  }
-};
-// Whether the n bytes at d start with `text` (a compare of constant size).
-template <size_t N>
-bool At(const char* d, size_t n, const char (&text)[N]) {
-  return n >= N - 1 && std::memcmp(d, text, N - 1) == 0;
-}
-
-template <typename V>
-using SvMap = absl::flat_hash_map<std::string_view, V, SvHash, SvEq>;
-using SvSet = absl::flat_hash_set<std::string_view, SvHash, SvEq>;
-
-// The first position at or after p (at most n) whose byte is not printable
-// ASCII (0x20..0x7e) or is '"' or '\\': the end of a plain string's
-// contents. SSE2 where available (bytes >= 0x80 compare below 0x20 signed).
-[[gnu::always_inline]] inline size_t SkipPlainAscii(const char* d, size_t p,
-                                                    size_t n) {
-#if defined(__SSE2__)
-  const __m128i k1f = _mm_set1_epi8(0x1f), k7f = _mm_set1_epi8(0x7f);
-  const __m128i kdq = _mm_set1_epi8('"'), kbs = _mm_set1_epi8('\\');
-  while (p + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
-    const __m128i bad = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, k7f), _mm_cmpeq_epi8(v, kdq)),
-        _mm_cmpeq_epi8(v, kbs));
-    const unsigned ok = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_andnot_si128(bad, _mm_cmpgt_epi8(v, k1f))));
-    if (ok != 0xffff) return p + __builtin_ctz(~ok);
-    p += 16;
-  }
-#endif
-  while (p < n) {
-    const unsigned char c = static_cast<unsigned char>(d[p]);
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') break;
-    ++p;
-  }
-  return p;
-}
 
 // A fixed set of keywords (opcodes, attribute names) looked up without
 // hashing the whole text: a direct-mapped table over the length and the
@@ -162,6 +114,8 @@ std::optional<Opcode> LookupOpcode(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Element types and numbers.
 
+}  // namespace
+
 // Element type names, the ones ParsePrimitiveType reads, looked up as
 // keywords.
 std::optional<PrimitiveType> LookupElementType(std::string_view s) {
@@ -181,6 +135,8 @@ std::optional<PrimitiveType> LookupElementType(std::string_view s) {
   return *t;
 }
 
+namespace {
+
 bool ParseInt64Text(std::string_view s, int64_t* v) {
   const char* b = s.data();
   const char* e = b + s.size();
@@ -197,45 +153,6 @@ bool ParseUint64Text(std::string_view s, uint64_t* v) {
 
 // ---------------------------------------------------------------------------
 // Attribute names the parser interprets.
-
-enum AttrId : uint8_t {
-  kAttrDimensions,
-  kAttrIndex,
-  kAttrIotaDimension,
-  kAttrSlice,
-  kAttrDynamicSliceSizes,
-  kAttrPadding,
-  kAttrLhsBatchDims,
-  kAttrLhsContractingDims,
-  kAttrRhsBatchDims,
-  kAttrRhsContractingDims,
-  kAttrDirection,
-  kAttrType,
-  kAttrChannelId,
-  kAttrReplicaGroups,
-  kAttrUseGlobalDeviceIds,
-  kAttrConstrainLayout,
-  kAttrSourceTargetPairs,
-  kAttrKind,
-  kAttrCustomCallTarget,
-  kAttrMetadata,
-  kAttrFrontendAttributes,
-  kAttrBackendConfig,
-  kAttrSharding,
-  kAttrIsComposite,
-  kAttrToApply,
-  kAttrCalls,
-  kAttrCondition,
-  kAttrBody,
-  kAttrTrueComputation,
-  kAttrFalseComputation,
-  kAttrBranchComputations,
-  kAttrSelect,
-  kAttrScatter,
-  kAttrCalledComputations,
-  kAttrControlPredecessors,
-  kAttrRaw,
-};
 
 const SvMap<AttrId>& AttrIds() {
   static const auto* map = [] {
@@ -305,298 +222,11 @@ bool TakesToApply(Opcode op) {
   return Traits(op).callees == CalleeForm::kToApply;
 }
 
-enum class Sugar { kNone, kStart, kUpdate, kDone };
-
-// Per-instruction attribute bookkeeping.
-struct AttrState {
-  uint64_t seen = 0;
-  // Single called computations by AttrId (kAttrToApply..kAttrScatter), with
-  // the offset of their attribute for diagnostics.
-  Computation*& single(AttrId id) { return single_[id - kAttrToApply]; }
-  size_t& offset(AttrId id) { return offset_[id - kAttrToApply]; }
-  Computation* single_[kAttrCalledComputations - kAttrToApply + 1] = {};
-  size_t offset_[kAttrCalledComputations - kAttrToApply + 1] = {};
-  std::vector<Computation*> branches;
-  std::vector<Computation*> called_list;
-  absl::InlinedVector<Instruction*, 4> control_preds;
-  SvSet raw_names;  // names of raw attributes seen (duplicate check)
-};
-
 constexpr size_t kMaxParameterNumber = size_t{1} << 20;
 
-// An array shape scanned by the fast path.
-struct FastShape {
-  static constexpr int kMaxRank = 12;
-  PrimitiveType type;
-  int rank;
-  bool has_layout;
-  size_t end;
-  int64_t dims[kMaxRank];
-  int64_t minor_to_major[kMaxRank];
-};
+}  // namespace
 
 // ---------------------------------------------------------------------------
-
-class Parser {
- public:
-  Parser(std::string_view text, const ParseOptions& options)
-      : lex_(text), opts_(options) {}
-
-  absl::StatusOr<std::unique_ptr<Module>> ParseModule();
-  absl::StatusOr<Shape> ParseStandaloneShape();
-  // `{(P0, P1, ...)->R}` (an entry_computation_layout value); false when it
-  // is not of that form.
-  bool ParseStandaloneProgramShape(ProgramShape* program);
-
- private:
-  // --- Tokens and diagnostics ---------------------------------------------
-  void Advance() { lex_.Next(&tok_); }
-  [[gnu::noinline, gnu::cold]] bool Error(size_t offset,
-                                          std::string_view message);
-  // "expected X, got 'tok'" (or the lexer's message for an invalid token).
-  [[gnu::noinline, gnu::cold]] bool Unexpected(std::string_view expected);
-  bool Expect(TK kind, std::string_view expected) {
-    if (tok_.kind != kind) return Unexpected(expected);
-    Advance();
-    return true;
-  }
-  // At the ',' before an attribute: takes `, name=` (or `, name =`) and
-  // sets *name and *offset; "expected <what>" when no name follows.
-  bool ParseAttributeName(std::string_view what, std::string_view* name,
-                          size_t* offset);
-  bool ParseInt(int64_t* v, std::string_view what);
-  bool ParseBool(bool* v);
-  bool ParseString(std::string* out);
-  // `{1,2,3}` or `{}` into a DimensionVector or std::vector<int64_t>.
-  template <typename List>
-  bool ParseIntList(List* out);
-  bool CaptureRawValue(std::string_view* out);
-  bool CaptureBraceBlob(std::string_view* out);
-  // Skips a balanced '(' ... ')' group; *end is the offset after ')'.
-  bool SkipParenGroup(size_t* end);
-  // Line and column of `offset` for Instruction::source_position. Offsets
-  // grow as the parser moves on, so each newline is counted once (linear in
-  // the text, unlike Lexer::LineCol from the start).
-  SourcePosition PositionOf(size_t offset);
-
-  // --- Module structure ---------------------------------------------------
-  bool ParseHeader();
-  bool ParseStackFrameTables();
-  bool ParseComputation();
-  // At the '(' of a computation's parameter list: the common spelling
-  // `(name: type[dims]{layout}, ...)` (array shapes ScanShapeFast takes,
-  // ", " between) checked straight from the characters, moving past the
-  // ')'. False, with the position as it was, when the tokens must read it
-  // (and find the same, or the error).
-  bool SkipSignatureParamsFast();
-  bool ParseInstruction();
-  bool LookupLineOpcode(std::string_view opcode_text, size_t opcode_offset,
-                        Opcode* op, Sugar* sugar);
-  bool ParseLineOperands(Opcode line_op, Instruction* inst);
-  bool SplitSugarStart(std::string_view opcode_text, size_t shape_offset,
-                       Opcode op, std::string_view name, SharedShape* shape,
-                       Shape* start_shape, std::string* wrapped_name);
-  bool Finalize();
-  // The parsed entry_computation_layout against the entry's signature
-  // (shapes compared without layouts, as XLA's parser requires them equal
-  // up to layout): a mismatch is an error at the attribute.
-  bool CheckEntryLayout(const Computation& entry);
-  bool RenameSynthesizedInstructions();
-  static uint32_t NameSignature(std::string_view name);
-  void NoteParsedName(std::string_view name, Instruction* inst);
-  void RenameRepeatedParsedNames();
-  void NoteSynthesized(Instruction* inst);
-
-  // --- Shapes ---------------------------------------------------------------
-  bool ParseShape(Shape* out, int depth);
-  // An array, token or opaque shape (no tuples).
-  bool ParseArrayShape(Shape* out);
-  [[gnu::noinline, gnu::cold]] bool NestingError(std::string_view what,
-                                                 size_t offset);
-  bool ParseLayout(int64_t rank, Layout* layout);
-  // The common `type[d,...]{l,...}` spelling scanned straight from the
-  // characters (no tokens); false (nothing consumed) when the token path
-  // must handle it. Sizes and layouts are checked by the token path's
-  // rules (ArrayShapeSizeError, IsMinorToMajorPermutation), so the two
-  // paths accept the same shapes. ApplyFastShape fills a default Shape and
-  // moves past the shape.
-  bool ScanShapeFast(PrimitiveType type, FastShape* fs) const;
-  // Checks the syntax of a shape without building it (ignored shapes).
-  bool SkipShape(int depth);
-  void ApplyFastShape(const FastShape& fs, Shape* out);
-  // An instruction's result shape: one shared with the earlier
-  // instructions whose shape is spelled the same (shapes_).
-  // `*absent` (when given) is set when the text names an opcode where the
-  // shape would be (`sum = add(a, b)`): nothing is consumed then.
-  bool ParseInstructionShape(SharedShape* out, bool* absent = nullptr);
-  // The cached shape spelled `key`, moving past it (to `end`); null if
-  // there is none.
-  const SharedShape* TakeCachedShape(std::string_view key, size_t end);
-  // Element count of the tuple shape at `open` and its closing ')' (npos
-  // when not found nearby).
-  size_t ScanTupleExtent(size_t open, size_t* close) const;
-  // The ` = SHAPE opcode` that follows an instruction name ending at
-  // `after_name`, when SHAPE is an array shape spelled exactly like one in
-  // shapes_: *out shares it, *shape_offset is where it starts, and the
-  // opcode is the current token. False, with nothing consumed, otherwise
-  // (the token path then reads the same text to the same result: an array
-  // key in shapes_ is only ever the text ScanShapeFast took, which reads
-  // nothing after it when a layout ends it and, when not, takes it when a
-  // space and a letter follow, as here).
-  bool TakeCachedLineShape(size_t after_name, SharedShape* out,
-                           size_t* shape_offset);
-
-  // --- Operands -------------------------------------------------------------
-  bool ParseOperands();
-  // At the '(' of the operand list: the common spelling `(%a, %b)` (names
-  // with '%' already defined in this computation, ", " between them, no
-  // tuple indices, declared shapes or comments) read straight from the
-  // characters into operands_, moving past the ')'. False, with operands_
-  // and the position as they were, when ParseOperands must read it (which
-  // finds the same operands, or the error).
-  bool ScanOperandsFast();
-  Instruction* GetOrCreateGte(Instruction* base, int64_t index, size_t offset);
-  bool UndefinedInstruction(std::string_view name, size_t offset,
-                            std::string_view what);
-  bool DefinedLater(std::string_view name, size_t from) const;
-
-  // --- Literals ---------------------------------------------------------
-  bool ParseConstantLiteral(const Shape& shape, Literal* out, int depth);
-  bool ParseArrayLiteral(const Shape& shape, Literal* lit);
-  [[gnu::noinline]] bool ParseArrayConstant(const Shape& shape, Literal* out);
-  [[gnu::noinline]] bool CheckTupleLiteralSize(const Shape& shape);
-  [[gnu::noinline]] void MakeTupleLiteral(const Shape& shape,
-                                          std::vector<Literal> elements,
-                                          Literal* out);
-  bool ParseElement(PrimitiveType type, Literal* lit, int64_t index);
-  bool ParseFloatValue(FloatValue* v);
-  bool StoreFloat(PrimitiveType type, const FloatValue& v, Literal* lit,
-                  int64_t index, size_t offset);
-
-  // --- Attributes ---------------------------------------------------------
-  bool ParseAttributes(Instruction* inst, Opcode op, AttrState* st);
-  bool ParseAttribute(Instruction* inst, Opcode op, std::string_view name,
-                      size_t offset, AttrState* st);
-  bool ParseMetadata(OpMetadata* md);
-  bool ParseBackendConfig(Opcode op, InstructionAttributes* a);
-  // The common spelling `{op_name="..." scheduling_name="..."
-  // stack_frame_id=N}` (known keys, strings of plain ASCII without escapes,
-  // spaces or commas between entries) read straight from the characters,
-  // into an empty *md. False, with *md and the position as they were, when
-  // the token path must read it.
-  bool ScanMetadataFast(OpMetadata* md);
-  // The field of *md that `key` names: a string (*str), a shared string
-  // (*shared) or an integer (*num); none for other keys.
-  static void MetadataField(std::string_view key, OpMetadata* md,
-                            std::string** str, SharedString** shared,
-                            int64_t** num);
-  // The module's one SharedString of `text` (made on first use).
-  const SharedString& Interned(std::string_view text);
-  const SharedString& InternedSlow(std::string_view text);
-  bool ParseFrontendAttributes(FrontendAttributes* out);
-  bool ParseReplicaGroups(ReplicaGroups* rg);
-  bool ParseSlice(std::vector<SliceRange>* out);
-  bool ParsePadding(std::vector<PaddingDim>* out);
-  bool ParseSourceTargetPairs(std::vector<std::pair<int64_t, int64_t>>* out);
-  bool ParseComputationRef(Computation** out);
-  bool ParseComputationList(std::vector<Computation*>* out);
-  bool ParseControlPredecessors(AttrState* st);
-  bool FinishCalledComputations(Instruction* inst, Opcode op, AttrState* st,
-                                size_t opcode_offset);
-  // The attributes kept verbatim that XLA's parser checks: a custom-call's
-  // api_version and operand_layout_constraints, result_accuracy.
-  bool CheckVerbatimAttributes(const Instruction& inst, size_t opcode_offset);
-  // `{shape, shape, ...}` and the end of the input.
-  bool ParseStandaloneShapeList(std::vector<Shape>* shapes);
-  bool CheckRequiredAttributes(Instruction* inst, Opcode op,
-                               const AttrState& st, size_t opcode_offset);
-
-  // --- Async syntax sugar -----------------------------------------------
-  Instruction* BuildSugarStart(std::unique_ptr<Instruction> wrapped,
-                               Shape start_shape, std::string_view name,
-                               size_t offset);
-  static std::optional<Opcode> WrappedOpcode(const Instruction* async_op);
-
-  Lexer lex_;
-  Token tok_;
-  const ParseOptions& opts_;
-  // PositionOf's cursor: the line of `position_offset_` and where it starts.
-  size_t position_offset_ = 0;
-  size_t position_line_start_ = 0;
-  uint32_t position_line_ = 1;
-  // Position of the instruction line being parsed (given to the
-  // instructions synthesized for it too).
-  SourcePosition line_position_;
-  absl::Status status_;
-  std::string scratch_;
-
-  std::unique_ptr<Module> module_;
-  bool has_header_ = false;
-  // entry_computation_layout, when it parsed as a program shape: checked
-  // against the entry computation's signature in Finalize().
-  size_t entry_layout_offset_ = 0;
-  // input_output_alias / buffer_donor entries, checked against the entry
-  // computation once it is known (CheckAliasEntries).
-  std::vector<AliasEntry> alias_entries_;
-  std::vector<AliasEntry> donor_entries_;
-  size_t alias_offset_ = 0;
-  size_t donor_offset_ = 0;
-  bool CheckAliasEntries(const Computation& entry);
-  std::optional<ProgramShape> entry_layout_;
-  SvMap<Computation*> computations_;
-  Computation* entry_ = nullptr;
-
-  // Current computation.
-  Computation* comp_ = nullptr;
-  std::unique_ptr<Computation> comp_owned_;
-  // Instruction shapes and top-level tuple shapes by their exact text:
-  // instructions spelled alike share one (SharedShape).
-  SvMap<SharedShape> shapes_;
-  // Wrapped computations synthesized for async sugar in comp_.
-  std::vector<std::unique_ptr<Computation>> pending_wrapped_;
-  SvMap<Instruction*> names_;
-  // Metadata texts many instructions repeat, one value each (keys view the
-  // values' own text).
-  SvMap<SharedString> interned_;
-  // A direct-mapped cache in front of interned_ (indexed by the length and
-  // last bytes of the text; ~120 distinct op_names per 09 dump): a hit
-  // costs one memcmp instead of hashing a ~100-byte text and probing. Each
-  // slot holds a copy of interned_'s value, so hits give the same value.
-  struct InternSlot {
-    std::string_view text;  // the value's own text
-    SharedString value;
-  };
-  static constexpr size_t kInternSlots = 256;
-  std::unique_ptr<InternSlot[]> intern_cache_ =
-      std::make_unique<InternSlot[]>(kInternSlots);
-  absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
-      gte_cache_;
-  Instruction* root_ = nullptr;
-  size_t root_offset_ = 0;
-  absl::flat_hash_set<int64_t> param_numbers_;
-  int64_t max_param_number_ = -1;
-  absl::InlinedVector<Instruction*, 16> operands_;
-  // Unresolved control predecessors of the current computation.
-  std::vector<std::pair<size_t, std::string_view>> comp_pending_preds_;
-
-  // Module-wide.
-  bool uses_compact_gte_ = false;
-  std::vector<std::pair<size_t, std::string_view>> pending_preds_;
-  std::vector<Instruction*> synth_instructions_;
-  // Every parsed instruction name with signatures for the collision check.
-  struct ParsedName {
-    std::string_view name;
-    Instruction* inst;
-    uint32_t prefix_len;  // of "<prefix>.<digits>", 0 if not that form
-    uint16_t sig;
-    uint16_t prefix_sig;
-  };
-  std::vector<ParsedName> parsed_names_;
-  SvMap<int64_t> synth_counts_;  // synthesized name -> count
-  bool synth_self_collision_ = false;
-  std::vector<uint64_t> synth_bitmap_ = std::vector<uint64_t>(1024, 0);
-  std::vector<Computation*> synth_computations_;
-};
 
 SourcePosition Parser::PositionOf(size_t offset) {
   const std::string_view text = lex_.input();
@@ -1120,123 +750,6 @@ bool Parser::SkipShape(int depth) {
   }
 }
 
-bool Parser::ScanShapeFast(PrimitiveType type, FastShape* fs) const {
-  if (type == PrimitiveType::kToken || type == PrimitiveType::kOpaque) {
-    return false;
-  }
-  const std::string_view in = lex_.input();
-  const char* const d = in.data();
-  const size_t n = in.size();
-  size_t p = tok_.offset + tok_.text.size();
-  // Reads up to 18 digits (no overflow possible); false on anything else.
-  auto number = [&](int64_t* v) {
-    const size_t start = p;
-    int64_t x = 0;
-    while (p < n && static_cast<unsigned>(d[p] - '0') < 10) {
-      if (p - start == 18) return false;  // the token path reports it
-      x = x * 10 + (d[p] - '0');
-      ++p;
-    }
-    if (p == start) return false;
-    *v = x;
-    return true;
-  };
-  if (p >= n || d[p] != '[') return false;
-  ++p;
-  fs->type = type;
-  fs->rank = 0;
-  fs->has_layout = false;
-  if (p < n && d[p] == ']') {
-    ++p;
-  } else {
-    while (true) {
-      if (fs->rank == FastShape::kMaxRank) return false;
-      if (!number(&fs->dims[fs->rank])) return false;
-      ++fs->rank;
-      if (p < n && d[p] == ',') {
-        ++p;
-        continue;
-      }
-      if (p < n && d[p] == ']') {
-        ++p;
-        break;
-      }
-      return false;
-    }
-  }
-  if (!ArrayShapeSizeError(type, absl::MakeConstSpan(fs->dims, fs->rank))
-           .empty()) {
-    return false;
-  }
-  if (p < n && d[p] == '{') {
-    // `{:...}` (layout tail) and spaced layouts take the token path.
-    if (p + 1 >= n || static_cast<unsigned>(d[p + 1] - '0') >= 10) {
-      return false;
-    }
-    ++p;
-    int count_m2m = 0;
-    while (true) {
-      if (count_m2m == fs->rank || !number(&fs->minor_to_major[count_m2m++])) {
-        return false;
-      }
-      if (p < n && d[p] == ',') {
-        ++p;
-        continue;
-      }
-      if (p < n && d[p] == '}') {
-        ++p;
-        break;
-      }
-      return false;
-    }
-    if (!IsMinorToMajorPermutation(
-            absl::MakeConstSpan(fs->minor_to_major, count_m2m), fs->rank)) {
-      return false;
-    }
-    fs->has_layout = true;
-  } else {
-    // A layout separated by whitespace or comments is unusual: let the
-    // token path decide.
-    auto skip_space = [&](size_t q) {
-      while (q < n &&
-             (d[q] == ' ' || d[q] == '\t' || d[q] == '\n' || d[q] == '\r')) {
-        ++q;
-      }
-      return q;
-    };
-    const size_t q = skip_space(p);
-    if (q < n && d[q] == '{' && q + 1 < n &&
-        (d[q + 1] == ' ' || d[q + 1] == '\n')) {
-      // `{` then space: a layout when the token after it is an integer or
-      // ':' (ParseArrayShape's test); a name or identifier (a computation
-      // body after its result shape) is not one.
-      const size_t r = skip_space(q + 1);
-      if (!(r < n && (d[r] == '%' || d[r] == '_' ||
-                      static_cast<unsigned>((d[r] | 0x20) - 'a') < 26))) {
-        return false;
-      }
-    } else if (q < n &&
-               (d[q] == '/' || (d[q] == '{' && q + 1 < n &&
-                                (static_cast<unsigned>(d[q + 1] - '0') < 10 ||
-                                 d[q + 1] == ':' || d[q + 1] == '/')))) {
-      return false;
-    }
-  }
-  fs->end = p;
-  return true;
-}
-
-void Parser::ApplyFastShape(const FastShape& fs, Shape* out) {
-  out->set_element_type(fs.type);
-  out->mutable_dimensions().assign(fs.dims, fs.dims + fs.rank);
-  if (fs.has_layout) {
-    out->mutable_layout().emplace().minor_to_major.assign(
-        fs.minor_to_major, fs.minor_to_major + fs.rank);
-  }
-  lex_.set_pos(fs.end);
-  Advance();
-}
-
 bool Parser::ParseLayout(int64_t rank, Layout* layout) {
   const size_t layout_offset = tok_.offset;
   Advance();  // '{'
@@ -1528,56 +1041,6 @@ bool Parser::ParseStackFrameTables() {
       }
     }
   }
-  return true;
-}
-
-bool Parser::SkipSignatureParamsFast() {
-  const std::string_view in = lex_.input();
-  const char* const d = in.data();
-  const size_t n = in.size();
-  const Token open = tok_;
-  size_t p = open.offset + 1;
-  auto ident_start = [&](size_t q) {
-    return q < n &&
-           (d[q] == '_' || static_cast<unsigned>((d[q] | 0x20) - 'a') < 26);
-  };
-  bool ok = false;
-  if (p < n && d[p] == ')') {
-    ok = true;
-  } else {
-    while (true) {
-      // The parameter name (an identifier token) and ": ".
-      if (!ident_start(p)) break;
-      const size_t name_end = text_internal::SkipIdChars(d, p + 1, n);
-      if (name_end + 2 >= n || d[name_end] != ':' || d[name_end + 1] != ' ') {
-        break;
-      }
-      // The shape, as SkipShape reads an element type token.
-      const size_t type_begin = name_end + 2;
-      if (!ident_start(type_begin)) break;
-      const size_t type_end = text_internal::SkipIdChars(d, type_begin + 1, n);
-      std::optional<PrimitiveType> type =
-          LookupElementType(in.substr(type_begin, type_end - type_begin));
-      if (!type) break;
-      tok_.kind = TK::kIdent;
-      tok_.has_escape = false;
-      tok_.offset = type_begin;
-      tok_.text = in.substr(type_begin, type_end - type_begin);
-      FastShape fs;
-      if (!ScanShapeFast(*type, &fs)) break;
-      p = fs.end;
-      if (p + 1 < n && d[p] == ',' && d[p + 1] == ' ') {
-        p += 2;
-        continue;
-      }
-      ok = p < n && d[p] == ')';
-      break;
-    }
-  }
-  tok_ = open;
-  if (!ok) return false;
-  lex_.set_pos(p + 1);
-  Advance();
   return true;
 }
 
@@ -2256,51 +1719,6 @@ bool Parser::Finalize() {
 
 // ---------------------------------------------------------------------------
 // Operands.
-
-bool Parser::ScanOperandsFast() {
-  const std::string_view in = lex_.input();
-  const char* const d = in.data();
-  const size_t n = in.size();
-  size_t p = tok_.offset + 1;  // after the '('
-  if (p < n && d[p] == ')') {
-    lex_.set_pos(p + 1);
-    Advance();
-    return true;
-  }
-  const size_t old_size = operands_.size();
-  while (true) {
-    // `%name` as the lexer reads it: '%', a letter, digit or '_', then
-    // identifier characters.
-    if (p + 1 >= n || d[p] != '%') break;
-    const unsigned char c = static_cast<unsigned char>(d[p + 1]);
-    if (!((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_')) break;
-    const size_t end = text_internal::SkipIdChars(d, p + 2, n);
-    auto it = names_.find(in.substr(p + 1, end - p - 1));
-    if (it == names_.end() || it->second == nullptr) break;
-    if (end + 2 < n && d[end] == ',' && d[end + 1] == ' ') {
-      operands_.push_back(it->second);
-      p = end + 2;
-      // The printer's `/*index=N*/` before every fifth operand: a comment,
-      // which the lexer skips as it skips spaces.
-      if (At(d + p, n - p, "/*index=")) {
-        size_t q = p + 8;
-        while (q < n && static_cast<unsigned>(d[q] - '0') < 10) ++q;
-        if (q == p + 8 || !At(d + q, n - q, "*/")) break;
-        p = q + 2;
-      }
-      continue;
-    }
-    if (end < n && d[end] == ')') {
-      operands_.push_back(it->second);
-      lex_.set_pos(end + 1);
-      Advance();
-      return true;
-    }
-    break;
-  }
-  operands_.resize(old_size);
-  return false;
-}
 
 bool Parser::ParseOperands() {
   if (tok_.kind == TK::kRparen) {
@@ -3095,99 +2513,6 @@ const SharedString& Parser::InternedSlow(std::string_view text) {
   return interned_.emplace(key, std::move(value)).first->second;
 }
 
-bool Parser::ScanMetadataFast(OpMetadata* md) {
-  const std::string_view in = lex_.input();
-  const char* d = in.data();
-  const size_t n = in.size();
-  // Written into *md in place (it is empty): no temporary to build, move
-  // and destroy per instruction. A text this scan does not take leaves *md
-  // as it was (default) for ParseMetadata's general path.
-  OpMetadata& m = *md;
-  auto give_up = [md] {
-    *md = OpMetadata();
-    return false;
-  };
-  size_t p = tok_.offset + 1;  // after the '{'
-  auto separator = [&](size_t q) {
-    return q < n && (d[q] == ' ' || d[q] == ',' || d[q] == '}');
-  };
-  while (true) {
-    while (p < n && (d[p] == ' ' || d[p] == ',')) ++p;
-    if (p >= n) return give_up();
-    if (d[p] == '}') break;
-    std::string* str = nullptr;
-    SharedString* shared = nullptr;
-    int64_t* num = nullptr;
-    // The keys of current dumps by their text (with the '=' that ends the
-    // key, so the key is the one the loop below would read); others
-    // through MetadataField.
-    if (At(d + p, n - p, "op_name=")) {
-      shared = &m.op_name;
-      p += 8;
-    } else if (At(d + p, n - p, "scheduling_name=")) {
-      str = &m.scheduling_name;
-      p += 16;
-    } else if (At(d + p, n - p, "stack_frame_id=")) {
-      num = &m.stack_frame_id;
-      p += 15;
-    } else {
-      const size_t key_start = p;
-      while (p < n && ((d[p] >= 'a' && d[p] <= 'z') || d[p] == '_')) ++p;
-      if (p == key_start || p >= n || d[p] != '=') return give_up();
-      MetadataField(std::string_view(d + key_start, p - key_start), &m, &str,
-                    &shared, &num);
-      ++p;
-    }
-    if (str != nullptr || shared != nullptr) {
-      if (p >= n || d[p] != '"') return give_up();
-      const size_t begin = ++p;
-      p = SkipPlainAscii(d, p, n);
-      if (p >= n || d[p] != '"') return give_up();
-      if (shared != nullptr) {
-        *shared = Interned(std::string_view(d + begin, p - begin));
-      } else {
-        str->assign(d + begin, p - begin);
-      }
-      ++p;
-    } else if (num != nullptr) {
-      // Up to 18 digits: no overflow, the value ParseInt gives.
-      const size_t begin = p;
-      int64_t v = 0;
-      while (p < n && p - begin < 18 && d[p] >= '0' && d[p] <= '9') {
-        v = v * 10 + (d[p] - '0');
-        ++p;
-      }
-      if (p == begin) return give_up();
-      *num = v;
-    } else {
-      return give_up();
-    }
-    if (!separator(p)) return give_up();
-  }
-  // The next token; when it is the next line's `%name`, the name token the
-  // lexer would make, set directly.
-  size_t q = p + 1;
-  if (q < n && d[q] == '\n') {
-    ++q;
-    while (q < n && d[q] == ' ') ++q;
-    if (q + 1 < n && d[q] == '%') {
-      const unsigned char c = static_cast<unsigned char>(d[q + 1]);
-      if ((c | 0x20) - 'a' < 26u || c - '0' < 10u || c == '_') {
-        const size_t e = text_internal::SkipIdChars(d, q + 2, n);
-        tok_.kind = TK::kName;
-        tok_.has_escape = false;
-        tok_.offset = q;
-        tok_.text = in.substr(q + 1, e - q - 1);
-        lex_.set_pos(e);
-        return true;
-      }
-    }
-  }
-  lex_.set_pos(p + 1);
-  Advance();
-  return true;
-}
-
 bool Parser::ParseFrontendAttributes(FrontendAttributes* out) {
   if (!Expect(TK::kLbrace, "'{' to start frontend attributes")) return false;
   if (tok_.kind == TK::kRbrace) {
@@ -3863,18 +3188,29 @@ absl::StatusOr<Shape> Parser::ParseStandaloneShape() {
   return shape;
 }
 
-}  // namespace
+}  // namespace parser_internal
 
 absl::StatusOr<std::unique_ptr<Module>> ParseHloModule(
     std::string_view text, const ParseOptions& options) {
-  Parser parser(text, options);
+  parser_internal::Parser parser(text, options);
   return parser.ParseModule();
 }
+
+namespace parser_internal {
+
+absl::StatusOr<std::unique_ptr<Module>> ParseHloModuleTokenPathOnly(
+    std::string_view text, const ParseOptions& options) {
+  Parser parser(text, options);
+  parser.DisableFastPaths();
+  return parser.ParseModule();
+}
+
+}  // namespace parser_internal
 
 absl::StatusOr<Shape> ParseShape(std::string_view text) {
   ParseOptions options;
   options.filename = "<shape>";
-  Parser parser(text, options);
+  parser_internal::Parser parser(text, options);
   return parser.ParseStandaloneShape();
 }
 

@@ -22,6 +22,8 @@
 #include "gtest/gtest.h"
 #include "hlo/clone.h"
 #include "hlo/module.h"
+#include "hlo/parser_internal.h"
+#include "hlo/printer.h"
 #include "hlo/shape_inference.h"
 #include "hlo/verifier.h"
 
@@ -1084,10 +1086,47 @@ TEST(Errors, BadBytes) {
 }
 
 // The parser reads the common spellings of a dump's lines straight from
-// the characters (parser.cc: TakeCachedLineShape, ScanOperandsFast,
-// ScanMetadataFast, SkipSignatureParamsFast; Lexer::ScanBraceBlob 16 bytes
-// at a time) and leaves everything else to the tokens. These pin down what
-// those paths must agree with the tokens on.
+// the characters (parser_fast_scan.cc: ScanShapeFast, ScanOperandsFast,
+// ScanMetadataFast, SkipSignatureParamsFast; parser.cc:
+// TakeCachedLineShape; Lexer::ScanBraceBlob 16 bytes at a time) and leaves
+// everything else to the tokens. These pin down what those paths must
+// agree with the tokens on.
+
+// Every module under tests/ and in the corpus, parsed with the fast scanners
+// and with the token path alone: the same printed module, or the same
+// error.
+TEST(FastPaths, AgreeWithTheTokenPath) {
+  std::vector<fs::path> files;
+  for (const fs::path& root :
+       {SourceDir() / "tests", SourceDir() / ".." / "shared" / "corpus"}) {
+    if (!fs::exists(root)) continue;
+    for (const auto& f : fs::recursive_directory_iterator(root)) {
+      if (f.is_regular_file() && f.path().extension() == ".hlo") {
+        files.push_back(f.path());
+      }
+    }
+  }
+  ASSERT_GE(files.size(), 100u);
+  int parsed = 0;
+  for (const fs::path& path : files) {
+    const std::string text = ReadText(path);
+    ParseOptions options;
+    options.filename = path.filename().string();
+    absl::StatusOr<std::unique_ptr<Module>> fast =
+        ParseHloModule(text, options);
+    absl::StatusOr<std::unique_ptr<Module>> tokens =
+        parser_internal::ParseHloModuleTokenPathOnly(text, options);
+    ASSERT_EQ(fast.ok(), tokens.ok()) << path;
+    if (!fast.ok()) {
+      EXPECT_EQ(fast.status().message(), tokens.status().message()) << path;
+      continue;
+    }
+    ++parsed;
+    EXPECT_EQ(PrintModule(**fast), PrintModule(**tokens)) << path;
+  }
+  EXPECT_GE(parsed, 100);
+}
+
 TEST(FastPaths, BraceBlobsKeepTheirTextAcrossBlocks) {
   // Braces and escaped quotes inside strings, a UTF-8 character, nesting,
   // all spread over several 16-byte blocks.

@@ -660,12 +660,15 @@ class LoopPipeliner {
     std::vector<Remark> remarks;
     for (const ForwardCandidate& fc : plan.chosen) {
       const Instruction& c = *fc.collective;
-      const char* kind =
-          c.opcode() == Opcode::kReduceScatter ? "ReduceScatter" : "AllReduce";
+      const bool rs = c.opcode() == Opcode::kReduceScatter;
+      // The names of remark_names.inc, spelled out so that a search finds
+      // where each is emitted.
+      const char* name =
+          sink ? (rs ? "SunkReduceScatter" : "SunkAllReduce")
+               : (rs ? "DelayedReduceScatter" : "DelayedAllReduce");
       Remark r =
-          PassedRemark(absl::StrCat(sink ? "Sunk" : "Delayed", kind), c, ls,
-                       path, sink ? "sink" : "forward", plan.EstimateOf(&c),
-                       sink ? trips : 1, std::nullopt);
+          PassedRemark(name, c, ls, path, sink ? "sink" : "forward",
+                       plan.EstimateOf(&c), sink ? trips : 1, std::nullopt);
       const auto op = AsAbsl(OpcodeName(c.opcode()));
       if (sink) {
         r.format = absl::StrCat("sank ", op,

@@ -583,6 +583,9 @@ using BackwardPlan = PipelinePlan<Instruction*>;
 // The reduce-scatters / all-reduces to sink or delay, and the stores
 // (dynamic-update-slices) they take: one collective per store.
 struct ForwardPlan : PipelinePlan<ForwardCandidate> {
+  // Sink (policy `sink`): the collectives leave the loop, one batched
+  // collective after it. Otherwise each is delayed to the next iteration.
+  bool sink = false;
   absl::flat_hash_set<const Instruction*> stores;
 
   bool StoreTaken(const ForwardCandidate& candidate) const {
@@ -655,7 +658,8 @@ class LoopPipeliner {
   // iteration or sunk out of the loop.
   std::vector<Remark> ForwardRemarks(const ForwardPlan& plan,
                                      const LoopState& ls,
-                                     const std::string& path, bool sink) {
+                                     const std::string& path) {
+    const bool sink = plan.sink;
     const int64_t trips = *ls.info.trip_count;
     std::vector<Remark> remarks;
     for (const ForwardCandidate& fc : plan.chosen) {
@@ -736,8 +740,10 @@ class LoopPipeliner {
   ForwardPlan PlanForward(const LoopState& ls,
                           const std::vector<Instruction*>& colls,
                           const std::string& path);
-  absl::StatusOr<bool> ApplyForward(LoopState& ls, const ForwardPlan& plan,
-                                    const std::string& path);
+  // Apply a sink or forward plan: remarks, module-size guard, the rewrite.
+  // After a sink `ls` describes the new loop.
+  absl::StatusOr<bool> ApplyForwardPlan(LoopState& ls, const ForwardPlan& plan,
+                                        const std::string& path);
   // The predicted effect of prefetching `ag` `depth` iterations ahead
   // with the candidates `chosen` (ag included): the communication hidden and
   // the compute of `dup`, the non-trivial part of its chain that the rest
@@ -803,9 +809,6 @@ class LoopPipeliner {
   ForwardPlan PlanSink(const LoopState& ls,
                        const std::vector<Instruction*>& colls,
                        const std::string& path);
-  // On a rewrite `ls` describes the new loop.
-  absl::StatusOr<bool> ApplySink(LoopState& ls, const ForwardPlan& plan,
-                                 const std::string& path);
 
   Module& module_;
   PassContext& context_;
@@ -861,6 +864,7 @@ ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
   absl::flat_hash_set<const Instruction*> invariant =
       FindLoopInvariantInstructions(*ls.body, ls.info.invariant_index);
   ForwardPlan plan;
+  plan.sink = true;
   for (Instruction* c : colls) {
     if (c->opcode() == Opcode::kAllGather) continue;
     const bool enabled = ForwardKindEnabled(c->opcode(), opts);
@@ -895,29 +899,6 @@ ForwardPlan LoopPipeliner::PlanSink(const LoopState& ls,
     MissCandidate(*c, path, "sink", "sunk", reason, std::move(suggestion));
   }
   return plan;
-}
-
-absl::StatusOr<bool> LoopPipeliner::ApplySink(LoopState& ls,
-                                              const ForwardPlan& plan,
-                                              const std::string& path) {
-  const std::vector<ForwardCandidate>& chosen = plan.chosen;
-  if (chosen.empty()) return false;
-  std::vector<Remark> remarks = ForwardRemarks(plan, ls, path, /*sink=*/true);
-  // The body once, a zero buffer and a batched collective per sink.
-  const int64_t m = chosen.size();
-  absl::StatusOr<Instruction*> result = Apply(
-      ls,
-      Request(ls, path, "sinking collectives out of", chosen[0].collective,
-              plan.extra, 1, {}, 0, 4 * ls.n + 8 * m),
-      [&](LoopRewrite& txn) { return RewriteSink(ls, chosen, txn); }, remarks);
-  if (!result.ok()) return result.status();
-  if (*result == nullptr) return false;
-  Why why;
-  if (!PrepareLoop(*result, ls, &why)) {
-    return absl::InternalError(
-        absl::StrCat("the sunk loop cannot be analyzed: ", why.text));
-  }
-  return true;
 }
 
 void LoopPipeliner::MissOverBudget(const Instruction& c,
@@ -990,7 +971,8 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   // still write every row of its outputs. ----------------------------------
   const bool sink = policy.sink.value_or(false);
   if (sink) {
-    absl::StatusOr<bool> r = ApplySink(ls, PlanSink(ls, colls, path), path);
+    absl::StatusOr<bool> r =
+        ApplyForwardPlan(ls, PlanSink(ls, colls, path), path);
     if (!r.ok()) return r.status();
     if (*r) {
       changed = true;
@@ -1050,7 +1032,7 @@ absl::StatusOr<bool> LoopPipeliner::ProcessLoop(const LoopNode& node) {
   // --- Forward: reduce-scatters / all-reduces stored by DUS. -------------
   if (!sink) {
     absl::StatusOr<bool> r =
-        ApplyForward(ls, PlanForward(ls, colls, path), path);
+        ApplyForwardPlan(ls, PlanForward(ls, colls, path), path);
     if (!r.ok()) return r.status();
     changed |= *r;
   }
@@ -1368,27 +1350,44 @@ ForwardPlan LoopPipeliner::PlanForward(const LoopState& ls,
   return plan;
 }
 
-absl::StatusOr<bool> LoopPipeliner::ApplyForward(LoopState& ls,
-                                                 const ForwardPlan& plan,
-                                                 const std::string& path) {
+absl::StatusOr<bool> LoopPipeliner::ApplyForwardPlan(LoopState& ls,
+                                                     const ForwardPlan& plan,
+                                                     const std::string& path) {
   const std::vector<ForwardCandidate>& chosen = plan.chosen;
   if (chosen.empty()) return false;
   // Remarks name the collectives before the rewrite deletes them.
-  std::vector<Remark> remarks = ForwardRemarks(plan, ls, path, /*sink=*/false);
-  // The body three times at most: the new body, the peeled first
-  // iteration's operands and the epilogue's stores.
+  std::vector<Remark> remarks = ForwardRemarks(plan, ls, path);
+  // Sink: the body once, a zero buffer and a batched collective per sink.
+  // Forward: the body three times at most (the new body, the peeled first
+  // iteration's operands and the epilogue's stores).
   int64_t small = 4 * ls.n;
   for (const ForwardCandidate& fc : chosen) {
-    small += 8 + 2 * fc.dus->operand_count();
+    small += plan.sink ? 8 : 8 + 2 * fc.dus->operand_count();
   }
   absl::StatusOr<Instruction*> result = Apply(
       ls,
-      Request(ls, path, "delaying reduce-scatters/all-reduces in",
-              chosen[0].collective, plan.extra, 3, {}, 0, small),
-      [&](LoopRewrite& txn) { return RewriteForward(ls, chosen, txn); },
+      Request(ls, path,
+              plan.sink ? "sinking collectives out of"
+                        : "delaying reduce-scatters/all-reduces in",
+              chosen[0].collective, plan.extra, plan.sink ? 1 : 3, {}, 0,
+              small),
+      [&](LoopRewrite& txn) {
+        return plan.sink ? RewriteSink(ls, chosen, txn)
+                         : RewriteForward(ls, chosen, txn);
+      },
       remarks);
   if (!result.ok()) return result.status();
-  return *result != nullptr;
+  if (*result == nullptr) return false;
+  // Forward is the last mode (ProcessLoop reads nothing of the new loop);
+  // backward runs after a sink, on the new loop.
+  if (plan.sink) {
+    Why why;
+    if (!PrepareLoop(*result, ls, &why)) {
+      return absl::InternalError(
+          absl::StrCat("the sunk loop cannot be analyzed: ", why.text));
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<bool> LoopPipeliner::Run() {

@@ -195,6 +195,18 @@ absl::Status ExpectOnePerDimension(std::string_view op, std::string_view what,
                ShapeString(operand));
 }
 
+absl::Status ExpectOnePerDimension(std::string_view op,
+                                   std::string_view attribute,
+                                   absl::Span<const int64_t> values,
+                                   const Shape& operand) {
+  if (static_cast<int64_t>(values.size()) == operand.rank()) {
+    return absl::OkStatus();
+  }
+  return ExpectOnePerDimension(
+      op, absl::StrCat(AsAbsl(attribute), "=", DimsString(values)),
+      values.size(), operand);
+}
+
 Shape StripLayouts(Shape shape) {
   shape.clear_layout();
   for (Shape& s : shape.mutable_tuple_shapes()) s = StripLayouts(std::move(s));
@@ -430,9 +442,8 @@ absl::StatusOr<Shape> InferBroadcastShape(
   if (absl::Status s = ExpectArray(operand, "broadcast operand"); !s.ok()) {
     return s;
   }
-  if (absl::Status s = ExpectOnePerDimension(
-          "broadcast", absl::StrCat("dimensions=", DimsString(dimensions)),
-          dimensions.size(), operand);
+  if (absl::Status s =
+          ExpectOnePerDimension("broadcast", "dimensions", dimensions, operand);
       !s.ok()) {
     return s;
   }
@@ -493,9 +504,8 @@ absl::StatusOr<Shape> InferTransposeShape(
   if (absl::Status s = ExpectArray(operand, "transpose operand"); !s.ok()) {
     return s;
   }
-  if (absl::Status s = ExpectOnePerDimension(
-          "transpose", absl::StrCat("dimensions=", DimsString(permutation)),
-          permutation.size(), operand);
+  if (absl::Status s = ExpectOnePerDimension("transpose", "dimensions",
+                                             permutation, operand);
       !s.ok()) {
     return s;
   }
@@ -567,9 +577,7 @@ absl::StatusOr<Shape> InferDynamicSliceShape(
     return s;
   }
   if (absl::Status s = ExpectOnePerDimension(
-          "dynamic-slice",
-          absl::StrCat("dynamic_slice_sizes=", DimsString(slice_sizes)),
-          slice_sizes.size(), operand);
+          "dynamic-slice", "dynamic_slice_sizes", slice_sizes, operand);
       !s.ok()) {
     return s;
   }

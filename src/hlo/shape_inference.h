@@ -306,6 +306,12 @@ std::string DimsString(absl::Span<const int64_t> dims);
 // f32[2,3]".
 absl::Status ExpectOnePerDimension(std::string_view op, std::string_view what,
                                    size_t entries, const Shape& operand);
+// The same for an attribute's integer list, quoted in the message
+// ("dimensions={0}") only when it does not fit.
+absl::Status ExpectOnePerDimension(std::string_view op,
+                                   std::string_view attribute,
+                                   absl::Span<const int64_t> values,
+                                   const Shape& operand);
 // The shape with every layout removed (recursively).
 Shape StripLayouts(Shape shape);
 // Compatible() and, when check_layouts, equal layouts wherever `expected`

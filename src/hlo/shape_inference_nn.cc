@@ -61,9 +61,9 @@ absl::StatusOr<PrimitiveType> WiderType(PrimitiveType a, PrimitiveType b) {
 absl::StatusOr<Dims> WindowedDims(const Shape& input,
                                   absl::Span<const WindowDimension> window,
                                   std::string_view op) {
-  if (absl::Status s = ExpectArray(input, absl::StrCat(AsAbsl(op), " operand"));
-      !s.ok()) {
-    return s;
+  if (!input.IsArray()) {
+    return Error(AsAbsl(op), " operand must be an array, found ",
+                 ShapeString(input));
   }
   if (absl::Status s =
           ExpectOnePerDimension(op, "the window", window.size(), input);

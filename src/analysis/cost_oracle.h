@@ -18,13 +18,22 @@
 
 namespace hloverlap {
 
-// A whole module's predicted step, as `hloverlap sim --format=json` reports
-// it (microseconds, bytes).
+// A whole module's predicted step on one device, as `hloverlap sim
+// --format=json` reports it. The simulator's oracle (sim/sim_cost_oracle.h)
+// copies these from its SimResult (sim/sim_types.h), the owner of their
+// definitions; times are microseconds of one run of the entry computation.
 struct StepPrediction {
+  // Until every stream (compute, collective, async compute) is idle.
   double step_us = 0;
+  // Busy time of the compute stream: kernels, with the time they lose to
+  // collectives in flight beside them.
   double compute_us = 0;
+  // Every collective's time on the collective streams, hidden or not.
   double communication_us = 0;
+  // How long the compute stream waits for collectives: a sync collective
+  // from its issue to its end, an async one at its -done.
   double exposed_communication_us = 0;
+  // Liveness peak over the schedule, entry parameters included (bytes).
   int64_t peak_memory_bytes = 0;
 };
 

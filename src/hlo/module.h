@@ -16,20 +16,29 @@
 namespace hloverlap {
 
 // The 2025-12+ stack frame tables (`FileNames`, `FunctionNames`,
-// `FileLocations`, `StackFrames`). Ids in text are 1-based; vectors here are
-// indexed by text id - 1.
+// `FileLocations`, `StackFrames`), one vector each in text order: the entry
+// written `N {...}` is element N - 1. Ids that refer to another table are
+// kept as written, 1-based (0 or out of range: unknown), except
+// parent_frame_id (see Frame).
 struct StackFrameIndex {
+  // A `FileLocations` entry: a source range in a function.
   struct FileLocation {
-    int64_t file_name_id = 0;
-    int64_t function_name_id = 0;
+    int64_t file_name_id = 0;      // into file_names
+    int64_t function_name_id = 0;  // into function_names
+    // The range as XLA wrote it. Only line and column are read
+    // (Module::GetSourceLocation); the ends are kept for printing.
     int64_t line = 0;
     int64_t end_line = 0;
     int64_t column = 0;
     int64_t end_column = 0;
   };
+  // A `StackFrames` entry: a location and the frame that called it.
   struct Frame {
-    int64_t file_location_id = 0;
-    int64_t parent_frame_id = 0;  // 0 = none
+    int64_t file_location_id = 0;  // into file_locations
+    // Into frames, 1-based, 0 = none. XLA writes it one higher (no parent
+    // as `parent_frame_id=1`): the parser subtracts 1 (and reads 0 as
+    // none), the printer adds it.
+    int64_t parent_frame_id = 0;
   };
   std::vector<std::string> file_names;
   std::vector<std::string> function_names;

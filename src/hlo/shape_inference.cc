@@ -187,6 +187,26 @@ std::string DimsString(absl::Span<const int64_t> dims) {
   return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
 }
 
+absl::Status ExpectOnePerDimension(std::string_view op, std::string_view what,
+                                   size_t entries, const Shape& operand) {
+  if (static_cast<int64_t>(entries) == operand.rank()) return absl::OkStatus();
+  return Error(AsAbsl(op), ": ", AsAbsl(what), " has ", entries,
+               " entries, expected one per dimension of operand ",
+               ShapeString(operand));
+}
+
+absl::Status ExpectOnePerDimension(std::string_view op,
+                                   std::string_view attribute,
+                                   absl::Span<const int64_t> values,
+                                   const Shape& operand) {
+  if (static_cast<int64_t>(values.size()) == operand.rank()) {
+    return absl::OkStatus();
+  }
+  return ExpectOnePerDimension(
+      op, absl::StrCat(AsAbsl(attribute), "=", DimsString(values)),
+      values.size(), operand);
+}
+
 Shape StripLayouts(Shape shape) {
   shape.clear_layout();
   for (Shape& s : shape.mutable_tuple_shapes()) s = StripLayouts(std::move(s));
@@ -422,10 +442,10 @@ absl::StatusOr<Shape> InferBroadcastShape(
   if (absl::Status s = ExpectArray(operand, "broadcast operand"); !s.ok()) {
     return s;
   }
-  if (static_cast<int64_t>(dimensions.size()) != operand.rank()) {
-    return Error("broadcast: dimensions=", DimsString(dimensions), " has ",
-                 dimensions.size(), " entries, expected one per dimension of ",
-                 "operand ", ShapeString(operand));
+  if (absl::Status s =
+          ExpectOnePerDimension("broadcast", "dimensions", dimensions, operand);
+      !s.ok()) {
+    return s;
   }
   for (int64_t d : result_dims) {
     if (d < 0) {
@@ -484,10 +504,10 @@ absl::StatusOr<Shape> InferTransposeShape(
   if (absl::Status s = ExpectArray(operand, "transpose operand"); !s.ok()) {
     return s;
   }
-  if (static_cast<int64_t>(permutation.size()) != operand.rank()) {
-    return Error("transpose: dimensions=", DimsString(permutation),
-                 " is not a permutation of the ", operand.rank(),
-                 " dimensions of operand ", ShapeString(operand));
+  if (absl::Status s = ExpectOnePerDimension("transpose", "dimensions",
+                                             permutation, operand);
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = CheckDimensionList(permutation, operand.rank(),
                                           "transpose dimensions", operand);
@@ -517,9 +537,10 @@ absl::StatusOr<Shape> InferSliceShape(const Shape& operand,
   if (absl::Status s = ExpectArray(operand, "slice operand"); !s.ok()) {
     return s;
   }
-  if (static_cast<int64_t>(ranges.size()) != operand.rank()) {
-    return Error("slice: ", ranges.size(), " ranges given for operand ",
-                 ShapeString(operand), " of rank ", operand.rank());
+  if (absl::Status s =
+          ExpectOnePerDimension("slice", "the slice", ranges.size(), operand);
+      !s.ok()) {
+    return s;
   }
   Dims dims;
   for (int64_t i = 0; i < operand.rank(); ++i) {
@@ -555,10 +576,10 @@ absl::StatusOr<Shape> InferDynamicSliceShape(
       !s.ok()) {
     return s;
   }
-  if (static_cast<int64_t>(slice_sizes.size()) != operand.rank()) {
-    return Error("dynamic-slice: dynamic_slice_sizes=", DimsString(slice_sizes),
-                 " has ", slice_sizes.size(), " entries for operand ",
-                 ShapeString(operand), " of rank ", operand.rank());
+  if (absl::Status s = ExpectOnePerDimension(
+          "dynamic-slice", "dynamic_slice_sizes", slice_sizes, operand);
+      !s.ok()) {
+    return s;
   }
   for (int64_t i = 0; i < operand.rank(); ++i) {
     if (slice_sizes[i] < 0 || slice_sizes[i] > operand.dimensions(i)) {
@@ -660,10 +681,10 @@ absl::StatusOr<Shape> InferPadShape(const Shape& operand,
                  TypeName(operand.element_type()), ", found ",
                  ShapeString(padding_value));
   }
-  if (static_cast<int64_t>(padding.size()) != operand.rank()) {
-    return Error("pad: padding has ", padding.size(),
-                 " dimensions for operand ", ShapeString(operand), " of rank ",
-                 operand.rank());
+  if (absl::Status s =
+          ExpectOnePerDimension("pad", "the padding", padding.size(), operand);
+      !s.ok()) {
+    return s;
   }
   Dims dims;
   for (int64_t i = 0; i < operand.rank(); ++i) {

@@ -25,9 +25,11 @@
 #ifndef HLOVERLAP_HLO_SHAPE_INFERENCE_H_
 #define HLOVERLAP_HLO_SHAPE_INFERENCE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -298,6 +300,18 @@ absl::StatusOr<Shape> InferInstructionShape(const Instruction& inst);
 std::string ShapeString(const Shape& shape, bool print_layout = false);
 // "{1,0,2}".
 std::string DimsString(absl::Span<const int64_t> dims);
+// OK when a per-dimension list of `op` (`what`: "dimensions={1,0}", "the
+// padding") has one entry per dimension of `operand`, else "transpose:
+// dimensions={0} has 1 entries, expected one per dimension of operand
+// f32[2,3]".
+absl::Status ExpectOnePerDimension(std::string_view op, std::string_view what,
+                                   size_t entries, const Shape& operand);
+// The same for an attribute's integer list, quoted in the message
+// ("dimensions={0}") only when it does not fit.
+absl::Status ExpectOnePerDimension(std::string_view op,
+                                   std::string_view attribute,
+                                   absl::Span<const int64_t> values,
+                                   const Shape& operand);
 // The shape with every layout removed (recursively).
 Shape StripLayouts(Shape shape);
 // Compatible() and, when check_layouts, equal layouts wherever `expected`

@@ -57,14 +57,18 @@ absl::StatusOr<PrimitiveType> WiderType(PrimitiveType a, PrimitiveType b) {
   return wa > wb ? a : b;
 }
 
-// The operand dimensions a window slides over, to the output sizes.
+// The operand dimensions a window of `op` slides over, to the output sizes.
 absl::StatusOr<Dims> WindowedDims(const Shape& input,
                                   absl::Span<const WindowDimension> window,
-                                  absl::string_view what) {
-  if (absl::Status s = ExpectArray(input, what); !s.ok()) return s;
-  if (static_cast<int64_t>(window.size()) != input.rank()) {
-    return Error(what, " ", ShapeString(input), " has rank ", input.rank(),
-                 ", the window ", window.size(), " dimensions");
+                                  std::string_view op) {
+  if (!input.IsArray()) {
+    return Error(AsAbsl(op), " operand must be an array, found ",
+                 ShapeString(input));
+  }
+  if (absl::Status s =
+          ExpectOnePerDimension(op, "the window", window.size(), input);
+      !s.ok()) {
+    return s;
   }
   Dims out;
   for (int64_t d = 0; d < input.rank(); ++d) {
@@ -87,7 +91,8 @@ absl::StatusOr<Shape> InferReduceWindowShape(
   }
   const size_t k = operands.size() / 2;
   std::vector<PrimitiveType> input_types, init_types;
-  absl::StatusOr<Dims> dims = WindowedDims(*operands[0], window, "input");
+  absl::StatusOr<Dims> dims =
+      WindowedDims(*operands[0], window, "reduce-window");
   if (!dims.ok()) return dims.status();
   for (size_t i = 0; i < k; ++i) {
     const Shape& in = *operands[i];
@@ -121,7 +126,8 @@ absl::StatusOr<Shape> InferReduceWindowShape(
 absl::StatusOr<Shape> InferSelectAndScatterShape(
     const Shape& operand, const Shape& source, const Shape& init,
     absl::Span<const WindowDimension> window) {
-  absl::StatusOr<Dims> dims = WindowedDims(operand, window, "operand");
+  absl::StatusOr<Dims> dims =
+      WindowedDims(operand, window, "select-and-scatter");
   if (!dims.ok()) return dims.status();
   if (!source.IsArray() || DimsOf(source) != *dims) {
     return Error("select-and-scatter source ", ShapeString(source),

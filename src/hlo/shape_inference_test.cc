@@ -122,8 +122,8 @@ TEST(ShapeInferenceTest, Reshape) {
 TEST(ShapeInferenceTest, TransposeAndReverse) {
   ExpectShape(InferTransposeShape(F32({2, 3, 4}), {2, 0, 1}), "f32[4,2,3]");
   ExpectError(InferTransposeShape(F32({2, 3}), {0}),
-              "transpose: dimensions={0} is not a permutation of the 2 "
-              "dimensions of operand f32[2,3]");
+              "transpose: dimensions={0} has 1 entries, expected one per "
+              "dimension of operand f32[2,3]");
   ExpectError(InferTransposeShape(F32({2, 3}), {0, 0}),
               "dimension 0 appears twice");
   ExpectError(InferTransposeShape(F32({2, 3}), {0, -1}),
@@ -144,7 +144,9 @@ TEST(ShapeInferenceTest, Slice) {
   ExpectError(InferSliceShape(F32({4}), {{0, 4, 0}}),
               "stride 0 must be positive");
   ExpectError(InferSliceShape(F32({4}), {{-1, 4, 1}}), "start -1");
-  ExpectError(InferSliceShape(F32({4}), {}), "0 ranges given");
+  ExpectError(InferSliceShape(F32({4}), {}),
+              "slice: the slice has 0 entries, expected one per dimension of "
+              "operand f32[4]");
 }
 
 TEST(ShapeInferenceTest, DynamicSlice) {
@@ -162,7 +164,8 @@ TEST(ShapeInferenceTest, DynamicSlice) {
   ExpectError(InferDynamicSliceShape(F32({8, 4}), {&idx}, {2, 4}),
               "expected 2 scalar indices");
   ExpectError(InferDynamicSliceShape(F32({8, 4}), {&idx, &idx}, {2}),
-              "has 1 entries for operand f32[8,4] of rank 2");
+              "dynamic-slice: dynamic_slice_sizes={2} has 1 entries, expected "
+              "one per dimension of operand f32[8,4]");
 }
 
 TEST(ShapeInferenceTest, DynamicUpdateSlice) {
@@ -204,6 +207,9 @@ TEST(ShapeInferenceTest, Pad) {
               "interior padding -1 must not be negative");
   ExpectError(InferPadShape(F32({4}), S32({}), {{0, 0, 0}}),
               "padding value must be a scalar of type f32, found s32[]");
+  ExpectError(InferPadShape(F32({4}), zero, {{0, 0, 0}, {0, 0, 0}}),
+              "pad: the padding has 2 entries, expected one per dimension of "
+              "operand f32[4]");
   ExpectError(InferPadShape(F32({4}), zero,
                             {{std::numeric_limits<int64_t>::max(), 1, 0}}),
               "overflows");

@@ -305,13 +305,41 @@ bool HasSchedule(const Computation& c) {
          !c.IsFusionComputation();
 }
 
-// Slots (a power of two, 16 at least) for an open-addressing table that
-// holds n entries at most half full.
-size_t TableCapacity(size_t n) {
-  size_t capacity = 16;
-  while (capacity < 2 * n) capacity *= 2;
-  return capacity;
-}
+// The slots of an open-addressing table with linear probing: a power of
+// two of them (16 at least), at most half full, an entry's first probe at
+// the top bits of its 64-bit hash. PointerMap and NameSet keep their
+// entries here; an empty slot is a value-initialized Slot.
+template <typename Slot>
+class ProbedSlots {
+ public:
+  // Empties the table and sizes it for `n` entries.
+  void Reserve(size_t n) {
+    size_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    slots_.assign(capacity, Slot{});
+    shift_ = 64 - __builtin_ctzll(capacity);
+    size_ = 0;
+  }
+  bool empty() const { return slots_.empty(); }
+  // Whether one more entry keeps the table at most half full (false before
+  // Reserve).
+  bool HasRoom() const { return 2 * (size_ + 1) <= slots_.size(); }
+  // The first slot to probe for `hash`, and the slot after `k`.
+  size_t Home(uint64_t hash) const { return hash >> shift_; }
+  size_t Next(size_t k) const { return (k + 1) & (slots_.size() - 1); }
+  const Slot& at(size_t k) const { return slots_[k]; }
+  Slot& at(size_t k) { return slots_[k]; }
+  // Stores an entry in the empty slot `k` that probing found.
+  void Fill(size_t k, const Slot& slot) {
+    slots_[k] = slot;
+    ++size_;
+  }
+
+ private:
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  int shift_ = 64;
+};
 
 // Pointer -> V by open addressing on the pointer's bits, which are never
 // dereferenced (an operand may be anything). Fixed capacity, at most half
@@ -320,30 +348,25 @@ size_t TableCapacity(size_t n) {
 template <typename K, typename V>
 class PointerMap {
  public:
-  void Reserve(size_t n) {
-    slots_.assign(TableCapacity(n), Slot{});
-    shift_ = 64 - __builtin_ctzll(slots_.size());
-    size_ = 0;
-  }
+  void Reserve(size_t n) { table_.Reserve(n); }
   V* Insert(const K* key, V value) {
-    if (key == nullptr || 2 * (size_ + 1) > slots_.size()) return nullptr;
-    size_t k = Home(key);
-    while (slots_[k].key != nullptr) {
-      if (slots_[k].key == key) return nullptr;
-      k = (k + 1) & (slots_.size() - 1);
+    if (key == nullptr || !table_.HasRoom()) return nullptr;
+    size_t k = table_.Home(Hash(key));
+    while (table_.at(k).key != nullptr) {
+      if (table_.at(k).key == key) return nullptr;
+      k = table_.Next(k);
     }
-    slots_[k] = Slot{key, value};
-    ++size_;
-    return &slots_[k].value;
+    table_.Fill(k, Slot{key, value});
+    return &table_.at(k).value;
   }
   V* Find(const K* key) {
     return const_cast<V*>(std::as_const(*this).Find(key));
   }
   const V* Find(const K* key) const {
-    if (key == nullptr || slots_.empty()) return nullptr;
-    for (size_t k = Home(key);; k = (k + 1) & (slots_.size() - 1)) {
-      if (slots_[k].key == key) return &slots_[k].value;
-      if (slots_[k].key == nullptr) return nullptr;
+    if (key == nullptr || table_.empty()) return nullptr;
+    for (size_t k = table_.Home(Hash(key));; k = table_.Next(k)) {
+      if (table_.at(k).key == key) return &table_.at(k).value;
+      if (table_.at(k).key == nullptr) return nullptr;
     }
   }
 
@@ -352,12 +375,10 @@ class PointerMap {
     const K* key = nullptr;
     V value{};
   };
-  size_t Home(const K* key) const {
-    return (reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ull) >> shift_;
+  static uint64_t Hash(const K* key) {
+    return reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ull;
   }
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
-  int shift_ = 64;
+  ProbedSlots<Slot> table_;
 };
 
 // A set of names, each known by an id (the caller maps ids back to names):
@@ -365,25 +386,22 @@ class PointerMap {
 // names only when the hash bits agree. At most half full.
 class NameSet {
  public:
-  void Reserve(size_t n) {
-    slots_.assign(TableCapacity(n), Slot{});
-    shift_ = 64 - __builtin_ctzll(slots_.size());
-    size_ = 0;
-  }
+  void Reserve(size_t n) { table_.Reserve(n); }
   // False if a name equal to `name` is already in the set (or the set is
   // full); `name_of(id)` gives the name of an id inserted before.
   template <typename NameOf>
   bool Insert(std::string_view name, uint32_t id, const NameOf& name_of) {
-    if (2 * (size_ + 1) > slots_.size()) return false;
+    if (!table_.HasRoom()) return false;
     const uint64_t h = HashText(name);
     const uint32_t tag = static_cast<uint32_t>(h) | 1;  // 0: empty slot
-    size_t k = h >> shift_;
-    while (slots_[k].tag != 0) {
-      if (slots_[k].tag == tag && name_of(slots_[k].id) == name) return false;
-      k = (k + 1) & (slots_.size() - 1);
+    size_t k = table_.Home(h);
+    while (table_.at(k).tag != 0) {
+      if (table_.at(k).tag == tag && name_of(table_.at(k).id) == name) {
+        return false;
+      }
+      k = table_.Next(k);
     }
-    slots_[k] = Slot{tag, id};
-    ++size_;
+    table_.Fill(k, Slot{tag, id});
     return true;
   }
 
@@ -392,9 +410,7 @@ class NameSet {
     uint32_t tag = 0;
     uint32_t id = 0;
   };
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
-  int shift_ = 64;
+  ProbedSlots<Slot> table_;
 };
 
 class Verifier {

@@ -350,41 +350,32 @@ void SequentialLoop(T* acc, const T* x, int64_t n) {
   }
 }
 
-#define HLOVERLAP_UNARY_OPS(X)                                                \
-  X(kAbs)                                                                     \
-  X(kNegate)                                                                  \
-  X(kSign)                                                                    \
-  X(kNot)                                                                     \
-  X(kPopcnt)                                                                  \
-  X(kCountLeadingZeros) X(kExponential) X(kExponentialMinusOne) X(kLog)       \
-      X(kLogPlusOne) X(kSqrt) X(kRsqrt) X(kCbrt) X(kTanh) X(kSine) X(kCosine) \
-          X(kTan) X(kSinh) X(kCosh) X(kAsin) X(kAcos) X(kAsinh) X(kAcosh)     \
-              X(kAtanh) X(kErf) X(kLogistic) X(kFloor) X(kCeil)               \
-                  X(kRoundNearestAfz) X(kRoundNearestEven)
+// The op tables (X-macros) the dispatchers below expand, laid out by hand.
+// clang-format off
+#define HLOVERLAP_UNARY_OPS(X)                                             \
+  X(kAbs) X(kNegate) X(kSign) X(kNot) X(kPopcnt) X(kCountLeadingZeros)     \
+  X(kExponential) X(kExponentialMinusOne) X(kLog) X(kLogPlusOne) X(kSqrt)  \
+  X(kRsqrt) X(kCbrt) X(kTanh) X(kSine) X(kCosine) X(kTan) X(kSinh)         \
+  X(kCosh) X(kAsin) X(kAcos) X(kAsinh) X(kAcosh) X(kAtanh) X(kErf)         \
+  X(kLogistic) X(kFloor) X(kCeil) X(kRoundNearestAfz) X(kRoundNearestEven)
 
-#define HLOVERLAP_BINARY_OPS(X)                                            \
-  X(kAdd)                                                                  \
-  X(kSubtract)                                                             \
-  X(kMultiply)                                                             \
-  X(kDivide)                                                               \
-  X(kMaximum)                                                              \
-  X(kMinimum) X(kPower) X(kRemainder) X(kAnd) X(kOr) X(kXor) X(kShiftLeft) \
-      X(kShiftRightArithmetic) X(kShiftRightLogical) X(kAtan2)
+#define HLOVERLAP_BINARY_OPS(X)                                        \
+  X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) \
+  X(kPower) X(kRemainder) X(kAnd) X(kOr) X(kXor) X(kShiftLeft)         \
+  X(kShiftRightArithmetic) X(kShiftRightLogical) X(kAtan2)
 
-#define HLOVERLAP_COMBINER_OPS(X) \
+#define HLOVERLAP_COMBINER_OPS(X)                                     \
   X(kAdd) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor)
 
-#define HLOVERLAP_FLOAT_UNARY_OPS(X)                                           \
-  X(kAbs)                                                                      \
-  X(kNegate)                                                                   \
-  X(kSign)                                                                     \
-  X(kExponential)                                                              \
-  X(kExponentialMinusOne) X(kLog) X(kLogPlusOne) X(kSqrt) X(kRsqrt) X(kCbrt)   \
-      X(kTanh) X(kSine) X(kCosine) X(kTan) X(kSinh) X(kCosh) X(kAsin) X(kAcos) \
-          X(kAsinh) X(kAcosh) X(kAtanh) X(kErf) X(kLogistic) X(kFloor)         \
-              X(kCeil) X(kRoundNearestAfz) X(kRoundNearestEven)
-#define HLOVERLAP_INT_UNARY_OPS(X) \
+#define HLOVERLAP_FLOAT_UNARY_OPS(X)                                   \
+  X(kAbs) X(kNegate) X(kSign) X(kExponential) X(kExponentialMinusOne)  \
+  X(kLog) X(kLogPlusOne) X(kSqrt) X(kRsqrt) X(kCbrt) X(kTanh) X(kSine) \
+  X(kCosine) X(kTan) X(kSinh) X(kCosh) X(kAsin) X(kAcos) X(kAsinh)     \
+  X(kAcosh) X(kAtanh) X(kErf) X(kLogistic) X(kFloor) X(kCeil)          \
+  X(kRoundNearestAfz) X(kRoundNearestEven)
+#define HLOVERLAP_INT_UNARY_OPS(X)                                     \
   X(kAbs) X(kNegate) X(kSign) X(kNot) X(kPopcnt) X(kCountLeadingZeros)
+// clang-format on
 
 // Only the (type, op) pairs UnaryValid accepts are instantiated.
 template <typename T>
@@ -415,21 +406,18 @@ void DispatchUnary(Opcode op, const T* x, T* out, int64_t n) {
 #undef X
 }
 
-#define HLOVERLAP_FLOAT_BINARY_OPS(X) \
-  X(kAdd)                             \
-  X(kSubtract)                        \
-  X(kMultiply)                        \
-  X(kDivide) X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) X(kAtan2)
-#define HLOVERLAP_INT_BINARY_OPS(X)                                      \
-  X(kAdd)                                                                \
-  X(kSubtract)                                                           \
-  X(kMultiply)                                                           \
-  X(kDivide)                                                             \
-  X(kMaximum) X(kMinimum) X(kPower) X(kRemainder) X(kAnd) X(kOr) X(kXor) \
-      X(kShiftLeft) X(kShiftRightArithmetic) X(kShiftRightLogical)
-#define HLOVERLAP_PRED_BINARY_OPS(X) \
-  X(kAdd)                            \
-  X(kSubtract) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor)
+// clang-format off
+#define HLOVERLAP_FLOAT_BINARY_OPS(X)                                  \
+  X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) \
+  X(kPower) X(kRemainder) X(kAtan2)
+#define HLOVERLAP_INT_BINARY_OPS(X)                                    \
+  X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kMaximum) X(kMinimum) \
+  X(kPower) X(kRemainder) X(kAnd) X(kOr) X(kXor) X(kShiftLeft)         \
+  X(kShiftRightArithmetic) X(kShiftRightLogical)
+#define HLOVERLAP_PRED_BINARY_OPS(X)                                       \
+  X(kAdd) X(kSubtract) X(kMultiply) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) \
+  X(kXor)
+// clang-format on
 
 // Only the (type, op) pairs BinaryValid accepts are instantiated.
 template <typename T>

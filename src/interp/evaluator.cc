@@ -23,6 +23,7 @@
 #include "interp/errors.h"
 #include "interp/random_inputs.h"
 #include "interp/reduce.h"
+#include "interp/rendezvous.h"
 #include "interp/shape_ops.h"
 
 namespace hloverlap::interp {

@@ -563,17 +563,15 @@ class Simulator {
   Mark Begin() {
     ++stamp_;
     ++open_;
-    Mark m;
-    m.t = t_;
-    m.collective_free = coll_free_;
-    m.async_free = async_free_;
-    m.host = h_;
-    m.totals = totals_;
-    m.journal = journal_.size();
-    m.events = result_.events.size();
-    m.dropped = dropped_events_;
-    m.depth = static_cast<int>(loop_stack_.size());
-    return m;
+    return Mark{.t = t_,
+                .collective_free = coll_free_,
+                .async_free = async_free_,
+                .host = h_,
+                .totals = totals_,
+                .journal = journal_.size(),
+                .events = result_.events.size(),
+                .dropped = dropped_events_,
+                .depth = static_cast<int>(loop_stack_.size())};
   }
 
   // Ends the latest recording without its effect.
@@ -682,14 +680,13 @@ class Simulator {
       ++dropped_events_;
       return -1;
     }
-    SimEvent e;
-    e.track = track;
-    e.name = name;
-    e.category = category;
-    e.start_us = start;
-    e.duration_us = duration;
-    e.depth = static_cast<int>(loop_stack_.size());
-    result_.events.push_back(std::move(e));
+    result_.events.push_back(
+        SimEvent{.track = track,
+                 .name = name,
+                 .category = category,
+                 .start_us = start,
+                 .duration_us = duration,
+                 .depth = static_cast<int>(loop_stack_.size())});
     return static_cast<int64_t>(result_.events.size()) - 1;
   }
 

@@ -636,23 +636,22 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
 }
 
 void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
-  auto options = std::make_shared<ExplainCommandOptions>();
-  CLI::App* cmd = AddCommand(
+  using Options = ExplainCommandOptions;
+  auto [cmd, options] = AddModuleCommand(
       app, ctx, "explain",
       "Summarize a module: computations, the while-loop nesting tree with "
       "trip counts, the collectives of every loop (kind, count, bytes, "
       "replica groups), and what `opt` would do with each (the same "
       "pipeline run on a copy, per loop and per pass, with the reasons).",
-      [options]() { return RunExplainCommand(*options); });
-  AddInputOption(*cmd, options->input)->required();
-  AddNoVerifyFlag(*cmd, options->verify);
-  cmd->add_flag("--json", options->json, "Print the summary as JSON");
-  cmd->add_flag("--all-computations", options->all_computations,
-                "List fused computations too");
-  cmd->add_flag("!--no-pipeline", options->pipeline,
-                "Leave out the pass pipeline's run and its decisions");
-  cmd->add_option("--remarks", options->remarks,
-                  "Write every remark to FILE ('-': after the report)");
+      RunExplainCommand);
+  AddBoolFlags(*cmd, *options,
+               {{"--json", &Options::json, "Print the summary as JSON"},
+                {"--all-computations", &Options::all_computations,
+                 "List fused computations too"},
+                {"!--no-pipeline", &Options::pipeline,
+                 "Leave out the pass pipeline's run and its decisions"}});
+  AddRemarksOption(*cmd, options->remarks,
+                   "Write every remark to FILE ('-': after the report)");
   AddRemarksFormatOption(*cmd, options->remarks_format);
   OptCommandOptions& opt = options->opt;
   cmd->add_option("--preset", opt.preset,

@@ -514,6 +514,7 @@ void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
 }
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
+  using O = OptCommandOptions;
   auto options = std::make_shared<OptCommandOptions>();
   CLI::App* cmd = AddCommand(
       app, ctx, "opt",
@@ -537,36 +538,42 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   absl::StrCat("Named pass pipeline (--list-presets prints "
                                "them): ",
                                absl::StrJoin(KnownPresets(), ", ")));
-  cmd->add_flag("--list-passes", options->list_passes,
-                "Print the passes with their options (type, range, default, "
-                "flag) and exit");
-  cmd->add_flag("--list-presets", options->list_presets,
-                "Print the presets as pipeline text and exit");
-  cmd->add_flag("--list-xla-flags", options->list_xla_flags,
-                "Print the XLA flags --xla-flags and XLA_FLAGS act on (the "
-                "pass each concerns, its values) and those ignored, and exit");
-  cmd->add_flag("--json", options->list_json,
-                "With --list-passes / --list-presets / --list-xla-flags: "
-                "print JSON (each preset's passes with the options they run "
-                "with)");
+  // Instead of reading a module: what opt knows.
+  AddBoolFlags(
+      *cmd, *options,
+      {{"--list-passes", &O::list_passes,
+        "Print the passes with their options (type, range, default, flag) "
+        "and exit"},
+       {"--list-presets", &O::list_presets,
+        "Print the presets as pipeline text and exit"},
+       {"--list-xla-flags", &O::list_xla_flags,
+        "Print the XLA flags --xla-flags and XLA_FLAGS act on (the pass each "
+        "concerns, its values) and those ignored, and exit"},
+       {"--json", &O::list_json,
+        "With --list-passes / --list-presets / --list-xla-flags: print JSON "
+        "(each preset's passes with the options they run with)"}});
   cmd->add_option("--loop", options->loop_rules,
                   absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
                                AsAbsl(LoopRuleHelp())))
       // One value per occurrence, so `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  cmd->add_option("--remarks", options->remarks,
-                  "Write optimization remarks to FILE ('-' = stderr)");
-  cmd->add_flag("--remarks-summary", options->remarks_summary,
-                "Print a per-loop summary of the remarks on stderr (what was "
-                "pipelined, double-buffered, hidden, refused and why); on by "
-                "default when --remarks names a file");
-  cmd->add_flag("--no-remarks-summary", options->no_remarks_summary,
-                "No summary on stderr");
+  AddRemarksOption(*cmd, options->remarks,
+                   "Write optimization remarks to FILE ('-' = stderr)");
+  AddBoolFlags(
+      *cmd, *options,
+      {{"--remarks-summary", &O::remarks_summary,
+        "Print a per-loop summary of the remarks on stderr (what was "
+        "pipelined, double-buffered, hidden, refused and why); on by default "
+        "when --remarks names a file"},
+       {"--no-remarks-summary", &O::no_remarks_summary,
+        "No summary on stderr"}});
   AddRemarksFormatOption(*cmd, options->remarks_format);
-  cmd->add_flag("--verify-each", options->verify_each,
-                "Verify the module after every pass");
-  cmd->add_flag("--time-passes", options->time_passes,
-                "Print each pass's wall time to stderr");
+  // Instrumentation of the pass pipeline.
+  AddBoolFlags(
+      *cmd, *options,
+      {{"--verify-each", &O::verify_each, "Verify the module after every pass"},
+       {"--time-passes", &O::time_passes,
+        "Print each pass's wall time to stderr"}});
   AddPassOptionFlags(*cmd, *options);
   cmd->add_option(
          "--max-module-instructions", options->max_module_instructions,
@@ -580,10 +587,12 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,
                   "File for --dump-after (default PASS.hlo)");
-  cmd->add_flag("!--no-metadata", options->print_metadata,
-                "Leave metadata={...} out of the output");
-  cmd->add_flag("!--no-backend-config", options->print_backend_config,
-                "Leave backend_config out of the output");
+  // What the printed module leaves out.
+  AddBoolFlags(*cmd, *options,
+               {{"!--no-metadata", &O::print_metadata,
+                 "Leave metadata={...} out of the output"},
+                {"!--no-backend-config", &O::print_backend_config,
+                 "Leave backend_config out of the output"}});
   cmd->add_option("--elide-constants", options->elide_constants_above,
                   "Print constants with more than N elements as {...}");
 }

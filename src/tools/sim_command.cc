@@ -120,15 +120,12 @@ int RunSimCommand(const SimCommandOptions& o) {
 }
 
 void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
-  auto options = std::make_shared<SimCommandOptions>();
-  CLI::App* cmd = AddCommand(
+  auto [cmd, options] = AddModuleCommand(
       app, ctx, "sim",
       "Simulate a scheduled module on a model GPU: step time, compute, "
       "communication and exposed communication, collectives by exposed "
       "time, peak memory; optionally a Chrome trace.",
-      [options]() { return RunSimCommand(*options); });
-  AddInputOption(*cmd, options->input)->required();
-  AddNoVerifyFlag(*cmd, options->verify);
+      RunSimCommand);
   cmd->add_option("--gpu", options->gpu, "Device preset: h200 (default), h100")
       ->check(CLI::IsMember({"h100", "h200"}));
   cmd->add_option("--gpu-spec", options->gpu_spec,

@@ -6,11 +6,14 @@
 //                  verify)
 //   --remarks=FILE and --remarks-format=text|json   (opt, explain)
 // and the conventions of declaring them: AddModuleCommand (a command that
-// reads one module) and AddBoolFlags (a table of plain flags).
+// reads one module), AddBoolFlags (a table of plain flags), and the checks
+// of numeric values (NonNegative, Positive, IntRange), whose errors are
+// one short line ("--max-iterations: must be >= 0, got -3").
 // A subcommand's own options stay in its <name>_command.cc.
 #ifndef HLOVERLAP_TOOLS_COMMON_OPTIONS_H_
 #define HLOVERLAP_TOOLS_COMMON_OPTIONS_H_
 
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -22,6 +25,7 @@
 namespace CLI {
 class App;
 class Option;
+class Validator;
 }  // namespace CLI
 
 namespace hloverlap {
@@ -94,6 +98,16 @@ CLI::Option* AddRemarksOption(CLI::App& cmd, std::string& file,
 // `--remarks-format=text|json`: how --remarks writes the remarks
 // (RemarksFileText).
 CLI::Option* AddRemarksFormatOption(CLI::App& cmd, std::string& format);
+
+// Checks of a numeric option's value, for every command (not CLI11's
+// NonNegativeNumber / PositiveNumber / Range, whose error spells out the
+// largest double). The help shows them as CLI11's do ("INT:NONNEGATIVE",
+// "INT:INT in [1 - 1048576]"); an error is one line naming the flag:
+// "--max-iterations: must be >= 0, got -3". Values are converted as CLI11
+// converts them.
+CLI::Validator NonNegative();
+CLI::Validator Positive();
+CLI::Validator IntRange(int64_t min, int64_t max);
 
 }  // namespace hloverlap
 

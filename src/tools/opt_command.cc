@@ -582,7 +582,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
              "N instructions (default: ",
              ModuleSizeGuard::kDefaultGrowth, " x the input's, at least ",
              ModuleSizeGuard::kDefaultMinimum, ")"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--dump-after", options->dump_after,
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,

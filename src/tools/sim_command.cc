@@ -138,7 +138,7 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--devices", options->devices,
                   "Devices in collectives over all devices (default: the "
                   "module's num_partitions x replica_count)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(IntRange(1, int64_t{1} << 20));
   cmd->add_option("--trace", options->trace,
                   "Write a Chrome-trace JSON (Perfetto, chrome://tracing)");
   cmd->add_option("--format", options->format, "Report: text (default), json")
@@ -148,7 +148,7 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
                   "(default: the one next to the input, if any)");
   cmd->add_option("--top", options->top,
                   "Collectives listed in the text report (0 = all)")
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(IntRange(0, 1 << 20));
   cmd->add_flag("--timing", options->timing,
                 "Print parse and simulation times to stderr");
 }

@@ -5,6 +5,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "analysis/gpu_cost_model.h"
 
 namespace hloverlap {
 
@@ -44,6 +45,15 @@ CLI::Option* AddRemarksFormatOption(CLI::App& cmd, std::string& format) {
       .add_option("--remarks-format", format,
                   "Remarks as 'text' (default) or 'json' lines")
       ->check(CLI::IsMember({"text", "json"}));
+}
+
+std::string GpuPresetList(std::string_view default_gpu) {
+  std::string list;
+  for (const std::string& name : KnownGpuNames()) {
+    absl::StrAppend(&list, list.empty() ? "" : ", ", name,
+                    name == default_gpu ? " (default)" : "");
+  }
+  return list;
 }
 
 namespace {

@@ -5,6 +5,8 @@
 //   --no-verify    skip the input's verification (opt, explain, sim, run,
 //                  verify)
 //   --remarks=FILE and --remarks-format=text|json   (opt, explain)
+//   --gpu          the simulator's device presets (sim; opt's and
+//                  explain's cost model)
 // and the conventions of declaring them: AddModuleCommand (a command that
 // reads one module), AddBoolFlags (a table of plain flags), and the checks
 // of numeric values (NonNegative, Positive, IntRange), whose errors are
@@ -98,6 +100,11 @@ CLI::Option* AddRemarksOption(CLI::App& cmd, std::string& file,
 // `--remarks-format=text|json`: how --remarks writes the remarks
 // (RemarksFileText).
 CLI::Option* AddRemarksFormatOption(CLI::App& cmd, std::string& format);
+
+// The simulator's device presets (analysis/gpu_cost_model.h,
+// KnownGpuNames), `default_gpu` marked, for the --gpu flags' help: "h100,
+// h200 (default)". A new preset appears in every --gpu's help and check.
+std::string GpuPresetList(std::string_view default_gpu);
 
 // Checks of a numeric option's value, for every command (not CLI11's
 // NonNegativeNumber / PositiveNumber / Range, whose error spells out the

@@ -501,7 +501,8 @@ void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
                   options.scheduler_memory_limit,
                   "Scheduler: live-bytes limit per computation", "40G");
   AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
-                        "Cost model device preset: h100, h200 (default)");
+                        absl::StrCat("Cost model device preset: ",
+                                     GpuPresetList(PassOptions().gpu)));
   cmd.add_option("--xla-flags", options.xla_flags,
                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "

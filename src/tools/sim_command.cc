@@ -126,8 +126,9 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
       "communication and exposed communication, collectives by exposed "
       "time, peak memory; optionally a Chrome trace.",
       RunSimCommand);
-  cmd->add_option("--gpu", options->gpu, "Device preset: h200 (default), h100")
-      ->check(CLI::IsMember({"h100", "h200"}));
+  cmd->add_option("--gpu", options->gpu,
+                  absl::StrCat("Device preset: ", GpuPresetList(options->gpu)))
+      ->check(CLI::IsMember(KnownGpuNames()));
   cmd->add_option("--gpu-spec", options->gpu_spec,
                   "File of 'key value' lines overriding the preset "
                   "(matmul_flops, vector_flops, hbm_bytes_per_second, "

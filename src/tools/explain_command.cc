@@ -502,18 +502,13 @@ struct PipelineRun {
 };
 
 // Runs on `module` (explain's own copy, never printed) the pipeline `opt`
-// would run with the same flags, built by the same function. Returns an
-// exit code.
+// would run with the same flags (`flag_options` and `flags`: the XLA
+// flags, applied before the module was read), built by the same function.
+// Returns an exit code.
 int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
+                   const PassOptions& flag_options, const XlaFlagsResult& flags,
                    PipelineRun& run) {
   OptCommandOptions opt = options.opt;
-  PassOptions flag_options;
-  XlaFlagsResult flags;
-  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          opt.xla_flags, opt.use_xla_flags_env, flag_options, flags);
-      !s.ok()) {
-    return ReportStatus(s);
-  }
   // Without --passes/--preset the XLA flags choose, as for opt; with no
   // flags either, explain shows the pipeliner's preset.
   if (opt.passes.empty() && opt.preset.empty() &&
@@ -540,11 +535,23 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
 }  // namespace
 
 int RunExplainCommand(const ExplainCommandOptions& options) {
-  // Every flag value and output path before any work.
+  // Every flag value, output path and XLA flag before any work.
   if (absl::Status s = CheckOptFlagValues(options.opt); !s.ok()) {
     return ReportStatus(s);
   }
   if (absl::Status s = CheckOutputPath(options.remarks, "--remarks"); !s.ok()) {
+    return ReportStatus(s);
+  }
+  // The XLA flags too, as opt does, with or without a pipeline to run
+  // (without one, nothing of them is printed).
+  PassOptions flag_options;
+  XlaFlagsResult flags;
+  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
+          options.opt.xla_flags, options.opt.use_xla_flags_env, flag_options,
+          flags,
+          options.pipeline ? XlaFlagsPrint::kWarnings
+                           : XlaFlagsPrint::kNothing);
+      !s.ok()) {
     return ReportStatus(s);
   }
   LoadOptions load;
@@ -561,7 +568,8 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
     pipeline = false;
   }
   if (pipeline) {
-    if (int code = RunOptPipeline(*loaded->module, options, run);
+    if (int code =
+            RunOptPipeline(*loaded->module, options, flag_options, flags, run);
         code != kExitOk) {
       return code;
     }

@@ -673,7 +673,7 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
          absl::StrCat("Per-loop rule, as for opt:\n", AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  AddPassOptionFlags(*cmd, opt);
+  ctx.AddRegistrationError(AddPassOptionFlags(*cmd, opt));
 }
 
 }  // namespace hloverlap

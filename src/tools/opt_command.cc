@@ -459,19 +459,23 @@ int RunOptCommand(const OptCommandOptions& options) {
   return ReportStatus(written);
 }
 
-namespace {
-
-// A flag that sets the pass option `option` of `pass` for every run: its
-// name is the one the pass declares for it (PassOptionInfo::flag), its
-// check the option's type and range (DeclaredOptionCheck).
-void AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
-                           std::string_view option, std::string& value,
-                           std::string_view help) {
+absl::Status AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
+                                   std::string_view option, std::string& value,
+                                   std::string_view help) {
   const PassOptionInfo* o = FindPassOption(pass, option);
-  if (o == nullptr || o->flag.empty()) return;
+  if (o == nullptr || o->flag.empty()) {
+    return absl::InternalError(
+        absl::StrCat(cmd.get_name(), ": no flag for option '", AsAbsl(option),
+                     "' of pass '", AsAbsl(pass), "': the pass declares ",
+                     o == nullptr ? "no such option" : "no flag for it",
+                     " (passes/pass_registry.h, PassOptionInfo::SetFlag)"));
+  }
   cmd.add_option(o->flag, value, std::string(help))
       ->check(DeclaredOptionCheck(pass, option));
+  return absl::OkStatus();
 }
+
+namespace {
 
 // A byte-size flag (support/byte_size.h); the help ends with `examples`
 // and the units.
@@ -484,25 +488,26 @@ void AddByteSizeFlag(CLI::App& cmd, std::string_view flag, std::string& value,
 
 }  // namespace
 
-void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
-  AddDeclaredOptionFlag(cmd, "collective-pipeliner", "depth",
-                        options.pipeline_depth,
-                        "Default prefetch depth for all-gathers (iterations "
-                        "ahead; at most a loop's trip count - 1, clamped "
-                        "with a warning); sets collective-pipeliner{depth=N}");
+absl::Status AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
+  absl::Status status = AddDeclaredOptionFlag(
+      cmd, "collective-pipeliner", "depth", options.pipeline_depth,
+      "Default prefetch depth for all-gathers (iterations ahead; at most a "
+      "loop's trip count - 1, clamped with a warning); sets "
+      "collective-pipeliner{depth=N}");
   AddByteSizeFlag(cmd, "--memory-budget", options.memory_budget,
                   "Extra live bytes the pipeliner may add per loop nest",
                   "512M, 2GiB");
-  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "in-flight",
-                        options.in_flight_limit,
-                        "Scheduler: async collectives in flight at once (1 "
-                        "as XLA:GPU; 2 lets two overlap)");
+  status.Update(AddDeclaredOptionFlag(
+      cmd, "latency-hiding-scheduler", "in-flight", options.in_flight_limit,
+      "Scheduler: async collectives in flight at once (1 as XLA:GPU; 2 lets "
+      "two overlap)"));
   AddByteSizeFlag(cmd, "--scheduler-memory-limit",
                   options.scheduler_memory_limit,
                   "Scheduler: live-bytes limit per computation", "40G");
-  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
-                        absl::StrCat("Cost model device preset: ",
-                                     GpuPresetList(PassOptions().gpu)));
+  status.Update(
+      AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
+                            absl::StrCat("Cost model device preset: ",
+                                         GpuPresetList(PassOptions().gpu))));
   cmd.add_option("--xla-flags", options.xla_flags,
                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
@@ -512,6 +517,7 @@ void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
                  "XLA_FLAGS environment variable");
   cmd.add_flag("!--no-xla-flags-env", options.use_xla_flags_env,
                "Ignore the XLA_FLAGS environment variable");
+  return status;
 }
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
@@ -575,7 +581,7 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
       {{"--verify-each", &O::verify_each, "Verify the module after every pass"},
        {"--time-passes", &O::time_passes,
         "Print each pass's wall time to stderr"}});
-  AddPassOptionFlags(*cmd, *options);
+  ctx.AddRegistrationError(AddPassOptionFlags(*cmd, *options));
   cmd->add_option(
          "--max-module-instructions", options->max_module_instructions,
          absl::StrCat(

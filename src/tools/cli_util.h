@@ -76,10 +76,12 @@ std::unique_ptr<CLI::App> MakeApp();
 // `action` becomes ctx's action (it runs after the whole line parsed). A
 // Register function keeps the command's options in a shared_ptr that
 // `action` and the options' bindings share:
-//   auto options = std::make_shared<SimCommandOptions>();
-//   CLI::App* cmd = AddCommand(app, ctx, "sim", "Simulate ...",
-//                              [options] { return RunSimCommand(*options); });
-//   cmd->add_option("--gpu", options->gpu, ...);
+//   auto options = std::make_shared<OptCommandOptions>();
+//   CLI::App* cmd = AddCommand(app, ctx, "opt", "Parse and verify ...",
+//                              [options] { return RunOptCommand(*options); });
+//   cmd->add_option("-o,--output", options->output, ...);
+// A command that reads one module (its input and --no-verify) is declared
+// with AddModuleCommand (common_options.h), which does the above.
 CLI::App* AddCommand(CLI::App& app, CommandContext& ctx, std::string name,
                      std::string description, std::function<int()> action);
 

@@ -502,13 +502,13 @@ struct PipelineRun {
 };
 
 // Runs on `module` (explain's own copy, never printed) the pipeline `opt`
-// would run with the same flags (`flag_options` and `flags`: the XLA
-// flags, applied before the module was read), built by the same function.
-// Returns an exit code.
+// would run with the same flags (`checked`: with the XLA flags, applied
+// before the module was read), built by the same function. Returns an exit
+// code.
 int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
-                   const PassOptions& flag_options, const XlaFlagsResult& flags,
-                   PipelineRun& run) {
+                   const CheckedOptFlags& checked, PipelineRun& run) {
   OptCommandOptions opt = options.opt;
+  const XlaFlagsResult& flags = checked.xla_flags;
   // Without --passes/--preset the XLA flags choose, as for opt; with no
   // flags either, explain shows the pipeliner's preset.
   if (opt.passes.empty() && opt.preset.empty() &&
@@ -516,7 +516,7 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
     opt.preset = "pipeline";
   }
   absl::StatusOr<OptPipeline> built =
-      BuildOptPipeline(opt, flag_options, flags);
+      BuildOptPipeline(opt, checked.flag_options, flags);
   if (!built.ok()) return ReportStatus(built.status());
   run.spec = built->spec;
   run.how = opt.preset.empty() ? absl::StrCat("--passes=", opt.passes)
@@ -535,23 +535,14 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
 }  // namespace
 
 int RunExplainCommand(const ExplainCommandOptions& options) {
-  // Every flag value, output path and XLA flag before any work.
-  if (absl::Status s = CheckOptFlagValues(options.opt); !s.ok()) {
-    return ReportStatus(s);
-  }
+  // Every flag value, output path and XLA flag before any work, as opt
+  // does, with or without a pipeline to run (without one, nothing of the
+  // XLA flags is printed).
+  absl::StatusOr<CheckedOptFlags> checked =
+      CheckOptFlags(options.opt, options.pipeline ? XlaFlagsPrint::kWarnings
+                                                  : XlaFlagsPrint::kNothing);
+  if (!checked.ok()) return ReportStatus(checked.status());
   if (absl::Status s = CheckOutputPath(options.remarks, "--remarks"); !s.ok()) {
-    return ReportStatus(s);
-  }
-  // The XLA flags too, as opt does, with or without a pipeline to run
-  // (without one, nothing of them is printed).
-  PassOptions flag_options;
-  XlaFlagsResult flags;
-  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          options.opt.xla_flags, options.opt.use_xla_flags_env, flag_options,
-          flags,
-          options.pipeline ? XlaFlagsPrint::kWarnings
-                           : XlaFlagsPrint::kNothing);
-      !s.ok()) {
     return ReportStatus(s);
   }
   LoadOptions load;
@@ -568,8 +559,7 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
     pipeline = false;
   }
   if (pipeline) {
-    if (int code =
-            RunOptPipeline(*loaded->module, options, flag_options, flags, run);
+    if (int code = RunOptPipeline(*loaded->module, options, *checked, run);
         code != kExitOk) {
       return code;
     }

@@ -157,6 +157,19 @@ absl::Status CheckOptFlagValues(const OptCommandOptions& options) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<CheckedOptFlags> CheckOptFlags(const OptCommandOptions& options,
+                                              XlaFlagsPrint print) {
+  if (absl::Status s = CheckOptFlagValues(options); !s.ok()) return s;
+  CheckedOptFlags checked;
+  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
+          options.xla_flags, options.use_xla_flags_env, checked.flag_options,
+          checked.xla_flags, print);
+      !s.ok()) {
+    return s;
+  }
+  return checked;
+}
+
 namespace {
 
 // The context options of `options` (after the XLA flags' `flag_options`).
@@ -416,19 +429,10 @@ int RunOptCommand(const OptCommandOptions& options) {
         "opt: no input file (IN.hlo, or - for stdin); see hloverlap opt "
         "--help"));
   }
-  // Flag values and output paths, then the XLA flags: a malformed value is
-  // a user error before any work.
-  if (absl::Status s = CheckOptFlagValues(options); !s.ok()) {
-    return ReportStatus(s);
-  }
-  PassOptions flag_options;
-  XlaFlagsResult flags;
-  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          options.xla_flags, options.use_xla_flags_env, flag_options, flags,
-          XlaFlagsPrint::kAll);
-      !s.ok()) {
-    return ReportStatus(s);
-  }
+  // A malformed flag value is a user error before any work.
+  absl::StatusOr<CheckedOptFlags> checked =
+      CheckOptFlags(options, XlaFlagsPrint::kAll);
+  if (!checked.ok()) return ReportStatus(checked.status());
 
   LoadOptions load;
   load.verify = options.verify;
@@ -436,7 +440,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(*loaded, options, flag_options, flags);
+  if (int code = ApplyPassPipeline(*loaded, options, checked->flag_options,
+                                   checked->xla_flags);
       code != kExitOk) {
     return code;
   }

@@ -143,6 +143,17 @@ absl::Status AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options);
 // can be written. `explain` checks its own (the same flags) here too.
 absl::Status CheckOptFlagValues(const OptCommandOptions& options);
 
+// What opt and explain know from their flags before any work: every value
+// and output path checked (CheckOptFlagValues), then the XLA flags
+// (XLA_FLAGS unless --no-xla-flags-env, then --xla-flags) applied, their
+// effect printed as `print` asks. Errors are user errors naming the flag.
+struct CheckedOptFlags {
+  PassOptions flag_options;  // the passes' options as the XLA flags set them
+  XlaFlagsResult xla_flags;  // what they turned on and off
+};
+absl::StatusOr<CheckedOptFlags> CheckOptFlags(const OptCommandOptions& options,
+                                              XlaFlagsPrint print);
+
 // Runs `opt` and returns the exit code.
 int RunOptCommand(const OptCommandOptions& options);
 

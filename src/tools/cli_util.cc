@@ -45,6 +45,11 @@ std::unique_ptr<CLI::App> MakeApp() {
 }
 
 int RunApp(CLI::App& app, CommandContext& ctx, int argc, char** argv) {
+  if (!ctx.registration_error().ok()) {
+    PrintError(absl::StrCat("hloverlap: internal error: ",
+                            ctx.registration_error().message()));
+    return kExitInternalError;
+  }
   try {
     // A first word that is neither a flag nor a command: say so plainly
     // (CLI11 would only say that a subcommand is required).

@@ -46,7 +46,7 @@ inline constexpr int kExitInternalError = 3;
 std::string_view HloverlapVersion();
 
 // Shared state of one invocation: the action chosen by the subcommand that
-// was parsed.
+// was parsed, and what went wrong while the commands were declared.
 class CommandContext {
  public:
   // Called from a subcommand's CLI11 callback; the action runs after the
@@ -55,8 +55,17 @@ class CommandContext {
   bool has_action() const { return action_ != nullptr; }
   int RunAction() const { return action_(); }
 
+  // A Register function's internal error (a flag it could not declare,
+  // such as a pass option that was renamed): RunApp reports the first one
+  // and exits with kExitInternalError before parsing. OK is ignored.
+  void AddRegistrationError(absl::Status status) {
+    registration_error_.Update(std::move(status));
+  }
+  const absl::Status& registration_error() const { return registration_error_; }
+
  private:
   std::function<int()> action_;
+  absl::Status registration_error_;
 };
 
 // Creates the top-level app (name, description, --version, help on every
@@ -67,10 +76,12 @@ std::unique_ptr<CLI::App> MakeApp();
 // `action` becomes ctx's action (it runs after the whole line parsed). A
 // Register function keeps the command's options in a shared_ptr that
 // `action` and the options' bindings share:
-//   auto options = std::make_shared<SimCommandOptions>();
-//   CLI::App* cmd = AddCommand(app, ctx, "sim", "Simulate ...",
-//                              [options] { return RunSimCommand(*options); });
-//   cmd->add_option("--gpu", options->gpu, ...);
+//   auto options = std::make_shared<OptCommandOptions>();
+//   CLI::App* cmd = AddCommand(app, ctx, "opt", "Parse and verify ...",
+//                              [options] { return RunOptCommand(*options); });
+//   cmd->add_option("-o,--output", options->output, ...);
+// A command that reads one module (its input and --no-verify) is declared
+// with AddModuleCommand (common_options.h), which does the above.
 CLI::App* AddCommand(CLI::App& app, CommandContext& ctx, std::string name,
                      std::string description, std::function<int()> action);
 

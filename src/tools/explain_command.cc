@@ -502,18 +502,13 @@ struct PipelineRun {
 };
 
 // Runs on `module` (explain's own copy, never printed) the pipeline `opt`
-// would run with the same flags, built by the same function. Returns an
-// exit code.
+// would run with the same flags (`checked`: with the XLA flags, applied
+// before the module was read), built by the same function. Returns an exit
+// code.
 int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
-                   PipelineRun& run) {
+                   const CheckedOptFlags& checked, PipelineRun& run) {
   OptCommandOptions opt = options.opt;
-  PassOptions flag_options;
-  XlaFlagsResult flags;
-  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          opt.xla_flags, opt.use_xla_flags_env, flag_options, flags);
-      !s.ok()) {
-    return ReportStatus(s);
-  }
+  const XlaFlagsResult& flags = checked.xla_flags;
   // Without --passes/--preset the XLA flags choose, as for opt; with no
   // flags either, explain shows the pipeliner's preset.
   if (opt.passes.empty() && opt.preset.empty() &&
@@ -521,7 +516,7 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
     opt.preset = "pipeline";
   }
   absl::StatusOr<OptPipeline> built =
-      BuildOptPipeline(opt, flag_options, flags);
+      BuildOptPipeline(opt, checked.flag_options, flags);
   if (!built.ok()) return ReportStatus(built.status());
   run.spec = built->spec;
   run.how = opt.preset.empty() ? absl::StrCat("--passes=", opt.passes)
@@ -540,10 +535,13 @@ int RunOptPipeline(Module& module, const ExplainCommandOptions& options,
 }  // namespace
 
 int RunExplainCommand(const ExplainCommandOptions& options) {
-  // Every flag value and output path before any work.
-  if (absl::Status s = CheckOptFlagValues(options.opt); !s.ok()) {
-    return ReportStatus(s);
-  }
+  // Every flag value, output path and XLA flag before any work, as opt
+  // does, with or without a pipeline to run (without one, nothing of the
+  // XLA flags is printed).
+  absl::StatusOr<CheckedOptFlags> checked =
+      CheckOptFlags(options.opt, options.pipeline ? XlaFlagsPrint::kWarnings
+                                                  : XlaFlagsPrint::kNothing);
+  if (!checked.ok()) return ReportStatus(checked.status());
   if (absl::Status s = CheckOutputPath(options.remarks, "--remarks"); !s.ok()) {
     return ReportStatus(s);
   }
@@ -561,7 +559,7 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
     pipeline = false;
   }
   if (pipeline) {
-    if (int code = RunOptPipeline(*loaded->module, options, run);
+    if (int code = RunOptPipeline(*loaded->module, options, *checked, run);
         code != kExitOk) {
       return code;
     }
@@ -636,23 +634,22 @@ int RunExplainCommand(const ExplainCommandOptions& options) {
 }
 
 void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
-  auto options = std::make_shared<ExplainCommandOptions>();
-  CLI::App* cmd = AddCommand(
+  using Options = ExplainCommandOptions;
+  auto [cmd, options] = AddModuleCommand(
       app, ctx, "explain",
       "Summarize a module: computations, the while-loop nesting tree with "
       "trip counts, the collectives of every loop (kind, count, bytes, "
       "replica groups), and what `opt` would do with each (the same "
       "pipeline run on a copy, per loop and per pass, with the reasons).",
-      [options]() { return RunExplainCommand(*options); });
-  AddInputOption(*cmd, options->input)->required();
-  AddNoVerifyFlag(*cmd, options->verify);
-  cmd->add_flag("--json", options->json, "Print the summary as JSON");
-  cmd->add_flag("--all-computations", options->all_computations,
-                "List fused computations too");
-  cmd->add_flag("!--no-pipeline", options->pipeline,
-                "Leave out the pass pipeline's run and its decisions");
-  cmd->add_option("--remarks", options->remarks,
-                  "Write every remark to FILE ('-': after the report)");
+      RunExplainCommand);
+  AddBoolFlags(*cmd, *options,
+               {{"--json", &Options::json, "Print the summary as JSON"},
+                {"--all-computations", &Options::all_computations,
+                 "List fused computations too"},
+                {"!--no-pipeline", &Options::pipeline,
+                 "Leave out the pass pipeline's run and its decisions"}});
+  AddRemarksOption(*cmd, options->remarks,
+                   "Write every remark to FILE ('-': after the report)");
   AddRemarksFormatOption(*cmd, options->remarks_format);
   OptCommandOptions& opt = options->opt;
   cmd->add_option("--preset", opt.preset,
@@ -666,7 +663,7 @@ void RegisterExplainCommand(CLI::App& app, CommandContext& ctx) {
          absl::StrCat("Per-loop rule, as for opt:\n", AsAbsl(LoopRuleHelp())))
       // One value per occurrence, as for opt: `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  AddPassOptionFlags(*cmd, opt);
+  ctx.AddRegistrationError(AddPassOptionFlags(*cmd, opt));
 }
 
 }  // namespace hloverlap

@@ -12,7 +12,9 @@
 // Then the decisions: the pipeline `opt` would run for the same flags
 // (--preset, default `pipeline`; --passes; the XLA flags; --loop,
 // --memory-budget, ...), built by the same function (BuildOptPipeline) and
-// run on explain's own copy of the module, which is not printed. Its counts
+// run on explain's own copy of the module, which is not printed. Every flag,
+// the XLA flags included, is checked before the module is read, as opt
+// does (with --no-pipeline too). Its counts
 // are opt's by construction (tests/tools/explain_counts_match_opt.py checks
 // every corpus module). The text shows first, after the module line, the
 // per-loop summary of the remarks (remark_summary.h, input names) and the

@@ -157,6 +157,19 @@ absl::Status CheckOptFlagValues(const OptCommandOptions& options) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<CheckedOptFlags> CheckOptFlags(const OptCommandOptions& options,
+                                              XlaFlagsPrint print) {
+  if (absl::Status s = CheckOptFlagValues(options); !s.ok()) return s;
+  CheckedOptFlags checked;
+  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
+          options.xla_flags, options.use_xla_flags_env, checked.flag_options,
+          checked.xla_flags, print);
+      !s.ok()) {
+    return s;
+  }
+  return checked;
+}
+
 namespace {
 
 // The context options of `options` (after the XLA flags' `flag_options`).
@@ -416,19 +429,10 @@ int RunOptCommand(const OptCommandOptions& options) {
         "opt: no input file (IN.hlo, or - for stdin); see hloverlap opt "
         "--help"));
   }
-  // Flag values and output paths, then the XLA flags: a malformed value is
-  // a user error before any work.
-  if (absl::Status s = CheckOptFlagValues(options); !s.ok()) {
-    return ReportStatus(s);
-  }
-  PassOptions flag_options;
-  XlaFlagsResult flags;
-  if (absl::Status s = ApplyXlaFlagsFromEnvAndCommandLine(
-          options.xla_flags, options.use_xla_flags_env, flag_options, flags,
-          XlaFlagsPrint::kAll);
-      !s.ok()) {
-    return ReportStatus(s);
-  }
+  // A malformed flag value is a user error before any work.
+  absl::StatusOr<CheckedOptFlags> checked =
+      CheckOptFlags(options, XlaFlagsPrint::kAll);
+  if (!checked.ok()) return ReportStatus(checked.status());
 
   LoadOptions load;
   load.verify = options.verify;
@@ -436,7 +440,8 @@ int RunOptCommand(const OptCommandOptions& options) {
   if (!loaded.ok()) return ReportStatus(loaded.status());
   Module& module = *loaded->module;
 
-  if (int code = ApplyPassPipeline(*loaded, options, flag_options, flags);
+  if (int code = ApplyPassPipeline(*loaded, options, checked->flag_options,
+                                   checked->xla_flags);
       code != kExitOk) {
     return code;
   }
@@ -459,19 +464,23 @@ int RunOptCommand(const OptCommandOptions& options) {
   return ReportStatus(written);
 }
 
-namespace {
-
-// A flag that sets the pass option `option` of `pass` for every run: its
-// name is the one the pass declares for it (PassOptionInfo::flag), its
-// check the option's type and range (DeclaredOptionCheck).
-void AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
-                           std::string_view option, std::string& value,
-                           std::string_view help) {
+absl::Status AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
+                                   std::string_view option, std::string& value,
+                                   std::string_view help) {
   const PassOptionInfo* o = FindPassOption(pass, option);
-  if (o == nullptr || o->flag.empty()) return;
+  if (o == nullptr || o->flag.empty()) {
+    return absl::InternalError(
+        absl::StrCat(cmd.get_name(), ": no flag for option '", AsAbsl(option),
+                     "' of pass '", AsAbsl(pass), "': the pass declares ",
+                     o == nullptr ? "no such option" : "no flag for it",
+                     " (passes/pass_registry.h, PassOptionInfo::SetFlag)"));
+  }
   cmd.add_option(o->flag, value, std::string(help))
       ->check(DeclaredOptionCheck(pass, option));
+  return absl::OkStatus();
 }
+
+namespace {
 
 // A byte-size flag (support/byte_size.h); the help ends with `examples`
 // and the units.
@@ -484,24 +493,26 @@ void AddByteSizeFlag(CLI::App& cmd, std::string_view flag, std::string& value,
 
 }  // namespace
 
-void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
-  AddDeclaredOptionFlag(cmd, "collective-pipeliner", "depth",
-                        options.pipeline_depth,
-                        "Default prefetch depth for all-gathers (iterations "
-                        "ahead; at most a loop's trip count - 1, clamped "
-                        "with a warning); sets collective-pipeliner{depth=N}");
+absl::Status AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
+  absl::Status status = AddDeclaredOptionFlag(
+      cmd, "collective-pipeliner", "depth", options.pipeline_depth,
+      "Default prefetch depth for all-gathers (iterations ahead; at most a "
+      "loop's trip count - 1, clamped with a warning); sets "
+      "collective-pipeliner{depth=N}");
   AddByteSizeFlag(cmd, "--memory-budget", options.memory_budget,
                   "Extra live bytes the pipeliner may add per loop nest",
                   "512M, 2GiB");
-  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "in-flight",
-                        options.in_flight_limit,
-                        "Scheduler: async collectives in flight at once (1 "
-                        "as XLA:GPU; 2 lets two overlap)");
+  status.Update(AddDeclaredOptionFlag(
+      cmd, "latency-hiding-scheduler", "in-flight", options.in_flight_limit,
+      "Scheduler: async collectives in flight at once (1 as XLA:GPU; 2 lets "
+      "two overlap)"));
   AddByteSizeFlag(cmd, "--scheduler-memory-limit",
                   options.scheduler_memory_limit,
                   "Scheduler: live-bytes limit per computation", "40G");
-  AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
-                        "Cost model device preset: h100, h200 (default)");
+  status.Update(
+      AddDeclaredOptionFlag(cmd, "latency-hiding-scheduler", "gpu", options.gpu,
+                            absl::StrCat("Cost model device preset: ",
+                                         GpuPresetList(PassOptions().gpu))));
   cmd.add_option("--xla-flags", options.xla_flags,
                  "XLA flags as given to JAX (e.g. \"--xla_gpu_enable_"
                  "pipelined_all_gather=true ...\"): flags of the pipeliner, "
@@ -511,9 +522,11 @@ void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options) {
                  "XLA_FLAGS environment variable");
   cmd.add_flag("!--no-xla-flags-env", options.use_xla_flags_env,
                "Ignore the XLA_FLAGS environment variable");
+  return status;
 }
 
 void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
+  using O = OptCommandOptions;
   auto options = std::make_shared<OptCommandOptions>();
   CLI::App* cmd = AddCommand(
       app, ctx, "opt",
@@ -537,37 +550,43 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
                   absl::StrCat("Named pass pipeline (--list-presets prints "
                                "them): ",
                                absl::StrJoin(KnownPresets(), ", ")));
-  cmd->add_flag("--list-passes", options->list_passes,
-                "Print the passes with their options (type, range, default, "
-                "flag) and exit");
-  cmd->add_flag("--list-presets", options->list_presets,
-                "Print the presets as pipeline text and exit");
-  cmd->add_flag("--list-xla-flags", options->list_xla_flags,
-                "Print the XLA flags --xla-flags and XLA_FLAGS act on (the "
-                "pass each concerns, its values) and those ignored, and exit");
-  cmd->add_flag("--json", options->list_json,
-                "With --list-passes / --list-presets / --list-xla-flags: "
-                "print JSON (each preset's passes with the options they run "
-                "with)");
+  // Instead of reading a module: what opt knows.
+  AddBoolFlags(
+      *cmd, *options,
+      {{"--list-passes", &O::list_passes,
+        "Print the passes with their options (type, range, default, flag) "
+        "and exit"},
+       {"--list-presets", &O::list_presets,
+        "Print the presets as pipeline text and exit"},
+       {"--list-xla-flags", &O::list_xla_flags,
+        "Print the XLA flags --xla-flags and XLA_FLAGS act on (the pass each "
+        "concerns, its values) and those ignored, and exit"},
+       {"--json", &O::list_json,
+        "With --list-passes / --list-presets / --list-xla-flags: print JSON "
+        "(each preset's passes with the options they run with)"}});
   cmd->add_option("--loop", options->loop_rules,
                   absl::StrCat("Per-loop rule SELECTOR:POLICY:\n",
                                AsAbsl(LoopRuleHelp())))
       // One value per occurrence, so `--loop X IN.hlo` keeps IN.hlo.
       ->allow_extra_args(false);
-  cmd->add_option("--remarks", options->remarks,
-                  "Write optimization remarks to FILE ('-' = stderr)");
-  cmd->add_flag("--remarks-summary", options->remarks_summary,
-                "Print a per-loop summary of the remarks on stderr (what was "
-                "pipelined, double-buffered, hidden, refused and why); on by "
-                "default when --remarks names a file");
-  cmd->add_flag("--no-remarks-summary", options->no_remarks_summary,
-                "No summary on stderr");
+  AddRemarksOption(*cmd, options->remarks,
+                   "Write optimization remarks to FILE ('-' = stderr)");
+  AddBoolFlags(
+      *cmd, *options,
+      {{"--remarks-summary", &O::remarks_summary,
+        "Print a per-loop summary of the remarks on stderr (what was "
+        "pipelined, double-buffered, hidden, refused and why); on by default "
+        "when --remarks names a file"},
+       {"--no-remarks-summary", &O::no_remarks_summary,
+        "No summary on stderr"}});
   AddRemarksFormatOption(*cmd, options->remarks_format);
-  cmd->add_flag("--verify-each", options->verify_each,
-                "Verify the module after every pass");
-  cmd->add_flag("--time-passes", options->time_passes,
-                "Print each pass's wall time to stderr");
-  AddPassOptionFlags(*cmd, *options);
+  // Instrumentation of the pass pipeline.
+  AddBoolFlags(
+      *cmd, *options,
+      {{"--verify-each", &O::verify_each, "Verify the module after every pass"},
+       {"--time-passes", &O::time_passes,
+        "Print each pass's wall time to stderr"}});
+  ctx.AddRegistrationError(AddPassOptionFlags(*cmd, *options));
   cmd->add_option(
          "--max-module-instructions", options->max_module_instructions,
          absl::StrCat(
@@ -575,15 +594,17 @@ void RegisterOptCommand(CLI::App& app, CommandContext& ctx) {
              "N instructions (default: ",
              ModuleSizeGuard::kDefaultGrowth, " x the input's, at least ",
              ModuleSizeGuard::kDefaultMinimum, ")"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--dump-after", options->dump_after,
                   "Write the module after the named pass");
   cmd->add_option("--dump-path", options->dump_path,
                   "File for --dump-after (default PASS.hlo)");
-  cmd->add_flag("!--no-metadata", options->print_metadata,
-                "Leave metadata={...} out of the output");
-  cmd->add_flag("!--no-backend-config", options->print_backend_config,
-                "Leave backend_config out of the output");
+  // What the printed module leaves out.
+  AddBoolFlags(*cmd, *options,
+               {{"!--no-metadata", &O::print_metadata,
+                 "Leave metadata={...} out of the output"},
+                {"!--no-backend-config", &O::print_backend_config,
+                 "Leave backend_config out of the output"}});
   cmd->add_option("--elide-constants", options->elide_constants_above,
                   "Print constants with more than N elements as {...}");
 }

@@ -15,8 +15,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "passes/pass.h"
 #include "tools/cli_util.h"
 #include "tools/xla_flags.h"
@@ -118,16 +120,39 @@ absl::StatusOr<std::string> WriteRemarks(const RemarkSink& remarks,
 CLI::Validator DeclaredOptionCheck(std::string_view pass,
                                    std::string_view option);
 
+// A flag that sets the option `option` of `pass` for every run: its name
+// is the one the pass declares for it (PassOptionInfo::flag), its check the
+// option's type and range (DeclaredOptionCheck). An internal error naming
+// the command, pass and option when the pass declares no such option or no
+// flag for it (a renamed option): nothing is registered then, and the
+// command refuses to run (CommandContext::AddRegistrationError) rather than
+// silently lose the flag.
+absl::Status AddDeclaredOptionFlag(CLI::App& cmd, std::string_view pass,
+                                   std::string_view option, std::string& value,
+                                   std::string_view help);
+
 // The flags that set the passes' options, for opt and explain alike:
 // --pipeline-depth, --memory-budget, --in-flight-limit,
 // --scheduler-memory-limit, --gpu, --xla-flags and --no-xla-flags-env.
-void AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options);
+// Declares every one it can; the first AddDeclaredOptionFlag error.
+absl::Status AddPassOptionFlags(CLI::App& cmd, OptCommandOptions& options);
 
 // Every flag value and output path of `options`, checked before any work
 // (before the input is read): --passes/--preset (one, parsed), the byte
 // sizes, each --loop rule, and that -o, --remarks and --dump-after's file
 // can be written. `explain` checks its own (the same flags) here too.
 absl::Status CheckOptFlagValues(const OptCommandOptions& options);
+
+// What opt and explain know from their flags before any work: every value
+// and output path checked (CheckOptFlagValues), then the XLA flags
+// (XLA_FLAGS unless --no-xla-flags-env, then --xla-flags) applied, their
+// effect printed as `print` asks. Errors are user errors naming the flag.
+struct CheckedOptFlags {
+  PassOptions flag_options;  // the passes' options as the XLA flags set them
+  XlaFlagsResult xla_flags;  // what they turned on and off
+};
+absl::StatusOr<CheckedOptFlags> CheckOptFlags(const OptCommandOptions& options,
+                                              XlaFlagsPrint print);
 
 // Runs `opt` and returns the exit code.
 int RunOptCommand(const OptCommandOptions& options);

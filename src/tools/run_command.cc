@@ -168,7 +168,7 @@ void AddWorkLimitOption(CLI::App* cmd, std::string_view flag, T& value,
   cmd->add_option(std::string(flag), value,
                   absl::StrCat("Stop a run after this many ", AsAbsl(what),
                                " (0: no limit; default ", default_value, ")"))
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
 }
 
 void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
@@ -180,7 +180,7 @@ void AddInterpOptions(CLI::App* cmd, InterpCommandOptions& o) {
                   "Random floating-point inputs are uniform in [-X, X) "
                   "(default 1; e.g. 0.015625 keeps a real model's "
                   "activations O(1))")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--inputs", o.inputs,
                   "JSON file with input values (docs/INTERPRETER.md)");
   cmd->add_option(

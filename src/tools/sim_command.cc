@@ -120,17 +120,15 @@ int RunSimCommand(const SimCommandOptions& o) {
 }
 
 void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
-  auto options = std::make_shared<SimCommandOptions>();
-  CLI::App* cmd = AddCommand(
+  auto [cmd, options] = AddModuleCommand(
       app, ctx, "sim",
       "Simulate a scheduled module on a model GPU: step time, compute, "
       "communication and exposed communication, collectives by exposed "
       "time, peak memory; optionally a Chrome trace.",
-      [options]() { return RunSimCommand(*options); });
-  AddInputOption(*cmd, options->input)->required();
-  AddNoVerifyFlag(*cmd, options->verify);
-  cmd->add_option("--gpu", options->gpu, "Device preset: h200 (default), h100")
-      ->check(CLI::IsMember({"h100", "h200"}));
+      RunSimCommand);
+  cmd->add_option("--gpu", options->gpu,
+                  absl::StrCat("Device preset: ", GpuPresetList(options->gpu)))
+      ->check(CLI::IsMember(KnownGpuNames()));
   cmd->add_option("--gpu-spec", options->gpu_spec,
                   "File of 'key value' lines overriding the preset "
                   "(matmul_flops, vector_flops, hbm_bytes_per_second, "
@@ -141,7 +139,7 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--devices", options->devices,
                   "Devices in collectives over all devices (default: the "
                   "module's num_partitions x replica_count)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(IntRange(1, int64_t{1} << 20));
   cmd->add_option("--trace", options->trace,
                   "Write a Chrome-trace JSON (Perfetto, chrome://tracing)");
   cmd->add_option("--format", options->format, "Report: text (default), json")
@@ -151,7 +149,7 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
                   "(default: the one next to the input, if any)");
   cmd->add_option("--top", options->top,
                   "Collectives listed in the text report (0 = all)")
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(IntRange(0, 1 << 20));
   cmd->add_flag("--timing", options->timing,
                 "Print parse and simulation times to stderr");
 }

@@ -3,7 +3,8 @@
 // communication / exposed-communication totals, the collectives by exposed
 // time (with source locations and loop path) and the liveness peak memory.
 //
-//   --gpu=h200|h100          device preset (default h200)
+//   --gpu=h100|h200          device preset (default h200; the list is
+//                            KnownGpuNames, analysis/gpu_cost_model.h)
 //   --gpu-spec=FILE          `key value` lines overriding the preset
 //                            (matmul_flops, vector_flops,
 //                            hbm_bytes_per_second, kernel_launch_us,

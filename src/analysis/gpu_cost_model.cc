@@ -197,14 +197,25 @@ GpuSpec H100Spec() {
   return s;
 }
 
+namespace {
+// Every device preset, the one owner of their names (in --gpu's order).
+constexpr GpuSpec (*kGpuPresets[])() = {H100Spec, H200Spec};
+}  // namespace
+
 std::optional<GpuSpec> GpuSpecByName(std::string_view name) {
-  std::string lower = absl::AsciiStrToLower(AsAbsl(name));
-  if (lower == "h200") return H200Spec();
-  if (lower == "h100") return H100Spec();
+  const std::string lower = absl::AsciiStrToLower(AsAbsl(name));
+  for (GpuSpec (*preset)() : kGpuPresets) {
+    GpuSpec spec = preset();
+    if (spec.name == lower) return spec;
+  }
   return std::nullopt;
 }
 
-std::vector<std::string> KnownGpuNames() { return {"h100", "h200"}; }
+std::vector<std::string> KnownGpuNames() {
+  std::vector<std::string> names;
+  for (GpuSpec (*preset)() : kGpuPresets) names.push_back(preset().name);
+  return names;
+}
 
 // --- Collective table ------------------------------------------------------
 

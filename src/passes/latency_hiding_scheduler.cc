@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analysis/buffer_analysis.h"
 #include "analysis/call_graph.h"
 #include "analysis/cost_oracle.h"
@@ -1159,7 +1160,8 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(Module& module,
       MakeLatencyEstimator("analytical", options.gpu);
   if (estimator == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown GPU '", options.gpu, "' (known: h100, h200)"));
+        absl::StrCat("unknown GPU '", options.gpu,
+                     "' (known: ", absl::StrJoin(KnownGpuNames(), ", "), ")"));
   }
   if (options.collective_in_flight_limit < 1) {
     return absl::InvalidArgumentError(

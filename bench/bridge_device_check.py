@@ -33,6 +33,7 @@ DIR/bridge_device_check.md (the tables). `--only cpu|mock`, `--devices`.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -206,6 +207,20 @@ def copy_tree(t):
   return jax.tree.map(lambda a: a.copy(), t)
 
 
+def module_dir(keep):
+  """Where the bridge kept the modules it ran: `keep` for a fixed preset;
+  under the default `plan` preset, the chosen candidate's folder
+  (cand-<name>, named as bridge.json's plan.chosen)."""
+  if os.path.exists(os.path.join(keep, "before.hlo")):
+    return keep
+  try:
+    with open(os.path.join(keep, "bridge.json")) as f:
+      chosen = json.load(f)["plan"]["chosen"]
+  except (OSError, KeyError, TypeError, ValueError):
+    return keep
+  return os.path.join(keep, "cand-" + re.sub(r"[^\w.-]+", "_", chosen))
+
+
 def run_verify(binary, a, b, n, timeout=300):
   t0 = time.time()
   try:
@@ -303,13 +318,15 @@ def cpu_child(out_dir, programs, log):
           fh.write(ref_c.as_text())
         with open(os.path.join(keep, "bridge_optimized.hlo"), "w") as fh:
           fh.write(_optimized_text(bc))
-      # The reference interpreter on hloverlap's input and output.
+      # The reference interpreter on hloverlap's input and output (the
+      # chosen candidate's, under the default `plan` preset).
+      mods = module_dir(keep)
       rec["verify_hloverlap"] = run_verify(
-          binary, os.path.join(keep, "before.hlo"),
-          os.path.join(keep, "after.hlo"), n)
+          binary, os.path.join(mods, "before.hlo"),
+          os.path.join(mods, "after.hlo"), n)
       rec["verify_route_text"] = run_verify(
-          binary, os.path.join(keep, "before.hlo"),
-          os.path.join(keep, "after_route.hlo"), n)
+          binary, os.path.join(mods, "before.hlo"),
+          os.path.join(mods, "after_route.hlo"), n)
     except Exception as e:  # noqa
       rec["error"] = repr(e)[:3000]
       rec["traceback"] = traceback.format_exc()[-3000:]

@@ -175,6 +175,17 @@ struct Group {
   std::vector<std::pair<std::string, std::vector<std::string>>> from_loops;
 };
 
+// A new group of `masked` messages at the end of `groups`, a slot per
+// "...".
+std::vector<Group>::iterator AddGroup(std::vector<Group>& groups,
+                                      const Masked& masked, bool copies) {
+  Group& g = groups.emplace_back();
+  g.text = masked.text;
+  g.copies = copies;
+  g.slots.resize(masked.names.size());
+  return groups.end() - 1;
+}
+
 struct Line {
   std::string label;  // "pipeliner refused"
   std::vector<Group> groups;
@@ -244,11 +255,7 @@ void AddToBucket(const Remark& r, const Homes& homes, Bucket& b) {
                         [&](const Group& x) {
                           return x.text == masked.text && x.copies == copy;
                         });
-  if (g == line->groups.end()) {
-    line->groups.push_back({masked.text, copy});
-    g = line->groups.end() - 1;
-    g->slots.resize(masked.names.size());
-  }
+  if (g == line->groups.end()) g = AddGroup(line->groups, masked, copy);
   ++g->remarks;
   for (size_t i = 0; i < masked.names.size() && i < g->slots.size(); ++i) {
     AddDistinct(g->slots[i], masked.names[i]);
@@ -477,9 +484,11 @@ std::vector<SummaryLoop> SummaryLoops(const Module& module) {
   while (!stack.empty()) {
     const LoopNode* n = stack.back();
     stack.pop_back();
-    out.push_back({n->while_instr->name(), n->path, n->depth,
-                   module.GetSourceLocation(n->while_instr->metadata())});
-    SummaryLoop& loop = out.back();
+    SummaryLoop& loop = out.emplace_back();
+    loop.name = n->while_instr->name();
+    loop.path = n->path;
+    loop.depth = n->depth;
+    loop.location = module.GetSourceLocation(n->while_instr->metadata());
     loop.op_name = std::string(n->while_instr->metadata().op_name);
     // The instructions of the body and condition, and of what they call,
     // nested loops' bodies excepted (those are their loops').
@@ -604,9 +613,7 @@ std::string RemarksSummary(const std::vector<Remark>& remarks,
           std::find_if(async_sync.groups.begin(), async_sync.groups.end(),
                        [&](const Group& x) { return x.text == masked.text; });
       if (g == async_sync.groups.end()) {
-        async_sync.groups.push_back({masked.text});
-        g = async_sync.groups.end() - 1;
-        g->slots.resize(masked.names.size());
+        g = AddGroup(async_sync.groups, masked, /*copies=*/false);
       }
       ++g->remarks;
       for (size_t i = 0; i < masked.names.size() && i < g->slots.size(); ++i) {
